@@ -1,0 +1,237 @@
+static const char help[] = "MatMult throughput of the Patchwork tensor-product operator (3D Q_k Poisson, Dirichlet)\n"
+                           "beside PETSc's SpMV on the same operator assembled as AIJ (AIJCUSPARSE with -dm_vec_type cuda)\n"
+                           "and the bandwidth bound of 16 bytes per DoF at the VecCopy rate measured in the same run.\n"
+                           "  -kmin <1> -kmax <8>      degrees\n"
+                           "  -dofs <1e5,1e6,1e7,5e7>  target problem sizes (the grid is the nearest k*N+1 cube)\n"
+                           "  -spmv_max_nnz <3e8>      assemble the AIJ matrix only up to this many nonzeros\n"
+                           "  -reps <20>               timed applies per measurement (median reported)\n";
+
+#include <patchwork.h>
+#include <patchwork/basis1d.h>
+#include <petscdevice.h>
+
+static PetscErrorCode Sync(void)
+{
+  PetscDeviceContext dctx;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
+  PetscCall(PetscDeviceContextSynchronize(dctx));
+  PetscFunctionReturn(0);
+}
+
+static int CompareDouble(const void *a, const void *b)
+{
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Median time of one y = A x over reps synchronized applies, after 3 warm-up applies */
+static PetscErrorCode TimeMult(Mat A, Vec x, Vec y, PetscInt reps, double *median)
+{
+  double *t;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscMalloc1(reps, &t));
+  for (PetscInt i = 0; i < 3; i++) PetscCall(MatMult(A, x, y));
+  for (PetscInt i = 0; i < reps; i++) {
+    PetscLogDouble t0, t1;
+
+    PetscCall(Sync());
+    PetscCall(PetscTime(&t0));
+    PetscCall(MatMult(A, x, y));
+    PetscCall(Sync());
+    PetscCall(PetscTime(&t1));
+    t[i] = t1 - t0;
+  }
+  qsort(t, (size_t)reps, sizeof(double), CompareDouble);
+  *median = t[reps / 2];
+  PetscCall(PetscFree(t));
+  PetscFunctionReturn(0);
+}
+
+/* The global 1D mass and stiffness matrices of N cells of degree k on [0,1] */
+static PetscErrorCode Assemble1D(PetscInt k, PetscInt N, Mat *M, Mat *K)
+{
+  PetscInt n = k + 1, nn = k * N + 1, *idx;
+  double   m[121], s[121];
+  PetscReal h = 1.0 / N;
+
+  PetscFunctionBeginUser;
+  PetscCheck(!PatchworkTensor1DMatrices((int)k, PW_QUAD_GAUSS, m, s), PETSC_COMM_SELF, PETSC_ERR_LIB, "1D matrices");
+  PetscCall(PetscMalloc1(n, &idx));
+  PetscCall(MatCreateSeqAIJ(PETSC_COMM_SELF, nn, nn, 2 * k + 1, NULL, M));
+  PetscCall(MatCreateSeqAIJ(PETSC_COMM_SELF, nn, nn, 2 * k + 1, NULL, K));
+  for (PetscInt e = 0; e < N; e++) {
+    PetscScalar me[121], ke[121];
+
+    for (PetscInt i = 0; i < n; i++) idx[i] = e * k + i;
+    for (PetscInt i = 0; i < n * n; i++) {
+      me[i] = h * m[i];
+      ke[i] = s[i] / h;
+    }
+    PetscCall(MatSetValues(*M, n, idx, n, idx, me, ADD_VALUES));
+    PetscCall(MatSetValues(*K, n, idx, n, idx, ke, ADD_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(*M, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*M, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyBegin(*K, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*K, MAT_FINAL_ASSEMBLY));
+  PetscCall(PetscFree(idx));
+  PetscFunctionReturn(0);
+}
+
+/* On a Cartesian mesh the 3D stiffness matrix is K(x)M(x)M + M(x)K(x)M + M(x)M(x)K (z slowest), exactly */
+static PetscErrorCode AssembleKron(PetscInt k, PetscInt N, Mat *A)
+{
+  Mat       M, K, MM, KM, MK, T;
+  PetscInt  nn = k * N + 1, nb = 0, *rows;
+
+  PetscFunctionBeginUser;
+  PetscCall(Assemble1D(k, N, &M, &K));
+  PetscCall(MatSeqAIJKron(M, M, MAT_INITIAL_MATRIX, &MM));
+  PetscCall(MatSeqAIJKron(K, M, MAT_INITIAL_MATRIX, &KM));
+  PetscCall(MatSeqAIJKron(M, K, MAT_INITIAL_MATRIX, &MK));
+  PetscCall(MatSeqAIJKron(K, MM, MAT_INITIAL_MATRIX, A));
+  PetscCall(MatSeqAIJKron(M, KM, MAT_INITIAL_MATRIX, &T));
+  PetscCall(MatAXPY(*A, 1.0, T, SAME_NONZERO_PATTERN));
+  PetscCall(MatDestroy(&T));
+  PetscCall(MatSeqAIJKron(M, MK, MAT_INITIAL_MATRIX, &T));
+  PetscCall(MatAXPY(*A, 1.0, T, SAME_NONZERO_PATTERN));
+  PetscCall(MatDestroy(&T));
+  PetscCall(PetscMalloc1(nn * nn * 6, &rows));
+  for (PetscInt z = 0; z < nn; z++)
+    for (PetscInt y = 0; y < nn; y++)
+      for (PetscInt x = 0; x < nn; x++)
+        if (!x || !y || !z || x == nn - 1 || y == nn - 1 || z == nn - 1) rows[nb++] = (z * nn + y) * nn + x;
+  PetscCall(MatZeroRowsColumns(*A, nb, rows, 1.0, NULL, NULL));
+  PetscCall(PetscFree(rows));
+  PetscCall(MatDestroy(&M));
+  PetscCall(MatDestroy(&K));
+  PetscCall(MatDestroy(&MM));
+  PetscCall(MatDestroy(&KM));
+  PetscCall(MatDestroy(&MK));
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  PetscInt  kmin = 1, kmax = 8, ndofs = 8, reps = 20;
+  PetscReal dofs[8] = {1e5, 1e6, 1e7, 5e7}, maxnnz = 3e8, copyrate = 0;
+  PetscBool device;
+  VecType   vtype;
+  char      vtypename[64] = "standard";
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(PatchworkInitializePackage());
+  ndofs = 4;
+  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "MatMult benchmark", NULL);
+  PetscCall(PetscOptionsInt("-kmin", "Lowest degree", NULL, kmin, &kmin, NULL));
+  PetscCall(PetscOptionsInt("-kmax", "Highest degree", NULL, kmax, &kmax, NULL));
+  PetscCall(PetscOptionsRealArray("-dofs", "Target sizes", NULL, dofs, &ndofs, NULL));
+  PetscCall(PetscOptionsReal("-spmv_max_nnz", "Largest AIJ matrix to assemble", NULL, maxnnz, &maxnnz, NULL));
+  PetscCall(PetscOptionsInt("-reps", "Timed applies", NULL, reps, &reps, NULL));
+  PetscOptionsEnd();
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-dm_vec_type", vtypename, sizeof(vtypename), NULL));
+  device = strstr(vtypename, "cuda") ? PETSC_TRUE : PETSC_FALSE;
+
+  /* the bandwidth bound: VecCopy moves 16 bytes per entry, like an ideal MatMult */
+  {
+    Vec       a, b;
+    PetscInt  n = (PetscInt)dofs[ndofs - 1];
+    double    t = 0;
+
+    PetscCall(VecCreate(PETSC_COMM_WORLD, &a));
+    PetscCall(VecSetSizes(a, PETSC_DECIDE, n));
+    PetscCall(VecSetType(a, device ? VECCUDA : VECSTANDARD));
+    PetscCall(VecDuplicate(a, &b));
+    PetscCall(VecSet(a, 1.0));
+    PetscCall(VecCopy(a, b));
+    for (PetscInt i = 0; i < 10; i++) {
+      PetscLogDouble t0, t1;
+
+      PetscCall(Sync());
+      PetscCall(PetscTime(&t0));
+      PetscCall(VecCopy(a, b));
+      PetscCall(Sync());
+      PetscCall(PetscTime(&t1));
+      t = i ? PetscMin(t, t1 - t0) : t1 - t0;
+    }
+    copyrate = 16.0 * n / t;
+    PetscCall(VecDestroy(&a));
+    PetscCall(VecDestroy(&b));
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "vectors %s; VecCopy rate %.3f TB/s -> bound %.1f GDoF/s at 16 B/DoF\n", vtypename, copyrate * 1e-12, copyrate / 16 * 1e-9));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-3s %-3s %11s %13s %13s %13s %10s %9s %10s\n", "dim", "k", "DoF", "shell-atomic", "shell-color", "AIJ SpMV", "AIJ nnz", "%bound", "shell/AIJ"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-3s %-3s %11s %13s %13s %13s %10s %9s %10s\n", "", "", "", "GDoF/s", "GDoF/s", "GDoF/s", "", "(best)", ""));
+
+  for (PetscInt k = kmin; k <= kmax; k++) {
+    for (PetscInt s = 0; s < ndofs; s++) {
+      PetscInt  N = PetscMax(1, (PetscInt)(0.5 + (PetscPowReal(dofs[s], 1.0 / 3) - 1) / k)), cells[3] = {N, N, N}, n;
+      DM        dm;
+      Mat       A, S = NULL;
+      Vec       x, y, z;
+      double    tat, tco, tsp = 0;
+      PetscReal rate[3], err = 0, best;
+      PetscLogDouble nnz = 0;
+      char      spmv[32] = "-", nnzs[32] = "-", ratio[32] = "-";
+
+      PetscCall(PatchworkDMDACreateQk(PETSC_COMM_WORLD, 3, k, cells, NULL, NULL, &dm));
+      PetscCall(DMGetVecType(dm, &vtype));
+      PetscCall(MatCreatePatchworkTensor(dm, k, &A));
+      PetscCall(MatCreateVecs(A, &x, &y));
+      PetscCall(VecDuplicate(y, &z));
+      PetscCall(VecGetSize(x, &n));
+      PetscCall(VecSetRandom(x, NULL));
+      PetscCall(MatPatchworkTensorSetCoefficients(A, 0.0, 1.0));
+      PetscCall(PetscOptionsSetValue(NULL, "-mat_patchwork_scatter", "atomic"));
+      PetscCall(MatSetFromOptions(A));
+      PetscCall(TimeMult(A, x, y, reps, &tat));
+      PetscCall(PetscOptionsSetValue(NULL, "-mat_patchwork_scatter", "colored"));
+      PetscCall(MatSetFromOptions(A));
+      PetscCall(TimeMult(A, x, z, reps, &tco));
+      PetscCall(VecAXPY(z, -1.0, y));
+      PetscCall(VecNorm(z, NORM_INFINITY, &err));
+      PetscCheck(err <= 1e-10 * n, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "atomic and colored scatter disagree by %g", (double)err);
+      rate[0] = n / tat * 1e-9;
+      rate[1] = n / tco * 1e-9;
+      /* the assembled operator, where it fits */
+      {
+        PetscReal row1d = (PetscReal)(k * k + 2 * k) / k; /* average nonzeros per row of the 1D matrix */
+        nnz = (PetscLogDouble)n * row1d * row1d * row1d;
+      }
+      if (nnz <= maxnnz) {
+        PetscReal ynorm;
+
+        PetscCall(AssembleKron(k, N, &S));
+        if (device) PetscCall(MatConvert(S, MATSEQAIJCUSPARSE, MAT_INPLACE_MATRIX, &S));
+        PetscCall(TimeMult(S, x, z, reps, &tsp));
+        PetscCall(VecNorm(y, NORM_INFINITY, &ynorm));
+        PetscCall(VecAXPY(z, -1.0, y));
+        PetscCall(VecNorm(z, NORM_INFINITY, &err));
+        PetscCheck(err <= 1e-11 * ynorm, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "shell and assembled operator disagree: %g relative", (double)(err / ynorm));
+        {
+          MatInfo info;
+
+          PetscCall(MatGetInfo(S, MAT_LOCAL, &info));
+          nnz = info.nz_used;
+        }
+        rate[2] = n / tsp * 1e-9;
+        PetscCall(PetscSNPrintf(spmv, sizeof(spmv), "%.3f", (double)rate[2]));
+        PetscCall(PetscSNPrintf(nnzs, sizeof(nnzs), "%.3g", (double)nnz));
+        PetscCall(PetscSNPrintf(ratio, sizeof(ratio), "%.1fx", (double)(PetscMax(rate[0], rate[1]) / rate[2])));
+        PetscCall(MatDestroy(&S));
+      }
+      best = PetscMax(rate[0], rate[1]);
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-3d %-3" PetscInt_FMT " %11" PetscInt_FMT " %13.3f %13.3f %13s %10s %8.1f%% %10s\n", 3, k, n, (double)rate[0], (double)rate[1], spmv, nnzs, (double)(100 * best / (copyrate / 16 * 1e-9)), ratio));
+      PetscCall(VecDestroy(&x));
+      PetscCall(VecDestroy(&y));
+      PetscCall(VecDestroy(&z));
+      PetscCall(MatDestroy(&A));
+      PetscCall(DMDestroy(&dm));
+    }
+  }
+  PetscCall(PetscFinalize());
+  return 0;
+}

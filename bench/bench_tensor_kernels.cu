@@ -1,0 +1,246 @@
+/* Throughput of the tensor-product apply kernels (include/patchwork/tensor_kernel.h), PETSc-free.
+
+   For 3D degrees 1..8 (and 2D degrees 1..10) at several sizes, atomic and colored scatter, double
+   and float: the median time of `reps` warm applies (each timed with CUDA events) on the whole grid
+   with Dirichlet boundary conditions, as GDoF/s and as a percentage of the bandwidth bound. The
+   bound assumes 16 B/DoF in double (8 B/DoF in float): x read once, y written once, at the
+   device-to-device cudaMemcpy bandwidth measured in the same run (counting bytes read + written).
+   An apply also reads y (it adds into it), so 24 B/DoF actually move: 2/3 of the bound is the
+   practical ceiling.
+
+   The last lines (prefixed SUMMARY) give, per dimension and degree at the largest size, the
+   throughput of each variant and a bandwidth-model estimate of an assembled CSR SpMV:
+   (2k+1)^dim nonzeros per row at 12 B each (value + column index) plus 16 B of vector traffic.
+
+   Usage: bench_tensor_kernels [--quick] [--reps N] [--dim 2|3] */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <algorithm>
+#include <vector>
+#include <patchwork/basis1d.h>
+#include <patchwork/tensor_kernel.h>
+
+#define CHECK_CUDA(call) \
+  do { \
+    cudaError_t e_ = (call); \
+    if (e_ != cudaSuccess) { \
+      fprintf(stderr, "cuda error %s at %s:%d: %s\n", cudaGetErrorName(e_), __FILE__, __LINE__, cudaGetErrorString(e_)); \
+      exit(1); \
+    } \
+  } while (0)
+
+template <typename T>
+__global__ void Fill(T *x, long long n, unsigned seed)
+{
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    unsigned long long h = (unsigned long long)i * 0x9E3779B97F4A7C15ull + seed;
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 29;
+    x[i] = (T)((double)(h >> 40) * (1.0 / 16777216.0) - 0.5);
+  }
+}
+
+struct Config {
+  int       dim, k, cells;
+  long long dof;
+};
+
+struct Result {
+  Config c;
+  int    scatter, prec; /* prec: 8 double, 4 float */
+  double ms, gdofs, pct;
+};
+
+static double Median(std::vector<float> v)
+{
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static Config MakeConfig(int dim, int k, double target)
+{
+  Config c;
+  const double per_dir = dim == 3 ? cbrt(target) : sqrt(target);
+
+  c.dim   = dim;
+  c.k     = k;
+  c.cells = std::max(1, (int)lround((per_dir - 1) / k));
+  const long long nodes = (long long)k * c.cells + 1;
+  c.dof = dim == 3 ? nodes * nodes * nodes : nodes * nodes;
+  return c;
+}
+
+static void MakeDesc(const Config &c, int scatter, PatchworkTensorDesc *d)
+{
+  memset(d, 0, sizeof(*d));
+  d->dim       = c.dim;
+  d->degree    = c.k;
+  d->dirichlet = 1;
+  d->scatter   = scatter;
+  for (int r = 0; r < 3; r++) {
+    const int nodes = r < c.dim ? c.k * c.cells + 1 : 1;
+    d->nodes[r]      = nodes;
+    d->cell_start[r] = 0;
+    d->cell_end[r]   = r < c.dim ? c.cells : 1;
+    d->in_start[r] = d->out_start[r] = 0;
+    d->in_size[r] = d->out_size[r] = nodes;
+  }
+  /* a Helmholtz-like operator on the unit cube: alpha |K| M + beta |K|/h^2 K */
+  const double h = 1.0 / c.cells, vol = c.dim == 3 ? h * h * h : h * h;
+  d->coef_mass = vol;
+  for (int r = 0; r < c.dim; r++) d->coef_stiff[r] = vol / (h * h);
+  if (PatchworkTensor1DMatrices(c.k, PW_QUAD_GAUSS, d->mass1d, d->stiff1d)) {
+    fprintf(stderr, "PatchworkTensor1DMatrices(%d) failed\n", c.k);
+    exit(1);
+  }
+}
+
+template <typename T>
+static double TimeApply(const PatchworkTensorDesc *d, const T *x, T *y, int reps, cudaStream_t s)
+{
+  std::vector<cudaEvent_t> ev(2 * reps);
+  std::vector<float>       ms(reps);
+
+  for (auto &e : ev) CHECK_CUDA(cudaEventCreate(&e));
+  for (int w = 0; w < 3; w++) {
+    const int ret = sizeof(T) == 8 ? PatchworkTensorApplyCUDA(d, (const double *)x, (double *)y, s) : PatchworkTensorApplyCUDAFloat(d, (const float *)x, (float *)y, s);
+    if (ret) {
+      fprintf(stderr, "apply failed: %s\n", PatchworkCUDAErrorString(ret));
+      exit(1);
+    }
+  }
+  for (int r = 0; r < reps; r++) {
+    CHECK_CUDA(cudaEventRecord(ev[2 * r], s));
+    if (sizeof(T) == 8) PatchworkTensorApplyCUDA(d, (const double *)x, (double *)y, s);
+    else PatchworkTensorApplyCUDAFloat(d, (const float *)x, (float *)y, s);
+    CHECK_CUDA(cudaEventRecord(ev[2 * r + 1], s));
+  }
+  CHECK_CUDA(cudaStreamSynchronize(s));
+  CHECK_CUDA(cudaGetLastError());
+  for (int r = 0; r < reps; r++) CHECK_CUDA(cudaEventElapsedTime(&ms[r], ev[2 * r], ev[2 * r + 1]));
+  for (auto &e : ev) CHECK_CUDA(cudaEventDestroy(e));
+  return Median(ms);
+}
+
+int main(int argc, char **argv)
+{
+  int  reps = 20, only_dim = 0;
+  bool quick = false;
+
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--quick")) quick = true;
+    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--dim") && i + 1 < argc) only_dim = atoi(argv[++i]);
+    else {
+      fprintf(stderr, "usage: %s [--quick] [--reps N] [--dim 2|3]\n", argv[0]);
+      return 2;
+    }
+  }
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    printf("SKIP: no CUDA device\n");
+    return 77;
+  }
+  if (reps < 1) reps = 1;
+
+  cudaDeviceProp p;
+  CHECK_CUDA(cudaGetDeviceProperties(&p, 0));
+  printf("# device: %s, %d SMs, %.1f GiB, L2 %.0f MiB\n", p.name, p.multiProcessorCount, p.totalGlobalMem / 1073741824.0, p.l2CacheSize / 1048576.0);
+
+  /* configurations */
+  std::vector<Config> cfgs;
+  const std::vector<double> sizes3 = quick ? std::vector<double>{1e5, 4e6} : std::vector<double>{1e5, 4e6, 1e8};
+  const std::vector<double> sizes2 = quick ? std::vector<double>{1e6} : std::vector<double>{1e6, 1e8};
+  if (only_dim != 2)
+    for (int k = 1; k <= 8; k++)
+      for (double t : sizes3) cfgs.push_back(MakeConfig(3, k, t));
+  if (only_dim != 3)
+    for (int k = 1; k <= 10; k++)
+      for (double t : sizes2) cfgs.push_back(MakeConfig(2, k, t));
+  long long maxdof = 0;
+  for (auto &c : cfgs) maxdof = std::max(maxdof, c.dof);
+
+  void        *x, *y;
+  cudaStream_t s;
+  const size_t bytes = (size_t)maxdof * sizeof(double);
+  CHECK_CUDA(cudaMalloc(&x, bytes));
+  CHECK_CUDA(cudaMalloc(&y, bytes));
+  CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+
+  /* device-to-device copy bandwidth, counting bytes read and written */
+  double bw;
+  {
+    std::vector<cudaEvent_t> ev(2 * 10);
+    std::vector<float>       ms(10);
+    for (auto &e : ev) CHECK_CUDA(cudaEventCreate(&e));
+    for (int w = 0; w < 3; w++) CHECK_CUDA(cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, s));
+    for (int r = 0; r < 10; r++) {
+      CHECK_CUDA(cudaEventRecord(ev[2 * r], s));
+      CHECK_CUDA(cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, s));
+      CHECK_CUDA(cudaEventRecord(ev[2 * r + 1], s));
+    }
+    CHECK_CUDA(cudaStreamSynchronize(s));
+    for (int r = 0; r < 10; r++) CHECK_CUDA(cudaEventElapsedTime(&ms[r], ev[2 * r], ev[2 * r + 1]));
+    for (auto &e : ev) CHECK_CUDA(cudaEventDestroy(e));
+    bw = 2.0 * bytes / (Median(ms) * 1e-3);
+  }
+  printf("# copy bandwidth (device-to-device cudaMemcpy of %.2f GB, read+written): %.1f GB/s\n", bytes / 1e9, bw / 1e9);
+  printf("# bound at that rate: %.1f GDoF/s in double (16 B/DoF), %.1f GDoF/s in float (8 B/DoF)\n", bw / 16e9, bw / 8e9);
+  printf("# median of %d warm applies, Dirichlet, whole grid, Gauss quadrature\n", reps);
+  printf("%3s %2s %11s %-7s %-6s %9s %8s %7s\n", "dim", "k", "DoF", "scatter", "prec", "ms", "GDoF/s", "%bound");
+
+  std::vector<Result> res;
+  for (const Config &c : cfgs) {
+    Fill<double><<<1024, 256, 0, s>>>((double *)x, c.dof, 1234u + c.k);
+    for (int prec : {8, 4}) {
+      if (prec == 4) Fill<float><<<1024, 256, 0, s>>>((float *)x, c.dof, 4321u + c.k);
+      for (int sc : {PW_SCATTER_ATOMIC, PW_SCATTER_COLORED}) {
+        PatchworkTensorDesc d;
+        MakeDesc(c, sc, &d);
+        CHECK_CUDA(cudaMemsetAsync(y, 0, (size_t)c.dof * prec, s));
+        const double ms = prec == 8 ? TimeApply(&d, (const double *)x, (double *)y, reps, s) : TimeApply(&d, (const float *)x, (float *)y, reps, s);
+        Result       r;
+        r.c       = c;
+        r.scatter = sc;
+        r.prec    = prec;
+        r.ms      = ms;
+        r.gdofs   = c.dof / (ms * 1e-3) / 1e9;
+        r.pct     = 100.0 * r.gdofs / (bw / (2.0 * prec) / 1e9);
+        res.push_back(r);
+        printf("%3d %2d %11lld %-7s %-6s %9.4f %8.2f %6.1f%%\n", c.dim, c.k, c.dof, sc ? "colored" : "atomic", prec == 8 ? "double" : "float", ms, r.gdofs, r.pct);
+        fflush(stdout);
+      }
+    }
+  }
+
+  /* summary at the largest size of each (dim, k) */
+  printf("SUMMARY copy bandwidth %.1f GB/s; bound %.1f GDoF/s double, %.1f float; GDoF/s (%% of bound) at the largest size\n", bw / 1e9, bw / 16e9, bw / 8e9);
+  printf("SUMMARY %3s %2s %11s %15s %15s %15s %15s %10s %7s\n", "dim", "k", "DoF", "atomic-double", "colored-double", "atomic-float", "colored-float", "SpMV-model", "x-SpMV");
+  for (int dim = 3; dim >= 2; dim--) {
+    for (int k = 1; k <= 10; k++) {
+      long long big = 0;
+      for (auto &r : res)
+        if (r.c.dim == dim && r.c.k == k) big = std::max(big, r.c.dof);
+      if (!big) continue;
+      double g[2][2] = {{0, 0}, {0, 0}}, pc[2][2] = {{0, 0}, {0, 0}};
+      for (auto &r : res)
+        if (r.c.dim == dim && r.c.k == k && r.c.dof == big) {
+          g[r.prec == 4][r.scatter]  = r.gdofs;
+          pc[r.prec == 4][r.scatter] = r.pct;
+        }
+      const double nnz = pow(2.0 * k + 1, dim), spmv = bw / (12.0 * nnz + 16.0) / 1e9;
+      char         cell[4][32];
+      for (int i = 0; i < 4; i++) snprintf(cell[i], sizeof(cell[i]), "%.1f (%.0f%%)", g[i / 2][i % 2], pc[i / 2][i % 2]);
+      printf("SUMMARY %3d %2d %11lld %15s %15s %15s %15s %10.2f %6.0fx\n", dim, k, big, cell[0], cell[1], cell[2], cell[3], spmv, std::max(g[0][0], g[0][1]) / spmv);
+    }
+  }
+  CHECK_CUDA(cudaFree(x));
+  CHECK_CUDA(cudaFree(y));
+  CHECK_CUDA(cudaStreamDestroy(s));
+  return 0;
+}

@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# config/deps-gpu.sh -- build a CUDA-enabled PETSc for Patchwork's GPU runs.
+#
+# Produces  deps/petsc-cuda.tar.xz  (+ deps/petsc-cuda.info) holding an install
+# of PETSc at the FIXED prefix /opt/patchwork/petsc-cuda.  On the GPU machine:
+#     tar -C / -xJf deps/petsc-cuda.tar.xz
+#     make PETSC_DIR=/opt/patchwork/petsc-cuda PETSC_ARCH=
+#
+# Build host : Debian 12, CUDA 13.0 toolkit in /usr/local/cuda, no GPU needed.
+# Target     : Ubuntu 24.04, CUDA 13.0 driver/runtime, OpenMPI 4.1.x in /usr,
+#              sm_90 (H100/H200).  Code is generated for sm_90 only (SASS).
+#
+# Choices:
+#  * Source: PETSc sdist from PyPI (petsc==3.26.1; 3.25.6 as fallback if
+#    3.26.1 fails to configure with CUDA 13).
+#  * NVML: PETSc 3.26 makes NVML opt-in (--with-cuda-nvml, default 0), so the
+#    build does not need nvml.h nor link libnvidia-ml.  Only if the chosen
+#    PETSc has no such option (mandatory NVML) do we fetch the header from the
+#    PyPI package nvidia-nvml-dev and add it to the include path.
+#  * MPI: Debian's OpenMPI 4.1 (mpicc/mpicxx); ABI matches Ubuntu's 4.1.6.
+#  * BLAS/LAPACK: Debian's reference libblas/liblapack.  They (and their
+#    non-system deps: libgfortran, libquadmath) are copied into the prefix's
+#    lib/ with RPATH=$ORIGIN, since the GPU machine may lack them.
+#  * hypre is LEFT OUT: a GPU hypre cannot be downloaded here (no network
+#    beyond apt/PyPI), and a CPU hypre would not be useful for GPU runs.
+#  * No Fortran, no X, no SSL/valgrind (fewer runtime deps).
+#
+# Idempotent: exits at once if the archive exists.  Intermediate phases are
+# stamped under $BUILD so a rerun resumes after a failure.
+# Logs: /tmp/petsc-gpu-build/*.log
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+DEPS=$REPO/deps
+ARCHIVE=$DEPS/petsc-cuda.tar.xz
+INFO=$DEPS/petsc-cuda.info
+PREFIX=/opt/patchwork/petsc-cuda
+BUILD=/tmp/petsc-gpu-build
+CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/patchwork-deps
+CUDA_DIR=${CUDA_DIR:-/usr/local/cuda}
+PETSC_VERSIONS=${PETSC_VERSIONS:-"3.26.1 3.25.6"}
+PETSC_ARCH=arch-patchwork-cuda
+JOBS=${JOBS:-2}
+
+if [ -f "$ARCHIVE" ]; then
+  echo "deps-gpu: $ARCHIVE already exists"
+  exit 0
+fi
+
+mkdir -p "$BUILD" "$CACHE" "$DEPS"
+TIMES=$BUILD/times.txt
+touch "$TIMES"
+log() { echo "[deps-gpu $(date +%H:%M:%S)] $*"; }
+die() { echo "deps-gpu: ERROR: $*" >&2; exit 1; }
+# phase NAME cmd...: run cmd, record elapsed seconds in $TIMES
+phase() {
+  local name=$1; shift
+  local t0=$SECONDS
+  log "phase $name ..."
+  local rc=0
+  "$@" || rc=$?
+  local dt=$((SECONDS - t0))
+  [ $rc -eq 0 ] || { log "phase $name FAILED (rc=$rc) after ${dt}s"; return $rc; }
+  sed -i "/^$name /d" "$TIMES"
+  echo "$name $dt" >> "$TIMES"
+  log "phase $name done in ${dt}s"
+}
+
+# Keep deps/ out of git (no .gitignore edits: that file is owned elsewhere).
+GITDIR=$(git -C "$REPO" rev-parse --git-common-dir 2>/dev/null || true)
+if [ -n "$GITDIR" ]; then
+  case $GITDIR in /*) ;; *) GITDIR=$REPO/$GITDIR ;; esac
+  mkdir -p "$GITDIR/info"
+  grep -qxF '/deps/' "$GITDIR/info/exclude" 2>/dev/null || echo '/deps/' >> "$GITDIR/info/exclude"
+fi
+
+# ---------------------------------------------------------------- apt deps
+apt_install() {
+  local missing=()
+  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "apt-get install ${missing[*]}"
+  # wait for a concurrent apt/dpkg (poll every 30s) instead of killing it
+  until DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" > "$BUILD/apt.log" 2>&1; do
+    grep -q -i 'could not get lock\|unable to acquire\|lock' "$BUILD/apt.log" || die "apt-get failed, see $BUILD/apt.log"
+    log "apt is locked, waiting 30s"; sleep 30
+  done
+}
+apt_install libopenmpi-dev openmpi-bin liblapack-dev libblas-dev patchelf xz-utils make
+[ -x "$CUDA_DIR/bin/nvcc" ] || die "no nvcc in $CUDA_DIR/bin"
+
+# ---------------------------------------------------------------- download
+SRC=""
+download() {
+  local v=$1
+  [ -f "$CACHE/petsc-$v.tar.gz" ] && return 0
+  pip download -q --no-deps --no-binary :all: "petsc==$v" -d "$CACHE" \
+    > "$BUILD/download-$v.log" 2>&1
+}
+
+configure_petsc() {
+  local src=$1 extra=()
+  local cudapy=$src/config/BuildSystem/config/packages/CUDA.py
+  if grep -q "with-cuda-nvml" "$cudapy"; then
+    extra+=(--with-cuda-nvml=0)
+  else
+    # NVML mandatory in this PETSc: header from PyPI's nvidia-nvml-dev
+    local nv=$CACHE/nvml
+    [ -f "$nv/nvidia/cu13/include/nvml.h" ] || \
+      pip install -q --no-deps --target "$nv" "nvidia-nvml-dev==13.0.*" > "$BUILD/nvml.log" 2>&1
+    extra+=("CPPFLAGS=-I$nv/nvidia/cu13/include" "CUDAPPFLAGS=-I$nv/nvidia/cu13/include")
+    local stub=$(find "$nv" "$CUDA_DIR/lib64/stubs" -name 'libnvidia-ml.so*' 2>/dev/null | head -1)
+    [ -n "$stub" ] && extra+=("LDFLAGS=-L$(dirname "$stub")")
+  fi
+  CONFIGURE_OPTS=(
+    --prefix=$PREFIX
+    --with-cc=mpicc --with-cxx=mpicxx --with-fc=0
+    --with-cuda=1 --with-cuda-dir=$CUDA_DIR --with-cudac=$CUDA_DIR/bin/nvcc
+    --with-cuda-arch=90
+    --with-shared-libraries=1 --with-debugging=0
+    COPTFLAGS=-O3 CXXOPTFLAGS=-O3 CUDAOPTFLAGS=-O3
+    --with-blaslapack-lib="[/usr/lib/x86_64-linux-gnu/liblapack.so,/usr/lib/x86_64-linux-gnu/libblas.so]"
+    --with-x=0 --with-ssl=0 --with-valgrind=0 --with-hypre=0
+    "--with-mpiexec=mpiexec --allow-run-as-root --oversubscribe"
+    "${extra[@]}"
+  )
+  (cd "$src" && ./configure PETSC_ARCH=$PETSC_ARCH "${CONFIGURE_OPTS[@]}")
+}
+
+for v in $PETSC_VERSIONS; do
+  src=$BUILD/petsc-$v
+  if [ -f "$src/.configured" ]; then SRC=$src; break; fi
+  phase "download-$v" download "$v" || { log "download of petsc $v failed"; continue; }
+  rm -rf "$src"; tar -C "$BUILD" -xzf "$CACHE/petsc-$v.tar.gz"
+  [ -d "$src" ] || die "unexpected sdist layout for petsc $v"
+  if phase "configure" configure_petsc "$src" > "$BUILD/configure-$v.log" 2>&1; then
+    printf '%q ' "${CONFIGURE_OPTS[@]}" > "$src/.configured"
+    SRC=$src; break
+  fi
+  log "petsc $v failed to configure (see $BUILD/configure-$v.log and $src/configure.log); trying next"
+  echo "petsc $v: configure failed" >> "$BUILD/fallback.txt"
+done
+[ -n "$SRC" ] || die "no PETSc version configured (tried: $PETSC_VERSIONS)"
+grep -h -E '^(download|configure) ' "$TIMES" | sed 's/^/  /'
+VERSION=${SRC##*/petsc-}
+log "using PETSc $VERSION in $SRC"
+
+# ---------------------------------------------------------------- build
+if [ ! -f "$SRC/.built" ]; then
+  phase make make -C "$SRC" PETSC_DIR="$SRC" PETSC_ARCH=$PETSC_ARCH MAKE_NP=$JOBS -j$JOBS all \
+    > "$BUILD/make.log" 2>&1 || die "make failed, see $BUILD/make.log"
+  touch "$SRC/.built"
+fi
+
+# ---------------------------------------------------------------- install
+install_petsc() {
+  rm -rf "$PREFIX"
+  make -C "$SRC" PETSC_DIR="$SRC" PETSC_ARCH=$PETSC_ARCH install
+  cd "$PREFIX"
+  # strip and trim what a user of the installed library does not need
+  find lib -maxdepth 1 -name 'libpetsc*.so*' -type f -exec strip --strip-unneeded {} +
+  find . -name '*.a' -delete
+  rm -rf share/petsc/examples share/petsc/datafiles share/doc share/man docs
+  find . -type d \( -name tutorials -o -name tests \) -prune -exec rm -rf {} +
+  # runtime libs the GPU machine may lack: BLAS/LAPACK and their non-system deps
+  local sysre='^(libc|libm|libdl|libpthread|librt|libgcc_s|libstdc\+\+|ld-linux-x86-64|linux-vdso)\.so'
+  local libs=(/usr/lib/x86_64-linux-gnu/libblas.so.3 /usr/lib/x86_64-linux-gnu/liblapack.so.3)
+  local f path name
+  for f in "${libs[@]}"; do
+    while read -r path; do libs+=("$path"); done < <(ldd "$f" | awk '$3 ~ /^\// {print $3}')
+  done
+  : > "$BUILD/copied-libs.txt"
+  for path in $(printf '%s\n' "${libs[@]}" | sort -u); do
+    name=$(basename "$path")
+    [[ $name =~ $sysre ]] && continue
+    cp -L "$path" "lib/$name"
+    chmod 755 "lib/$name"
+    strip --strip-unneeded "lib/$name"
+    patchelf --set-rpath '$ORIGIN' "lib/$name"
+    echo "$name" >> "$BUILD/copied-libs.txt"
+  done
+  log "copied runtime libs: $(tr '\n' ' ' < "$BUILD/copied-libs.txt")"
+}
+if [ ! -f "$SRC/.installed" ] || [ ! -f "$PREFIX/lib/petsc/conf/petscvariables" ]; then
+  phase install install_petsc > "$BUILD/install.log" 2>&1 || die "install failed, see $BUILD/install.log"
+  touch "$SRC/.installed"
+fi
+
+# ---------------------------------------------------------------- check
+ldd "$PREFIX/lib/libpetsc.so" | grep -q 'not found' && die "libpetsc.so has unresolved deps"
+grep -q '^#define PETSC_HAVE_CUDA 1' "$PREFIX/include/petscconf.h" || die "PETSc built without CUDA"
+
+# ---------------------------------------------------------------- pack
+pack() {
+  local tmp=$ARCHIVE.tmp
+  tar -C / -cf - "${PREFIX#/}" | xz -9 -T"$JOBS" > "$tmp"
+  mv "$tmp" "$ARCHIVE"
+}
+phase pack pack
+SIZE=$(stat -c %s "$ARCHIVE")
+{
+  echo "archive: $ARCHIVE"
+  echo "unpack:  tar -C / -xJf deps/petsc-cuda.tar.xz   -> $PREFIX"
+  echo "size:    $SIZE bytes ($((SIZE / 1048576)) MiB); installed tree $(du -sh "$PREFIX" | cut -f1)"
+  echo "sha256:  $(sha256sum "$ARCHIVE" | cut -d' ' -f1)"
+  echo "petsc:   $VERSION (PyPI sdist)"
+  [ -f "$BUILD/fallback.txt" ] && sed 's/^/note:    /' "$BUILD/fallback.txt"
+  echo "nvcc:    $("$CUDA_DIR/bin/nvcc" --version | grep -o 'release [0-9.]*')"
+  echo "mpi:     $(mpicc --showme:version 2>&1 | head -1)"
+  echo "built:   $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(. /etc/os-release; echo "$PRETTY_NAME")"
+  echo "configure: ./configure PETSC_ARCH=$PETSC_ARCH $(cat "$SRC/.configured")"
+  echo "copied runtime libs: $(tr '\n' ' ' < "$BUILD/copied-libs.txt")"
+  echo "phase times (s):"
+  sed 's/^/  /' "$TIMES"
+  echo "makefile: PETSC_DIR=$PREFIX PETSC_ARCH= ; include \$(PETSC_DIR)/lib/petsc/conf/variables"
+  grep -E '^(CUDAC|CUDAC_FLAGS|CUDAFLAGS|CUDAPP_FLAGS|CUDA_INCLUDE|CUDA_LIB|CUDA_CXX|CUDA_CXXFLAGS) ' \
+    "$PREFIX/lib/petsc/conf/petscvariables" | sed 's/^/  /'
+} > "$INFO"
+log "phase times (s):"; sed 's/^/  /' "$TIMES"
+log "done: $ARCHIVE ($((SIZE / 1048576)) MiB), info in $INFO"

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what the CPU build needs when it is missing: Debian's petsc-dev (PETSc with hypre and
+# OpenMPI). Quiet and quick when everything is there; does nothing when the user gave a PETSC_DIR.
+set -euo pipefail
+PETSC_DIR=${PETSC_DIR:-/usr/lib/petsc}
+PETSC_DIR_DEFAULT=${PETSC_DIR_DEFAULT:-/usr/lib/petsc}
+
+have_petsc() { [ -f "$PETSC_DIR/lib/petsc/conf/variables" ] && [ -f "$PETSC_DIR/include/petsc.h" ]; }
+have_tools() { command -v mpiexec >/dev/null 2>&1 && command -v mpicc >/dev/null 2>&1; }
+
+if have_petsc && have_tools; then exit 0; fi
+if [ "$PETSC_DIR" != "$PETSC_DIR_DEFAULT" ]; then
+  echo "deps: PETSC_DIR=$PETSC_DIR has no PETSc (lib/petsc/conf/variables missing); fix PETSC_DIR or unset it to use Debian's petsc-dev" >&2
+  exit 1
+fi
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "deps: no PETSc at $PETSC_DIR and no apt-get: install PETSc >= 3.18 and set PETSC_DIR" >&2
+  exit 1
+fi
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
+    echo "deps: installing petsc-dev needs root (or sudo): apt-get install petsc-dev" >&2; exit 1
+  fi
+fi
+echo "deps: installing Debian's petsc-dev (PETSc, hypre, OpenMPI); this takes 2-4 minutes ..."
+start=$(date +%s)
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >/dev/null
+$SUDO apt-get install -y -qq petsc-dev >/tmp/patchwork-deps.log 2>&1 || { tail -20 /tmp/patchwork-deps.log >&2; exit 1; }
+have_petsc || { echo "deps: petsc-dev installed but $PETSC_DIR has no PETSc" >&2; exit 1; }
+echo "deps: done in $(( $(date +%s) - start )) s"

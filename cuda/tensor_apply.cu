@@ -1,0 +1,565 @@
+/* CUDA kernels of the Cartesian tensor-product operator (contract: include/patchwork/tensor_kernel.h;
+   CPU reference: src/core/tensor_ref.c).
+
+   Apply, per cell, by sum factorization with the 1D matrices folded on the host into
+     3D: a = M_x u, b = cs0 K_x u;  c = M_y a, d = cs1 K_y a + M_y b;  v = (cm M + cs2 K)_z c + M_z d
+     2D: a = M_x u, b = cs0 K_x u;  v = (cm M + cs1 K)_y a + M_y b
+   which is the reference's cm MMM + cs0 MMK_x + cs1 MK_yM + cs2 K_zMM (7 contractions in 3D, 4 in 2D).
+
+   Launch geometry (3D): a block holds C cells and n^2 threads per cell. Each thread owns one line of
+   the cell in every pass and applies the SAME n x n matrix to it, so all matrix entries are uniform
+   across the block: with the loops fully unrolled (templates on n) they are compile-time offsets
+   into the kernel-parameter constant bank and go straight into the FMA as operands (no shared-memory
+   or register traffic for the matrices). The lines change direction between passes through shared
+   memory, two buffers of n^3 per cell, updated in place (a thread writes only the line it has read):
+     gather  thread (i,j): u(i,j,:) from x (coalesced in i)          -> S0
+     x pass  thread (j,l): S0(:,j,l) -> a -> S0, b -> S1
+     y pass  thread (i,l): S0(i,:,l), S1(i,:,l) -> c -> S0, d -> S1
+     z pass  thread (i,j): S0(i,j,:), S1(i,j,:) -> v in registers -> y (coalesced in i)
+   The paddings (LD, PS, CS below) were picked by counting shared-memory wavefronts of the three
+   access patterns for 4- and 8-byte words. 2D is the same with n threads per cell and two passes.
+
+   Scatter: PW_SCATTER_ATOMIC adds with atomicAdd in one launch; PW_SCATTER_COLORED makes 2^dim
+   launches, each over the cells whose index parity in every direction equals the color, and adds
+   with plain loads and stores (cells of one color share no node). */
+#include <cuda_runtime.h>
+#include <patchwork/tensor_kernel.h>
+
+namespace {
+
+/* Cells of one launch: cell t = (tx,ty,tz) is global cell first + step*t, t < count (lexicographic) */
+struct Geom {
+  int       dim, n;
+  int       first[3], count[3], step;
+  int       nodes[3];
+  int       in_start[3], in_size[3], out_start[3], out_size[3];
+  int       dirichlet;
+  long long ncells;
+};
+
+/* Folded 1D matrices, row major n x n; passed by value (constant bank) */
+template <typename T, int N>
+struct Coef3 {
+  T M[N * N], Kx[N * N], Ky[N * N], Az[N * N]; /* M, cs0 K, cs1 K, cm M + cs2 K */
+};
+template <typename T, int N>
+struct Coef2 {
+  T M[N * N], Kx[N * N], Ay[N * N]; /* M, cs0 K, cm M + cs1 K */
+};
+
+/* Shared-memory layout of a 3D cell tile: entry (i,j,l) of cell slot q at q*CS + l*PS + j*LD + i;
+   C cells per block */
+template <int N>
+struct Lay3;
+template <> struct Lay3<2> { static constexpr int LD = 2, PS = 5, CS = 12, C = 64; };
+template <> struct Lay3<3> { static constexpr int LD = 3, PS = 9, CS = 27, C = 32; };
+template <> struct Lay3<4> { static constexpr int LD = 5, PS = 24, CS = 100, C = 16; };
+template <> struct Lay3<5> { static constexpr int LD = 5, PS = 25, CS = 125, C = 10; };
+template <> struct Lay3<6> { static constexpr int LD = 7, PS = 42, CS = 252, C = 8; };
+template <> struct Lay3<7> { static constexpr int LD = 7, PS = 52, CS = 369, C = 5; };
+template <> struct Lay3<8> { static constexpr int LD = 9, PS = 72, CS = 576, C = 4; };
+template <> struct Lay3<9> { static constexpr int LD = 9, PS = 81, CS = 729, C = 3; };
+
+/* 2D: entry (i,j) of cell slot q at q*CS + j*LD + i */
+template <int N>
+struct Lay2;
+template <> struct Lay2<2> { static constexpr int LD = 3, CS = 6, C = 64; };
+template <> struct Lay2<3> { static constexpr int LD = 3, CS = 9, C = 64; };
+template <> struct Lay2<4> { static constexpr int LD = 5, CS = 20, C = 64; };
+template <> struct Lay2<5> { static constexpr int LD = 5, CS = 25, C = 32; };
+template <> struct Lay2<6> { static constexpr int LD = 9, CS = 54, C = 32; };
+template <> struct Lay2<7> { static constexpr int LD = 10, CS = 71, C = 32; };
+template <> struct Lay2<8> { static constexpr int LD = 9, CS = 72, C = 32; };
+template <> struct Lay2<9> { static constexpr int LD = 11, CS = 105, C = 24; };
+template <> struct Lay2<10> { static constexpr int LD = 11, CS = 110, C = 16; };
+template <> struct Lay2<11> { static constexpr int LD = 11, CS = 121, C = 16; };
+
+/* Global cell of the launch's cell number cid */
+__device__ __forceinline__ void DecodeCell(const Geom &g, long long cid, int e[3])
+{
+  const long long cxy = (long long)g.count[0] * g.count[1];
+  const long long tz  = cid / cxy;
+  const long long r   = cid - tz * cxy;
+  const int       ty  = (int)(r / g.count[0]);
+  const int       tx  = (int)(r - (long long)ty * g.count[0]);
+
+  e[0] = g.first[0] + g.step * tx;
+  e[1] = g.first[1] + g.step * ty;
+  e[2] = g.first[2] + g.step * (int)tz;
+}
+
+__device__ __forceinline__ bool OnEdge(int gi, int nodes) { return gi == 0 || gi == nodes - 1; }
+
+template <bool ATOMIC, typename T>
+__device__ __forceinline__ void AddOut(T *p, T v)
+{
+  if (ATOMIC) atomicAdd(p, v);
+  else *p += v;
+}
+
+template <typename T, int N, bool ATOMIC>
+__global__ void __launch_bounds__(Lay3<N>::C * N * N) Apply3D(const Coef3<T, N> cf, const Geom g, const T *__restrict__ x, T *__restrict__ y)
+{
+  constexpr int LD = Lay3<N>::LD, PS = Lay3<N>::PS, CS = Lay3<N>::CS, C = Lay3<N>::C, NN = N * N;
+  __shared__ T  s0[C * CS], s1[C * CS];
+  const int     t = threadIdx.x, q = t / NN, c = t - q * NN, a = c % N, b = c / N;
+  T *const      S0 = s0 + q * CS, *const S1 = s1 + q * CS;
+  const long long cid    = (long long)blockIdx.x * C + q;
+  const bool      active = cid < g.ncells;
+  int             e[3]   = {0, 0, 0};
+
+  if (active) DecodeCell(g, cid, e);
+  /* this thread's (x,y) column in the gather and z pass: node (gx,gy,gz0+l) */
+  const int  gx = (N - 1) * e[0] + a, gy = (N - 1) * e[1] + b, gz0 = (N - 1) * e[2];
+  const bool bxy = g.dirichlet && (OnEdge(gx, g.nodes[0]) || OnEdge(gy, g.nodes[1]));
+
+  /* gather */
+  {
+    T v[N];
+    if (active) {
+      const long long plane = (long long)g.in_size[0] * g.in_size[1];
+      const T *xp = x + (((long long)(gz0 - g.in_start[2]) * g.in_size[1] + (gy - g.in_start[1])) * g.in_size[0] + (gx - g.in_start[0]));
+#pragma unroll
+      for (int l = 0; l < N; l++) v[l] = xp[l * plane];
+      if (g.dirichlet) {
+#pragma unroll
+        for (int l = 0; l < N; l++)
+          if (bxy || OnEdge(gz0 + l, g.nodes[2])) v[l] = T(0);
+      }
+    } else {
+#pragma unroll
+      for (int l = 0; l < N; l++) v[l] = T(0);
+    }
+#pragma unroll
+    for (int l = 0; l < N; l++) S0[l * PS + b * LD + a] = v[l];
+  }
+  __syncthreads();
+  /* x pass, thread (j,l) = (a,b) */
+  {
+    T   u[N];
+    T  *r0 = S0 + b * PS + a * LD, *r1 = S1 + b * PS + a * LD;
+#pragma unroll
+    for (int m = 0; m < N; m++) u[m] = r0[m];
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+      T sa = T(0), sb = T(0);
+#pragma unroll
+      for (int m = 0; m < N; m++) {
+        sa += cf.M[i * N + m] * u[m];
+        sb += cf.Kx[i * N + m] * u[m];
+      }
+      r0[i] = sa;
+      r1[i] = sb;
+    }
+  }
+  __syncthreads();
+  /* y pass, thread (i,l) = (a,b) */
+  {
+    T   av[N], bv[N];
+    T  *r0 = S0 + b * PS + a, *r1 = S1 + b * PS + a;
+#pragma unroll
+    for (int m = 0; m < N; m++) {
+      av[m] = r0[m * LD];
+      bv[m] = r1[m * LD];
+    }
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+      T sc = T(0), sd = T(0);
+#pragma unroll
+      for (int m = 0; m < N; m++) {
+        sc += cf.M[j * N + m] * av[m];
+        sd += cf.Ky[j * N + m] * av[m];
+        sd += cf.M[j * N + m] * bv[m];
+      }
+      r0[j * LD] = sc;
+      r1[j * LD] = sd;
+    }
+  }
+  __syncthreads();
+  /* z pass, thread (i,j) = (a,b), and scatter */
+  {
+    T        cv[N], dv[N];
+    const T *r0 = S0 + b * LD + a, *r1 = S1 + b * LD + a;
+#pragma unroll
+    for (int m = 0; m < N; m++) {
+      cv[m] = r0[m * PS];
+      dv[m] = r1[m * PS];
+    }
+    if (active) {
+      const long long plane = (long long)g.out_size[0] * g.out_size[1];
+      T *yp = y + (((long long)(gz0 - g.out_start[2]) * g.out_size[1] + (gy - g.out_start[1])) * g.out_size[0] + (gx - g.out_start[0]));
+#pragma unroll
+      for (int l = 0; l < N; l++) {
+        T sv = T(0);
+#pragma unroll
+        for (int m = 0; m < N; m++) {
+          sv += cf.Az[l * N + m] * cv[m];
+          sv += cf.M[l * N + m] * dv[m];
+        }
+        if (!(g.dirichlet && (bxy || OnEdge(gz0 + l, g.nodes[2])))) AddOut<ATOMIC>(yp + l * plane, sv);
+      }
+    }
+  }
+}
+
+template <typename T, int N, bool ATOMIC>
+__global__ void __launch_bounds__(Lay2<N>::C * N) Apply2D(const Coef2<T, N> cf, const Geom g, const T *__restrict__ x, T *__restrict__ y)
+{
+  constexpr int LD = Lay2<N>::LD, CS = Lay2<N>::CS, C = Lay2<N>::C;
+  __shared__ T  s0[C * CS], s1[C * CS];
+  const int     t = threadIdx.x, q = t / N, a = t - q * N;
+  T *const      S0 = s0 + q * CS, *const S1 = s1 + q * CS;
+  const long long cid    = (long long)blockIdx.x * C + q;
+  const bool      active = cid < g.ncells;
+  int             e[3]   = {0, 0, 0};
+
+  if (active) DecodeCell(g, cid, e);
+  /* this thread's y column in the gather and y pass: node (gx, gy0+j) */
+  const int  gx = (N - 1) * e[0] + a, gy0 = (N - 1) * e[1];
+  const bool bx = g.dirichlet && OnEdge(gx, g.nodes[0]);
+
+  {
+    T v[N];
+    if (active) {
+      const T *xp = x + ((long long)(gy0 - g.in_start[1]) * g.in_size[0] + (gx - g.in_start[0]));
+#pragma unroll
+      for (int j = 0; j < N; j++) v[j] = xp[(long long)j * g.in_size[0]];
+      if (g.dirichlet) {
+#pragma unroll
+        for (int j = 0; j < N; j++)
+          if (bx || OnEdge(gy0 + j, g.nodes[1])) v[j] = T(0);
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < N; j++) v[j] = T(0);
+    }
+#pragma unroll
+    for (int j = 0; j < N; j++) S0[j * LD + a] = v[j];
+  }
+  __syncthreads();
+  /* x pass, thread j = a */
+  {
+    T  u[N];
+    T *r0 = S0 + a * LD, *r1 = S1 + a * LD;
+#pragma unroll
+    for (int m = 0; m < N; m++) u[m] = r0[m];
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+      T sa = T(0), sb = T(0);
+#pragma unroll
+      for (int m = 0; m < N; m++) {
+        sa += cf.M[i * N + m] * u[m];
+        sb += cf.Kx[i * N + m] * u[m];
+      }
+      r0[i] = sa;
+      r1[i] = sb;
+    }
+  }
+  __syncthreads();
+  /* y pass, thread i = a, and scatter */
+  {
+    T        av[N], bv[N];
+    const T *r0 = S0 + a, *r1 = S1 + a;
+#pragma unroll
+    for (int m = 0; m < N; m++) {
+      av[m] = r0[m * LD];
+      bv[m] = r1[m * LD];
+    }
+    if (active) {
+      T *yp = y + ((long long)(gy0 - g.out_start[1]) * g.out_size[0] + (gx - g.out_start[0]));
+#pragma unroll
+      for (int j = 0; j < N; j++) {
+        T sv = T(0);
+#pragma unroll
+        for (int m = 0; m < N; m++) {
+          sv += cf.Ay[j * N + m] * av[m];
+          sv += cf.M[j * N + m] * bv[m];
+        }
+        if (!(g.dirichlet && (bx || OnEdge(gy0 + j, g.nodes[1])))) AddOut<ATOMIC>(yp + (long long)j * g.out_size[0], sv);
+      }
+    }
+  }
+}
+
+/* Diagonal: one thread per (cell, x-y column) in 3D, looping over z, or per (cell, x index) in 2D,
+   looping over y; not performance critical, so n is a run-time value. */
+struct DiagCoef {
+  double m[PW_MAX_N], s[PW_MAX_N]; /* diagonals of the 1D mass and stiffness matrices */
+  double cm, cs[3];
+};
+
+template <bool ATOMIC>
+__global__ void __launch_bounds__(256) Diagonal(const DiagCoef dc, const Geom g, double *__restrict__ y)
+{
+  const int       n = g.n, per = g.dim == 3 ? n * n : n; /* threads per cell */
+  const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long cid = tid / per;
+  int             e[3];
+
+  if (cid >= g.ncells) return;
+  const int a = (int)(tid - cid * per) % n, b = g.dim == 3 ? (int)(tid - cid * per) / n : 0;
+  DecodeCell(g, cid, e);
+  const int gx = (n - 1) * e[0] + a, gy0 = (n - 1) * e[1], gz0 = (n - 1) * e[2];
+  for (int l = 0; l < n; l++) {
+    double    v;
+    bool      bnd;
+    long long o;
+
+    if (g.dim == 3) {
+      const int gy = gy0 + b, gz = gz0 + l;
+
+      v   = dc.cm * dc.m[a] * dc.m[b] * dc.m[l] + dc.cs[0] * dc.s[a] * dc.m[b] * dc.m[l] + dc.cs[1] * dc.m[a] * dc.s[b] * dc.m[l] + dc.cs[2] * dc.m[a] * dc.m[b] * dc.s[l];
+      bnd = g.dirichlet && (OnEdge(gx, g.nodes[0]) || OnEdge(gy, g.nodes[1]) || OnEdge(gz, g.nodes[2]));
+      o   = ((long long)(gz - g.out_start[2]) * g.out_size[1] + (gy - g.out_start[1])) * g.out_size[0] + (gx - g.out_start[0]);
+    } else {
+      const int gy = gy0 + l;
+
+      v   = dc.cm * dc.m[a] * dc.m[l] + dc.cs[0] * dc.s[a] * dc.m[l] + dc.cs[1] * dc.m[a] * dc.s[l];
+      bnd = g.dirichlet && (OnEdge(gx, g.nodes[0]) || OnEdge(gy, g.nodes[1]));
+      o   = (long long)(gy - g.out_start[1]) * g.out_size[0] + (gx - g.out_start[0]);
+    }
+    if (!bnd) AddOut<ATOMIC>(y + o, v);
+  }
+}
+
+__global__ void __launch_bounds__(256) Boundary(const Geom g, const double *__restrict__ x, double *__restrict__ y)
+{
+  const long long sx = g.out_size[0], sxy = sx * g.out_size[1], total = sxy * g.out_size[2];
+
+  for (long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x; o < total; o += (long long)gridDim.x * blockDim.x) {
+    const long long lz = o / sxy, r = o - lz * sxy, ly = r / sx, lx = r - ly * sx;
+    const int       gx = g.out_start[0] + (int)lx, gy = g.out_start[1] + (int)ly, gz = g.out_start[2] + (int)lz;
+    const bool      bnd = OnEdge(gx, g.nodes[0]) || OnEdge(gy, g.nodes[1]) || (g.dim == 3 && OnEdge(gz, g.nodes[2]));
+
+    if (bnd) y[o] = x ? x[o] : 1.0;
+  }
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Host side */
+
+/* Validate the descriptor for apply/diagonal (use_in: x is read through the in box). Returns
+   cudaErrorInvalidValue for a bad descriptor; *empty is set when the cell range is empty. */
+static cudaError_t CheckDesc(const PatchworkTensorDesc *d, int use_in, int *empty)
+{
+  int k;
+
+  *empty = 0;
+  if (!d || (d->dim != 2 && d->dim != 3)) return cudaErrorInvalidValue;
+  k = d->degree;
+  if (k < 1 || k > (d->dim == 3 ? 8 : PW_MAX_DEGREE)) return cudaErrorInvalidValue;
+  if (d->scatter != PW_SCATTER_ATOMIC && d->scatter != PW_SCATTER_COLORED) return cudaErrorInvalidValue;
+  for (int dir = 0; dir < 3; dir++) {
+    if (dir >= d->dim) {
+      if (d->cell_start[dir] != 0 || d->cell_end[dir] != 1) return cudaErrorInvalidValue;
+      continue;
+    }
+    if (d->nodes[dir] < k + 1 || (d->nodes[dir] - 1) % k) return cudaErrorInvalidValue;
+    if (d->cell_start[dir] < 0 || d->cell_end[dir] > (d->nodes[dir] - 1) / k) return cudaErrorInvalidValue;
+    if (d->cell_end[dir] <= d->cell_start[dir]) *empty = 1;
+  }
+  if (*empty) return cudaSuccess;
+  for (int dir = 0; dir < 3; dir++) {
+    const int lo = dir < d->dim ? k * d->cell_start[dir] : 0, hi = dir < d->dim ? k * d->cell_end[dir] : 0;
+
+    if (use_in && (d->in_start[dir] > lo || hi >= d->in_start[dir] + d->in_size[dir])) return cudaErrorInvalidValue;
+    if (d->out_start[dir] > lo || hi >= d->out_start[dir] + d->out_size[dir]) return cudaErrorInvalidValue;
+  }
+  return cudaSuccess;
+}
+
+static Geom GeomFromDesc(const PatchworkTensorDesc *d)
+{
+  Geom g;
+
+  g.dim = d->dim;
+  g.n   = d->degree + 1;
+  for (int dir = 0; dir < 3; dir++) {
+    g.first[dir]     = d->cell_start[dir];
+    g.count[dir]     = d->cell_end[dir] - d->cell_start[dir];
+    g.nodes[dir]     = d->nodes[dir];
+    g.in_start[dir]  = d->in_start[dir];
+    g.in_size[dir]   = d->in_size[dir];
+    g.out_start[dir] = d->out_start[dir];
+    g.out_size[dir]  = d->out_size[dir];
+  }
+  g.step      = 1;
+  g.dirichlet = d->dirichlet ? 1 : 0;
+  g.ncells    = (long long)g.count[0] * g.count[1] * g.count[2];
+  return g;
+}
+
+/* Restrict g to the cells of one color (bit dir of color = parity of the cell index in dir);
+   returns 0 when the color has no cell. */
+static int GeomColor(const PatchworkTensorDesc *d, int color, Geom *g)
+{
+  g->step = 2;
+  for (int dir = 0; dir < 3; dir++) {
+    if (dir >= d->dim) {
+      g->first[dir] = 0;
+      g->count[dir] = 1;
+      continue;
+    }
+    const int par = (color >> dir) & 1, s = d->cell_start[dir], e = d->cell_end[dir];
+    const int f   = s + ((s & 1) != par ? 1 : 0);
+
+    g->first[dir] = f;
+    g->count[dir] = f < e ? (e - f + 1) / 2 : 0;
+  }
+  g->ncells = (long long)g->count[0] * g->count[1] * g->count[2];
+  return g->ncells > 0;
+}
+
+/* Launch kern over g (atomic) or over the 2^dim colors (colored), `per_block` cells per block */
+template <typename LaunchA, typename LaunchC>
+static cudaError_t LaunchScatter(const PatchworkTensorDesc *d, long long per_block, LaunchA launch_atomic, LaunchC launch_colored)
+{
+  Geom g = GeomFromDesc(d);
+
+  if (d->scatter == PW_SCATTER_ATOMIC) {
+    launch_atomic(g, (unsigned)((g.ncells + per_block - 1) / per_block));
+  } else {
+    for (int color = 0; color < (1 << d->dim); color++) {
+      if (!GeomColor(d, color, &g)) continue;
+      launch_colored(g, (unsigned)((g.ncells + per_block - 1) / per_block));
+    }
+  }
+  return cudaGetLastError();
+}
+
+template <typename T, int N>
+static cudaError_t Apply3(const PatchworkTensorDesc *d, const T *x, T *y, cudaStream_t s)
+{
+  Coef3<T, N> cf;
+  const double cm = d->coef_mass, *cs = d->coef_stiff;
+
+  for (int r = 0; r < N * N; r++) {
+    cf.M[r]  = (T)d->mass1d[r];
+    cf.Kx[r] = (T)(cs[0] * d->stiff1d[r]);
+    cf.Ky[r] = (T)(cs[1] * d->stiff1d[r]);
+    cf.Az[r] = (T)(cm * d->mass1d[r] + cs[2] * d->stiff1d[r]);
+  }
+  constexpr int C = Lay3<N>::C, threads = C * N * N;
+  return LaunchScatter(
+    d, C, [&](const Geom &g, unsigned blocks) { Apply3D<T, N, true><<<blocks, threads, 0, s>>>(cf, g, x, y); },
+    [&](const Geom &g, unsigned blocks) { Apply3D<T, N, false><<<blocks, threads, 0, s>>>(cf, g, x, y); });
+}
+
+template <typename T, int N>
+static cudaError_t Apply2(const PatchworkTensorDesc *d, const T *x, T *y, cudaStream_t s)
+{
+  Coef2<T, N> cf;
+  const double cm = d->coef_mass, *cs = d->coef_stiff;
+
+  for (int r = 0; r < N * N; r++) {
+    cf.M[r]  = (T)d->mass1d[r];
+    cf.Kx[r] = (T)(cs[0] * d->stiff1d[r]);
+    cf.Ay[r] = (T)(cm * d->mass1d[r] + cs[1] * d->stiff1d[r]);
+  }
+  constexpr int C = Lay2<N>::C, threads = C * N;
+  return LaunchScatter(
+    d, C, [&](const Geom &g, unsigned blocks) { Apply2D<T, N, true><<<blocks, threads, 0, s>>>(cf, g, x, y); },
+    [&](const Geom &g, unsigned blocks) { Apply2D<T, N, false><<<blocks, threads, 0, s>>>(cf, g, x, y); });
+}
+
+template <typename T>
+static cudaError_t ApplyDispatch(const PatchworkTensorDesc *d, const T *x, T *y, void *stream)
+{
+  cudaStream_t s = (cudaStream_t)stream;
+  int          empty;
+  cudaError_t  err = CheckDesc(d, 1, &empty);
+
+  if (err != cudaSuccess || empty) return err;
+  if (d->dim == 3) {
+    switch (d->degree) {
+    case 1: return Apply3<T, 2>(d, x, y, s);
+    case 2: return Apply3<T, 3>(d, x, y, s);
+    case 3: return Apply3<T, 4>(d, x, y, s);
+    case 4: return Apply3<T, 5>(d, x, y, s);
+    case 5: return Apply3<T, 6>(d, x, y, s);
+    case 6: return Apply3<T, 7>(d, x, y, s);
+    case 7: return Apply3<T, 8>(d, x, y, s);
+    case 8: return Apply3<T, 9>(d, x, y, s);
+    default: return cudaErrorInvalidValue;
+    }
+  }
+  switch (d->degree) {
+  case 1: return Apply2<T, 2>(d, x, y, s);
+  case 2: return Apply2<T, 3>(d, x, y, s);
+  case 3: return Apply2<T, 4>(d, x, y, s);
+  case 4: return Apply2<T, 5>(d, x, y, s);
+  case 5: return Apply2<T, 6>(d, x, y, s);
+  case 6: return Apply2<T, 7>(d, x, y, s);
+  case 7: return Apply2<T, 8>(d, x, y, s);
+  case 8: return Apply2<T, 9>(d, x, y, s);
+  case 9: return Apply2<T, 10>(d, x, y, s);
+  case 10: return Apply2<T, 11>(d, x, y, s);
+  default: return cudaErrorInvalidValue;
+  }
+}
+
+} // namespace
+
+extern "C" int PatchworkTensorApplyCUDA(const PatchworkTensorDesc *d, const double *x, double *y, void *stream)
+{
+  return (int)ApplyDispatch<double>(d, x, y, stream);
+}
+
+extern "C" int PatchworkTensorApplyCUDAFloat(const PatchworkTensorDesc *d, const float *x, float *y, void *stream)
+{
+  return (int)ApplyDispatch<float>(d, x, y, stream);
+}
+
+extern "C" int PatchworkTensorDiagonalCUDA(const PatchworkTensorDesc *d, double *y, void *stream)
+{
+  cudaStream_t s = (cudaStream_t)stream;
+  int          empty;
+  cudaError_t  err = CheckDesc(d, 0, &empty);
+  DiagCoef     dc;
+
+  if (err != cudaSuccess || empty) return (int)err;
+  const int n = d->degree + 1, per = d->dim == 3 ? n * n : n;
+  for (int i = 0; i < n; i++) {
+    dc.m[i] = d->mass1d[i * n + i];
+    dc.s[i] = d->stiff1d[i * n + i];
+  }
+  dc.cm    = d->coef_mass;
+  dc.cs[0] = d->coef_stiff[0];
+  dc.cs[1] = d->coef_stiff[1];
+  dc.cs[2] = d->dim == 3 ? d->coef_stiff[2] : 0.0;
+  /* 256 threads per block over (cell, column) pairs */
+  Geom g = GeomFromDesc(d);
+  auto blocks_of = [&](const Geom &gg) { return (unsigned)((gg.ncells * per + 255) / 256); };
+  if (d->scatter == PW_SCATTER_ATOMIC) {
+    Diagonal<true><<<blocks_of(g), 256, 0, s>>>(dc, g, y);
+  } else {
+    for (int color = 0; color < (1 << d->dim); color++) {
+      if (!GeomColor(d, color, &g)) continue;
+      Diagonal<false><<<blocks_of(g), 256, 0, s>>>(dc, g, y);
+    }
+  }
+  return (int)cudaGetLastError();
+}
+
+extern "C" int PatchworkTensorBoundaryCUDA(const PatchworkTensorDesc *d, const double *x, double *y, void *stream)
+{
+  cudaStream_t s = (cudaStream_t)stream;
+
+  if (!d || (d->dim != 2 && d->dim != 3)) return (int)cudaErrorInvalidValue;
+  if (!d->dirichlet) return (int)cudaSuccess;
+  Geom g = GeomFromDesc(d);
+  if (d->dim == 2) { /* the third direction is a single node, never a boundary */
+    g.out_size[2] = 1;
+  }
+  const long long total = (long long)g.out_size[0] * g.out_size[1] * g.out_size[2];
+  if (total <= 0) return (int)cudaSuccess;
+  const long long want   = (total + 255) / 256;
+  const unsigned  blocks = (unsigned)(want < 65536 * 16 ? want : 65536 * 16);
+  Boundary<<<blocks, 256, 0, s>>>(g, x, y);
+  return (int)cudaGetLastError();
+}
+
+extern "C" const char *PatchworkCUDAErrorString(int err)
+{
+  return cudaGetErrorString((cudaError_t)err);
+}

@@ -1,0 +1,68 @@
+/* Patchwork: GPU preconditioners and matrix-free operators for high-order finite elements in PETSc.
+   The one public header. */
+#ifndef PATCHWORK_H
+#define PATCHWORK_H
+
+#include <petscdmda.h>
+#include <petscksp.h>
+
+#define PATCHWORK_VERSION_MAJOR 0
+#define PATCHWORK_VERSION_MINOR 1
+#define PATCHWORK_VERSION_PATCH 0
+
+PETSC_EXTERN PetscErrorCode PatchworkInitializePackage(void);
+PETSC_EXTERN PetscErrorCode PatchworkFinalizePackage(void);
+
+/* Log events, registered by PatchworkInitializePackage() */
+PETSC_EXTERN PetscLogEvent PATCHWORK_TensorSetUp, PATCHWORK_TensorMult, PATCHWORK_TensorDiagonal;
+
+/*E
+  PatchworkTensorQuadrature - quadrature of the tensor-product operator
+
+  Values:
++ PATCHWORK_QUADRATURE_GAUSS        - k+1 Gauss points per direction (exact integration, default)
+- PATCHWORK_QUADRATURE_GAUSSLOBATTO - k+1 Gauss-Lobatto points collocated with the nodes (lumped mass)
+E*/
+typedef enum {
+  PATCHWORK_QUADRATURE_GAUSS,
+  PATCHWORK_QUADRATURE_GAUSSLOBATTO
+} PatchworkTensorQuadrature;
+PETSC_EXTERN const char *const PatchworkTensorQuadratures[];
+
+/*E
+  PatchworkTensorBC - boundary conditions of the tensor-product operator
+
+  Values:
++ PATCHWORK_BC_DIRICHLET - homogeneous Dirichlet; boundary rows and columns act as the identity (default)
+- PATCHWORK_BC_NATURAL   - natural (Neumann) conditions; every node is an unknown
+E*/
+typedef enum {
+  PATCHWORK_BC_DIRICHLET,
+  PATCHWORK_BC_NATURAL
+} PatchworkTensorBC;
+PETSC_EXTERN const char *const PatchworkTensorBCs[];
+
+/* What the operator is, for the preconditioners (and users) that need to know */
+typedef struct {
+  DM                        dm;        /* the DMDA node grid (not referenced) */
+  PetscInt                  dim, degree;
+  PetscInt                  cells[3];  /* cells per direction (1 in unused directions) */
+  PetscReal                 lower[3], upper[3]; /* the box */
+  PetscReal                 alpha, beta;        /* alpha*M + beta*K */
+  PatchworkTensorQuadrature quadrature;
+  PatchworkTensorBC         bc;
+} PatchworkTensorInfo;
+
+/* DMDA node grids for Q_k elements */
+PETSC_EXTERN PetscErrorCode PatchworkDMDACreateQk(MPI_Comm, PetscInt dim, PetscInt degree, const PetscInt cells[], const PetscReal lower[], const PetscReal upper[], DM *);
+PETSC_EXTERN PetscErrorCode PatchworkDMDASetCoordinatesQk(DM, PetscInt degree, const PetscReal lower[], const PetscReal upper[]);
+
+/* The matrix-free tensor-product operator (a MATSHELL) */
+PETSC_EXTERN PetscErrorCode MatCreatePatchworkTensor(DM, PetscInt degree, Mat *);
+PETSC_EXTERN PetscErrorCode MatPatchworkTensorSetCoefficients(Mat, PetscReal alpha, PetscReal beta);
+PETSC_EXTERN PetscErrorCode MatPatchworkTensorSetQuadrature(Mat, PatchworkTensorQuadrature);
+PETSC_EXTERN PetscErrorCode MatPatchworkTensorSetBC(Mat, PatchworkTensorBC);
+PETSC_EXTERN PetscErrorCode MatPatchworkTensorGetInfo(Mat, PatchworkTensorInfo *);
+PETSC_EXTERN PetscErrorCode MatIsPatchworkTensor(Mat, PetscBool *);
+
+#endif

@@ -1,0 +1,163 @@
+# Patchwork: GPU preconditioners and matrix-free operators for high-order finite elements in PETSc.
+#
+#   make run     dependencies, library, then the main example (examples/poisson)
+#   make check   dependencies, library, then the whole test suite (last line: N passed, N failed, N skipped)
+#   make lib     lib/libpatchwork.so and its plugin alias lib/libpetscpatchwork.so
+#   make bench   the benchmark drivers (run them on a GPU machine: bench/gpu.sh)
+#   make install PREFIX=/path   headers, libraries and lib/pkgconfig/patchwork.pc
+#   make deps    Debian's petsc-dev when no PETSC_DIR is given (idempotent)
+#   make deps-gpu  a CUDA-enabled PETSc packed under deps/ for the GPU machine (config/deps-gpu.sh)
+#
+# It builds with PETSc's own compilers and flags: PETSC_DIR (and PETSC_ARCH) select the PETSc;
+# without one, Debian's /usr/lib/petsc is used. A PETSc configured with CUDA gets the CUDA kernels
+# linked in; otherwise the kernels are still compiled (with nvcc, when present) as a check.
+
+PETSC_DIR_DEFAULT := /usr/lib/petsc
+PETSC_DIR ?= $(PETSC_DIR_DEFAULT)
+PREFIX    ?= /usr/local
+NVCC      ?= $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
+
+-include $(PETSC_DIR)/lib/petsc/conf/variables
+
+BUILD   := build
+LIBDIR  := lib
+LIBNAME := $(LIBDIR)/libpatchwork.so
+PLUGIN  := $(LIBDIR)/libpetscpatchwork.so
+
+PW_CFLAGS := -Iinclude -Isrc -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -O2
+CORE_SRC  := $(wildcard src/core/*.c)
+HOST_SRC  := $(wildcard src/sys/*.c src/mat/tensor/*.c)
+CUDA_SRC  := $(wildcard cuda/*.cu)
+CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/%.o)
+HOST_OBJ  := $(HOST_SRC:%.c=$(BUILD)/%.o)
+CUDA_OBJ  := $(CUDA_SRC:%.cu=$(BUILD)/%.o)
+
+# PETSc with CUDA: link the kernels into the library and tell the host code
+ifneq ($(strip $(CUDAC)),)
+  PW_HAVE_CUDA := 1
+  PW_CFLAGS    += -DPATCHWORK_HAVE_CUDA
+  LIB_OBJ      := $(CORE_OBJ) $(HOST_OBJ) $(CUDA_OBJ)
+  PW_NVCC      := $(CUDAC)
+  PW_NVCC_FLAGS := $(CUDAC_FLAGS) $(CUDA_INCLUDE) -Xcompiler -fPIC
+else
+  LIB_OBJ      := $(CORE_OBJ) $(HOST_OBJ)
+  PW_NVCC      := $(NVCC)
+  PW_NVCC_FLAGS := -Xcompiler -fPIC
+endif
+PW_NVCC_FLAGS += -O3 -std=c++17 -arch=sm_90 -Iinclude
+
+EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+UNIT     := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(wildcard tests/unit/*.c))
+PTESTS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/mat/test_*.c tests/dll/*.c))
+MATHELP  := $(filter-out tests/mat/test_%.c,$(wildcard tests/mat/*.c))
+
+.PHONY: all lib run check deps deps-gpu bench install clean examples tests cuda-check petsc-check
+.DELETE_ON_ERROR:
+
+all: lib examples
+
+# ---------------------------------------------------------------------- the two README commands
+run: deps
+	@$(MAKE) --no-print-directory lib examples
+	@echo "== examples/poisson: 3D Q4 Poisson, matrix-free operator, CG + Jacobi"
+	$(MPIEXEC) -n 1 $(BUILD)/examples/poisson -dim 3 -degree 4 -cells 8 -ksp_type cg -pc_type jacobi -ksp_rtol 1e-10
+
+check: deps
+	@$(MAKE) --no-print-directory lib examples tests cuda-check
+	@MPIEXEC="$(MPIEXEC)" PW_HAVE_CUDA="$(PW_HAVE_CUDA)" bash tests/run.sh
+
+# ---------------------------------------------------------------------- dependencies
+deps:
+	@PETSC_DIR="$(PETSC_DIR)" PETSC_DIR_DEFAULT="$(PETSC_DIR_DEFAULT)" bash config/deps.sh
+
+deps-gpu:
+	@bash config/deps-gpu.sh
+
+petsc-check:
+	@test -f "$(PETSC_DIR)/lib/petsc/conf/variables" || { echo "error: no PETSc at PETSC_DIR=$(PETSC_DIR); run 'make deps' or set PETSC_DIR"; exit 1; }
+
+# ---------------------------------------------------------------------- the library
+lib: petsc-check $(LIBNAME) $(PLUGIN)
+
+$(LIBNAME): $(LIB_OBJ)
+	@mkdir -p $(LIBDIR)
+	@echo "  LD    $@"
+	@$(PCC_LINKER) -shared -o $@ $(LIB_OBJ) $(PETSC_LIB) -lm
+
+# PETSc's -dll_append derives the registration symbol from the file name (libpetscpatchwork)
+$(PLUGIN): $(LIBNAME)
+	@ln -sf libpatchwork.so $@
+
+$(BUILD)/src/%.o: src/%.c $(wildcard include/*.h include/patchwork/*.h src/*/*.h src/*/*/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CC    $<"
+	@$(PCC) $(PCC_FLAGS) $(CFLAGS) $(CCPPFLAGS) $(PW_CFLAGS) -c $< -o $@
+
+$(BUILD)/cuda/%.o: cuda/%.cu $(wildcard include/patchwork/*.h cuda/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  NVCC  $<"
+	@$(PW_NVCC) $(PW_NVCC_FLAGS) -c $< -o $@
+
+# Without a CUDA PETSc the kernels are still compiled (CI has nvcc but no GPU)
+cuda-check:
+ifeq ($(strip $(NVCC)),)
+	@echo "cuda-check: no nvcc found; CUDA kernels not compiled"
+else
+	@$(MAKE) --no-print-directory $(CUDA_OBJ) $(BUILD)/tests/gpu/test_tensor_kernels
+endif
+
+$(BUILD)/tests/gpu/test_tensor_kernels: tests/gpu/test_tensor_kernels.cu $(CUDA_OBJ) $(CORE_SRC)
+	@mkdir -p $(dir $@)
+	@echo "  NVLD  $@"
+	@$(PW_NVCC) $(PW_NVCC_FLAGS) -o $@ $< $(CUDA_OBJ) $(CORE_SRC) -lm
+
+# ---------------------------------------------------------------------- examples and tests
+examples: lib $(EXAMPLES)
+
+$(BUILD)/examples/%: examples/%.c $(LIBNAME) include/patchwork.h
+	@mkdir -p $(dir $@)
+	@echo "  CCLD  $@"
+	@$(PCC) $(PCC_FLAGS) $(CFLAGS) $(CCPPFLAGS) -Iinclude -O2 -o $@ $< -L$(LIBDIR) -lpatchwork -Wl,-rpath,$(CURDIR)/$(LIBDIR) $(PETSC_LIB) -lm
+
+tests: $(UNIT) $(PTESTS)
+
+# PETSc-free unit tests of src/core
+$(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_SRC) $(wildcard include/patchwork/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CCLD  $@"
+	@$(CC) -std=c99 -O2 -Wall -Wextra -Iinclude -o $@ $< $(CORE_SRC) -lm
+
+# tests/dll/ programs are never linked against Patchwork: they reach it through -dll_append only
+$(BUILD)/tests/dll/%: tests/dll/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CCLD  $@"
+	@$(PCC) $(PCC_FLAGS) $(CFLAGS) $(CCPPFLAGS) -O2 -o $@ $< $(PETSC_LIB) -lm
+
+# tests/mat/test_*.c are programs; the other .c files there are helpers linked into each
+$(BUILD)/tests/mat/%: tests/mat/%.c $(LIBNAME) $(MATHELP) $(wildcard tests/mat/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CCLD  $@"
+	@$(PCC) $(PCC_FLAGS) $(CFLAGS) $(CCPPFLAGS) -Iinclude -O2 -o $@ $< $(MATHELP) -L$(LIBDIR) -lpatchwork -Wl,-rpath,$(CURDIR)/$(LIBDIR) $(PETSC_LIB) -lm
+
+# ---------------------------------------------------------------------- benchmarks
+bench: lib
+	@$(MAKE) --no-print-directory $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+
+$(BUILD)/bench/%: bench/%.c $(LIBNAME)
+	@mkdir -p $(dir $@)
+	@echo "  CCLD  $@"
+	@$(PCC) $(PCC_FLAGS) $(CFLAGS) $(CCPPFLAGS) -Iinclude -O2 -o $@ $< -L$(LIBDIR) -lpatchwork -Wl,-rpath,$(CURDIR)/$(LIBDIR) $(PETSC_LIB) -lm
+
+# ---------------------------------------------------------------------- install
+install: lib
+	install -d $(PREFIX)/include/patchwork $(PREFIX)/lib/pkgconfig
+	install -m 644 include/patchwork.h $(PREFIX)/include/
+	install -m 644 include/patchwork/*.h $(PREFIX)/include/patchwork/
+	install -m 755 $(LIBNAME) $(PREFIX)/lib/
+	ln -sf libpatchwork.so $(PREFIX)/lib/libpetscpatchwork.so
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/^#define PATCHWORK_VERSION_\(MAJOR\|MINOR\|PATCH\) *//p' include/patchwork.h | paste -sd.)|g' \
+	    -e 's|@PETSC_DIR@|$(PETSC_DIR)|g' config/patchwork.pc.in > $(PREFIX)/lib/pkgconfig/patchwork.pc
+	@echo "installed Patchwork into $(PREFIX)"
+
+clean:
+	rm -rf $(BUILD) $(LIBDIR)

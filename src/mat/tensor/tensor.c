@@ -1,0 +1,341 @@
+/* The matrix-free tensor-product operator alpha*M + beta*K: a MATSHELL on a DMDA Q_k node grid.
+   This file creates, configures and describes it; tensor_mult.c applies it. */
+#include "tensorimpl.h"
+
+static const char        *const ScatterTypes[] = {"atomic", "colored", "PatchworkScatter", "PW_SCATTER_", NULL};
+static PetscBool          cited                = PETSC_FALSE;
+static const char         citation[]           = "@article{CuiGrosseBleyKanschatStrzodka2024,\n"
+                                                 "  title   = {An implementation of tensor product patch smoothers on {GPU}s},\n"
+                                                 "  author  = {Cui, Cu and Grosse-Bley, Paul and Kanschat, Guido and Strzodka, Robert},\n"
+                                                 "  journal = {arXiv preprint arXiv:2405.19004},\n"
+                                                 "  year    = {2024}\n}\n";
+
+static PetscErrorCode MatDestroy_PatchworkTensor(Mat A)
+{
+  Mat_PatchworkTensor *ctx;
+
+  PetscFunctionBegin;
+  PetscCall(MatShellGetContext(A, &ctx));
+  PetscCall(VecDestroy(&ctx->xloc));
+  PetscCall(VecDestroy(&ctx->yloc));
+  PetscCall(VecDestroy(&ctx->work));
+  PetscCall(DMDestroy(&ctx->dm));
+  PetscCall(PetscFree(ctx));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatPatchworkTensorGetInfo_C", NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode GetContext(Mat A, Mat_PatchworkTensor **ctx)
+{
+  PetscBool is;
+
+  PetscFunctionBegin;
+  PetscCall(MatIsPatchworkTensor(A, &is));
+  PetscCheck(is, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "Mat is not a Patchwork tensor-product operator: create it with MatCreatePatchworkTensor()");
+  PetscCall(MatShellGetContext(A, ctx));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatView_PatchworkTensor(Mat A, PetscViewer viewer)
+{
+  Mat_PatchworkTensor *ctx;
+  PetscBool            ascii;
+  VecType              vtype;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
+  if (!ascii) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatShellGetContext(A, &ctx));
+  PetscCall(DMGetVecType(ctx->dm, &vtype));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "Patchwork tensor-product operator %g*M + %g*K, Q%" PetscInt_FMT " Lagrange on Gauss-Lobatto nodes, %" PetscInt_FMT "D\n", (double)ctx->alpha, (double)ctx->beta, ctx->degree, ctx->dim));
+  PetscCall(PetscViewerASCIIPushTab(viewer));
+  if (ctx->dim == 2) PetscCall(PetscViewerASCIIPrintf(viewer, "cells %" PetscInt_FMT " x %" PetscInt_FMT " on [%g,%g]x[%g,%g]\n", ctx->cells[0], ctx->cells[1], (double)ctx->lower[0], (double)ctx->upper[0], (double)ctx->lower[1], (double)ctx->upper[1]));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "cells %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " on [%g,%g]x[%g,%g]x[%g,%g]\n", ctx->cells[0], ctx->cells[1], ctx->cells[2], (double)ctx->lower[0], (double)ctx->upper[0], (double)ctx->lower[1], (double)ctx->upper[1], (double)ctx->lower[2], (double)ctx->upper[2]));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "quadrature: %s, %" PetscInt_FMT " points per direction; boundary conditions: %s\n", PatchworkTensorQuadratures[ctx->quadrature], ctx->degree + 1, PatchworkTensorBCs[ctx->bc]));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "backend: %s (vector type %s), precision double, scatter %s, %s\n", PetscDefined(HAVE_CUDA) && vtype && strstr(vtype, "cuda") ? "CUDA kernels on device vectors" : "CPU sum factorization", vtype ? vtype : "standard", ScatterTypes[ctx->scatter],
+                                   ctx->serial ? "one rank: no ghost exchange" : "ghost exchange through the DMDA"));
+  PetscCall(PetscViewerASCIIPopTab(viewer));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSetFromOptions_PatchworkTensor(Mat A, PatchworkOptionItems PetscOptionsObject)
+{
+  Mat_PatchworkTensor      *ctx;
+  PetscReal                 alpha, beta;
+  PetscBool                 set1, set2;
+  PatchworkTensorQuadrature q;
+  PatchworkTensorBC         bc;
+  PatchworkScatter          sc;
+
+  PetscFunctionBegin;
+  PetscCall(MatShellGetContext(A, &ctx));
+  alpha = ctx->alpha;
+  beta  = ctx->beta;
+  q     = ctx->quadrature;
+  bc    = ctx->bc;
+  sc    = ctx->scatter;
+  PetscOptionsHeadBegin(PetscOptionsObject, "Patchwork tensor-product operator options");
+  PetscCall(PetscOptionsReal("-mat_patchwork_alpha", "Coefficient of the mass matrix", "MatPatchworkTensorSetCoefficients", alpha, &alpha, &set1));
+  PetscCall(PetscOptionsReal("-mat_patchwork_beta", "Coefficient of the stiffness matrix", "MatPatchworkTensorSetCoefficients", beta, &beta, &set2));
+  if (set1 || set2) PetscCall(MatPatchworkTensorSetCoefficients(A, alpha, beta));
+  PetscCall(PetscOptionsEnum("-mat_patchwork_quadrature", "Quadrature", "MatPatchworkTensorSetQuadrature", PatchworkTensorQuadratures, (PetscEnum)q, (PetscEnum *)&q, &set1));
+  if (set1) PetscCall(MatPatchworkTensorSetQuadrature(A, q));
+  PetscCall(PetscOptionsEnum("-mat_patchwork_bc", "Boundary conditions", "MatPatchworkTensorSetBC", PatchworkTensorBCs, (PetscEnum)bc, (PetscEnum *)&bc, &set1));
+  if (set1) PetscCall(MatPatchworkTensorSetBC(A, bc));
+  PetscCall(PetscOptionsEnum("-mat_patchwork_scatter", "How CUDA kernels add cell results into shared nodes", "MatCreatePatchworkTensor", ScatterTypes, (PetscEnum)sc, (PetscEnum *)&sc, &set1));
+  if (set1) {
+    ctx->scatter   = sc;
+    ctx->descvalid = PETSC_FALSE;
+  }
+  PetscOptionsHeadEnd();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatPatchworkTensorGetInfo_Tensor(Mat A, PatchworkTensorInfo *info)
+{
+  Mat_PatchworkTensor *ctx;
+
+  PetscFunctionBegin;
+  PetscCall(MatShellGetContext(A, &ctx));
+  info->dm         = ctx->dm;
+  info->dim        = ctx->dim;
+  info->degree     = ctx->degree;
+  info->alpha      = ctx->alpha;
+  info->beta       = ctx->beta;
+  info->quadrature = ctx->quadrature;
+  info->bc         = ctx->bc;
+  for (PetscInt d = 0; d < 3; d++) {
+    info->cells[d] = ctx->cells[d];
+    info->lower[d] = ctx->lower[d];
+    info->upper[d] = ctx->upper[d];
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  MatIsPatchworkTensor - Whether a Mat is a Patchwork tensor-product operator
+
+  Not Collective
+
+  Input Parameter:
+. A - the matrix
+
+  Output Parameter:
+. is - `PETSC_TRUE` if A was created by `MatCreatePatchworkTensor()`
+
+  Level: intermediate
+
+.seealso: `MatCreatePatchworkTensor()`, `MatPatchworkTensorGetInfo()`
+@*/
+PetscErrorCode MatIsPatchworkTensor(Mat A, PetscBool *is)
+{
+  PetscErrorCode (*f)(Mat, PatchworkTensorInfo *) = NULL;
+
+  PetscFunctionBegin;
+  PetscAssertPointer(A, 1);
+  PetscAssertPointer(is, 2);
+  PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatPatchworkTensorGetInfo_C", &f));
+  *is = f ? PETSC_TRUE : PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  MatPatchworkTensorGetInfo - Describe a Patchwork tensor-product operator: DM, degree, box, coefficients
+
+  Not Collective
+
+  Input Parameter:
+. A - the operator
+
+  Output Parameter:
+. info - the description; info->dm is borrowed, not referenced
+
+  Level: intermediate
+
+.seealso: `MatCreatePatchworkTensor()`, `MatIsPatchworkTensor()`
+@*/
+PetscErrorCode MatPatchworkTensorGetInfo(Mat A, PatchworkTensorInfo *info)
+{
+  Mat_PatchworkTensor *ctx;
+
+  PetscFunctionBegin;
+  PetscAssertPointer(info, 2);
+  PetscCall(GetContext(A, &ctx));
+  PetscCall(MatPatchworkTensorGetInfo_Tensor(A, info));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  MatPatchworkTensorSetCoefficients - Set alpha and beta of the operator alpha*M + beta*K
+
+  Logically Collective
+
+  Input Parameters:
++ A     - the operator
+. alpha - coefficient of the mass matrix (default 0)
+- beta  - coefficient of the stiffness matrix (default 1)
+
+  Options Database Keys:
++ -mat_patchwork_alpha <alpha> - mass coefficient
+- -mat_patchwork_beta <beta>   - stiffness coefficient
+
+  Level: beginner
+
+.seealso: `MatCreatePatchworkTensor()`
+@*/
+PetscErrorCode MatPatchworkTensorSetCoefficients(Mat A, PetscReal alpha, PetscReal beta)
+{
+  Mat_PatchworkTensor *ctx;
+
+  PetscFunctionBegin;
+  PetscCall(GetContext(A, &ctx));
+  PetscCheck(!PetscIsInfOrNanReal(alpha) && !PetscIsInfOrNanReal(beta), PetscObjectComm((PetscObject)A), PETSC_ERR_FP, "Coefficients must be finite numbers, got alpha = %g, beta = %g", (double)alpha, (double)beta);
+  ctx->alpha     = alpha;
+  ctx->beta      = beta;
+  ctx->descvalid = PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  MatPatchworkTensorSetQuadrature - Choose the quadrature of the operator
+
+  Logically Collective
+
+  Input Parameters:
++ A - the operator
+- q - `PATCHWORK_QUADRATURE_GAUSS` (k+1 Gauss points, default) or `PATCHWORK_QUADRATURE_GAUSSLOBATTO`
+      (k+1 collocated Gauss-Lobatto points: diagonal mass)
+
+  Options Database Key:
+. -mat_patchwork_quadrature <gauss,gausslobatto> - the quadrature
+
+  Level: intermediate
+
+.seealso: `MatCreatePatchworkTensor()`
+@*/
+PetscErrorCode MatPatchworkTensorSetQuadrature(Mat A, PatchworkTensorQuadrature q)
+{
+  Mat_PatchworkTensor *ctx;
+
+  PetscFunctionBegin;
+  PetscCall(GetContext(A, &ctx));
+  PetscCheck(q == PATCHWORK_QUADRATURE_GAUSS || q == PATCHWORK_QUADRATURE_GAUSSLOBATTO, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "Unknown quadrature %d", (int)q);
+  ctx->quadrature = q;
+  ctx->descvalid  = PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  MatPatchworkTensorSetBC - Choose the boundary conditions of the operator
+
+  Logically Collective
+
+  Input Parameters:
++ A  - the operator
+- bc - `PATCHWORK_BC_DIRICHLET` (default: boundary rows and columns of the identity) or `PATCHWORK_BC_NATURAL`
+
+  Options Database Key:
+. -mat_patchwork_bc <dirichlet,natural> - the boundary conditions
+
+  Level: intermediate
+
+.seealso: `MatCreatePatchworkTensor()`
+@*/
+PetscErrorCode MatPatchworkTensorSetBC(Mat A, PatchworkTensorBC bc)
+{
+  Mat_PatchworkTensor *ctx;
+
+  PetscFunctionBegin;
+  PetscCall(GetContext(A, &ctx));
+  PetscCheck(bc == PATCHWORK_BC_DIRICHLET || bc == PATCHWORK_BC_NATURAL, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "Unknown boundary condition %d", (int)bc);
+  ctx->bc        = bc;
+  ctx->descvalid = PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  MatCreatePatchworkTensor - Create the matrix-free operator alpha*M + beta*K of continuous Q_k
+  Lagrange elements (Gauss-Lobatto nodes) on the axis-aligned box mesh whose node grid is a DMDA
+
+  Collective
+
+  Input Parameters:
++ dm     - a DMDA with k*N_d+1 nodes per direction, dof 1, `DMDA_STENCIL_BOX` of width >= k, no
+           periodicity; its coordinates, if set, must be the Gauss-Lobatto nodes of a uniform box
+           mesh (`PatchworkDMDACreateQk()` makes such a DM); without coordinates the box is [0,1]^d
+- degree - the polynomial degree k: 1..8 in 3D, 1..10 in 2D
+
+  Output Parameter:
+. A - a MATSHELL with `MatMult()`, `MatMultAdd()`, `MatMultTranspose()`, `MatGetDiagonal()`, `MatView()`;
+      its vectors have the DM's vector type, so `-dm_vec_type cuda` runs the CUDA kernels on device
+      vectors end to end
+
+  Options Database Keys (read by `MatSetFromOptions()`):
++ -mat_patchwork_alpha <0>                   - mass coefficient
+. -mat_patchwork_beta <1>                    - stiffness coefficient
+. -mat_patchwork_quadrature <gauss>          - gauss or gausslobatto
+. -mat_patchwork_bc <dirichlet>              - dirichlet or natural
+- -mat_patchwork_scatter <atomic>            - atomic or colored: how CUDA kernels add into shared nodes
+
+  Notes:
+  Each cell belongs to the rank that owns its first node; a rank applies its cells to the ghosted
+  local vector and adds the results back. On one rank the kernels act on the global arrays directly.
+  With Dirichlet conditions the boundary rows and columns are those of the identity, so that a
+  right-hand side with zero boundary entries gives a solution with zero boundary values.
+
+  Level: beginner
+
+.seealso: `PatchworkDMDACreateQk()`, `MatPatchworkTensorSetCoefficients()`, `MatPatchworkTensorGetInfo()`
+@*/
+PetscErrorCode MatCreatePatchworkTensor(DM dm, PetscInt degree, Mat *A)
+{
+  Mat_PatchworkTensor *ctx;
+  PetscInt             nlocal, N, cells[3];
+  PetscReal            lower[3], upper[3];
+  PetscMPIInt          size;
+  VecType              vtype;
+  Vec                  g;
+
+  PetscFunctionBegin;
+  PetscAssertPointer(dm, 1);
+  PetscAssertPointer(A, 3);
+  PetscCall(PatchworkInitializePackage());
+  PetscCall(PetscCitationsRegister(citation, &cited));
+  PetscCall(PatchworkDMDAGetQkGrid(dm, degree, cells, lower, upper)); /* before anything is allocated */
+  PetscCall(PetscNew(&ctx));
+  PetscCall(PetscArraycpy(ctx->cells, cells, 3));
+  PetscCall(PetscArraycpy(ctx->lower, lower, 3));
+  PetscCall(PetscArraycpy(ctx->upper, upper, 3));
+  PetscCall(PetscObjectReference((PetscObject)dm));
+  ctx->dm         = dm;
+  ctx->degree     = degree;
+  ctx->alpha      = 0;
+  ctx->beta       = 1;
+  ctx->quadrature = PATCHWORK_QUADRATURE_GAUSS;
+  ctx->bc         = PATCHWORK_BC_DIRICHLET;
+  ctx->scatter    = PW_SCATTER_ATOMIC;
+  PetscCall(DMGetDimension(dm, &ctx->dim));
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)dm), &size));
+  ctx->serial = size == 1 ? PETSC_TRUE : PETSC_FALSE;
+
+  PetscCall(DMGetGlobalVector(dm, &g));
+  PetscCall(VecGetLocalSize(g, &nlocal));
+  PetscCall(VecGetSize(g, &N));
+  PetscCall(DMRestoreGlobalVector(dm, &g));
+  PetscCall(MatCreateShell(PetscObjectComm((PetscObject)dm), nlocal, nlocal, N, N, ctx, A));
+  PetscCall(DMGetVecType(dm, &vtype));
+  PetscCall(MatShellSetVecType(*A, vtype));
+  PetscCall(MatShellSetOperation(*A, MATOP_MULT, PatchworkShellOp(MatMult_PatchworkTensor)));
+  PetscCall(MatShellSetOperation(*A, MATOP_MULT_TRANSPOSE, PatchworkShellOp(MatMult_PatchworkTensor)));
+  PetscCall(MatShellSetOperation(*A, MATOP_MULT_ADD, PatchworkShellOp(MatMultAdd_PatchworkTensor)));
+  PetscCall(MatShellSetOperation(*A, MATOP_MULT_TRANSPOSE_ADD, PatchworkShellOp(MatMultAdd_PatchworkTensor)));
+  PetscCall(MatShellSetOperation(*A, MATOP_GET_DIAGONAL, PatchworkShellOp(MatGetDiagonal_PatchworkTensor)));
+  PetscCall(MatShellSetOperation(*A, MATOP_VIEW, PatchworkShellOp(MatView_PatchworkTensor)));
+  PetscCall(MatShellSetOperation(*A, MATOP_SET_FROM_OPTIONS, PatchworkShellOp(MatSetFromOptions_PatchworkTensor)));
+  PetscCall(MatShellSetOperation(*A, MATOP_DESTROY, PatchworkShellOp(MatDestroy_PatchworkTensor)));
+  PetscCall(PetscObjectComposeFunction((PetscObject)*A, "MatPatchworkTensorGetInfo_C", MatPatchworkTensorGetInfo_Tensor));
+  PetscCall(MatSetDM(*A, dm));
+  PetscCall(MatSetOption(*A, MAT_SYMMETRIC, PETSC_TRUE));
+  PetscCall(MatSetOption(*A, MAT_SYMMETRY_ETERNAL, PETSC_TRUE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

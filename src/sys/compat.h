@@ -1,0 +1,35 @@
+/* Every difference between the PETSc versions Patchwork supports (3.18 .. newest) lives here. */
+#ifndef PATCHWORK_COMPAT_H
+#define PATCHWORK_COMPAT_H
+
+#include <petscsys.h>
+#include <petscmat.h>
+
+/* PETSC_SUCCESS names the zero error code since 3.19 */
+#if !PETSC_VERSION_GE(3, 19, 0)
+  #define PETSC_SUCCESS 0
+#endif
+
+/* PetscOptionItems is passed by value (it became a pointer type) since 3.23 */
+#if PETSC_VERSION_GE(3, 23, 0)
+typedef PetscOptionItems PatchworkOptionItems;
+#else
+typedef PetscOptionItems *PatchworkOptionItems;
+#endif
+
+/* MatShellSetOperation() takes a PetscErrorCodeFn* since 3.24 */
+#if PETSC_VERSION_GE(3, 24, 0)
+  #define PatchworkShellOp(f) ((PetscErrorCodeFn *)(f))
+#else
+  #define PatchworkShellOp(f) ((void (*)(void))(f))
+#endif
+
+/* PetscAssertPointer() is public since 3.20; before, pointer checks lived in private headers */
+#if !PETSC_VERSION_GE(3, 20, 0)
+  #define PetscAssertPointer(p, arg) \
+    do { \
+      if (!(p)) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "Null pointer: parameter # %d", (int)(arg)); \
+    } while (0)
+#endif
+
+#endif

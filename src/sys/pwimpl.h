@@ -1,0 +1,17 @@
+/* Private declarations shared by the host code in src/ (PETSc types allowed, no kernels). */
+#ifndef PATCHWORK_PWIMPL_H
+#define PATCHWORK_PWIMPL_H
+
+#include <patchwork.h>
+#include <patchwork/tensor_kernel.h>
+#include "compat.h"
+
+PETSC_INTERN PetscBool PatchworkPackageInitialized;
+
+/* The stream of PETSc's current device context (a cudaStream_t as void*). */
+PETSC_INTERN PetscErrorCode PatchworkGetDeviceStream(void **);
+/* Turn a kernel launcher's return code into a PETSc error naming the kernel. */
+PETSC_INTERN PetscErrorCode PatchworkCheckKernel(int, const char[]);
+#define PatchworkCallKernel(call) PetscCall(PatchworkCheckKernel((call), #call))
+
+#endif

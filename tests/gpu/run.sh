@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Everything that needs a GPU, in one call on the GPU machine (see README.md, "GPU runs"):
+# unpack the CUDA PETSc made by `make deps-gpu`, build against it, run the GPU tests (kernels vs the
+# CPU reference, the operator on device vectors vs an assembled matrix, the Poisson example on the
+# GPU), compute-sanitizer memcheck/racecheck, then the benchmarks. Logs go to $OUT (or build/gpu-out),
+# packed as logs.tar.gz; a short table is printed last.
+#   bash tests/gpu/run.sh [--no-bench] [--quick]
+set -u
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-build/gpu-out}
+L=build/gpu-logs
+mkdir -p "$OUT" "$L"
+BENCH=1 QUICK=
+for a in "$@"; do case $a in --no-bench) BENCH= ;; --quick) QUICK=1 ;; esac; done
+T0=$(date +%s)
+export PETSC_DIR=${PETSC_DIR:-/opt/patchwork/petsc-cuda} PETSC_ARCH=
+if [ ! -f "$PETSC_DIR/lib/petsc/conf/variables" ]; then
+  [ -f deps/petsc-cuda.tar.xz ] || { echo "no CUDA PETSc: run 'make deps-gpu' here and carry deps/"; exit 1; }
+  tar -C / -xJf deps/petsc-cuda.tar.xz || exit 1
+fi
+export LD_LIBRARY_PATH=$PETSC_DIR/lib:${LD_LIBRARY_PATH:-}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+MPI="mpiexec --allow-run-as-root --oversubscribe"
+GPU="-dm_vec_type cuda -use_gpu_aware_mpi 0"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$L/gpu.txt"
+echo "unpacked PETSc in $(($(date +%s) - T0)) s"
+
+ROWS=()
+row() { ROWS+=("$(printf '%-34s %-5s %s' "$1" "$2" "$3")"); echo ">> $1: $2 $3"; }
+# check NAME CMD...: run, keep the log, record ok/FAIL with the last line of output
+check() {
+  local name=$1 rc
+  shift
+  "$@" >"$L/$name.log" 2>&1
+  rc=$?
+  if [ $rc = 0 ]; then row "$name" ok "$(tail -n 1 "$L/$name.log" | cut -c1-90)"; else
+    row "$name" FAIL "exit $rc: $(tail -n 1 "$L/$name.log" | cut -c1-80)"
+    tail -n 20 "$L/$name.log"
+  fi
+}
+
+make -j16 lib examples tests bench cuda-check >"$L/build.log" 2>&1 || { tail -n 40 "$L/build.log"; row build FAIL "see build.log"; }
+grep -q PATCHWORK_HAVE_CUDA "$L/build.log" || true
+echo "built in $(($(date +%s) - T0)) s"
+
+# --- kernels alone: GPU vs CPU reference at every degree, then the sanitizers
+check kernels          build/tests/gpu/test_tensor_kernels
+check kernels-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 build/tests/gpu/test_tensor_kernels --quick
+check kernels-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 build/tests/gpu/test_tensor_kernels --quick
+
+# --- the operator on PETSc device vectors vs an independently assembled AIJ matrix
+check aij-gpu-n1       $MPI -n 1 build/tests/mat/test_tensor_aij $GPU
+check aij-gpu-n2       $MPI -n 2 build/tests/mat/test_tensor_aij $GPU
+
+# --- the Poisson example on the GPU: same iterations and error as on the CPU, no copies inside KSPSolve
+P="build/examples/poisson -dim 3 -degree 4 -cells 12"
+$P | grep summary: | sed 's/ solve_s=.*//' >"$L/poisson-cpu.txt"
+$P $GPU -log_view >"$L/poisson-gpu.log" 2>&1
+grep summary: "$L/poisson-gpu.log" | sed 's/ solve_s=.*//' >"$L/poisson-gpu.txt"
+if [ -s "$L/poisson-cpu.txt" ] && cmp -s "$L/poisson-cpu.txt" "$L/poisson-gpu.txt"; then row poisson-gpu-vs-cpu ok "$(cut -c1-90 "$L/poisson-gpu.txt")"; else
+  row poisson-gpu-vs-cpu FAIL "cpu: $(cat "$L/poisson-cpu.txt") gpu: $(cat "$L/poisson-gpu.txt")"; fi
+# -log_view: columns CpuToGpu Count/Size, GpuToCpu Count/Size, then GPU %F, are the last 5 of the KSPSolve row
+copies=$(awk '/^KSPSolve/ {print $(NF-4) + $(NF-2)}' "$L/poisson-gpu.log")
+if [ "$copies" = 0 ]; then row poisson-gpu-no-copies ok "KSPSolve: 0 host<->device copies"; else
+  row poisson-gpu-no-copies FAIL "KSPSolve copies: '${copies}' ($(grep '^KSPSolve' "$L/poisson-gpu.log"))"; fi
+check poisson-gpu-n2   $MPI -n 2 $P $GPU
+check poisson-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 build/examples/poisson -dim 3 -degree 3 -cells 3 $GPU
+check poisson-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 build/examples/poisson -dim 2 -degree 5 -cells 3 $GPU
+
+# --- the CPU suite against this (newer) PETSc
+check cpu-suite        bash tests/run.sh
+
+# --- benchmarks
+if [ -n "$BENCH" ]; then
+  check bench-kernels  build/bench/bench_tensor_kernels
+  if [ -n "$QUICK" ]; then DOFS="-dofs 1e6,2e7"; else DOFS="-dofs 1e5,1e6,1e7,6e7"; fi
+  check bench-matmult  build/bench/bench_matmult $GPU $DOFS
+fi
+
+tar -C build -czf "$OUT/logs.tar.gz" gpu-logs
+[ -f "$L/bench-kernels.log" ] && cp "$L/bench-kernels.log" "$OUT/"
+[ -f "$L/bench-matmult.log" ] && cp "$L/bench-matmult.log" "$OUT/"
+echo
+echo "== GPU results ($(cat "$L/gpu.txt"), $(($(date +%s) - T0)) s; logs in logs.tar.gz)"
+[ -f "$L/bench-matmult.log" ] && grep -A 100 '^vectors' "$L/bench-matmult.log"
+printf '%s\n' "${ROWS[@]}"
+n_fail=$(printf '%s\n' "${ROWS[@]}" | grep -c ' FAIL ')
+echo "$((${#ROWS[@]} - n_fail)) passed, $n_fail failed"
+[ "$n_fail" = 0 ]

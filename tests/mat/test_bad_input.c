@@ -1,0 +1,138 @@
+static const char help[] = "Bad input to the Patchwork operator must give a PETSc error that names the problem.\n";
+
+#include <patchwork.h>
+#include <petscdmshell.h>
+#include <math.h>
+
+static PetscInt failures = 0, cases = 0;
+
+/* The call must fail, and its message must contain the expected words */
+static PetscErrorCode Expect(PetscErrorCode code, const char what[], const char words[])
+{
+  char *msg = NULL;
+
+  PetscFunctionBeginUser;
+  cases++;
+  if (code) PetscCall(PetscErrorMessage(code, NULL, &msg));
+  if (code && msg && strstr(msg, words)) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "ok   %-34s -> %s\n", what, msg));
+  } else {
+    failures++;
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL %-34s -> %s (expected an error containing '%s')\n", what, code ? (msg ? msg : "(no message)") : "no error", words));
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode TryOperator(DM dm, PetscInt degree, const char what[], const char words[])
+{
+  Mat            A = NULL;
+  PetscErrorCode code;
+
+  PetscFunctionBeginUser;
+  code = MatCreatePatchworkTensor(dm, degree, &A);
+  PetscCall(Expect(code, what, words));
+  if (!code) PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode Grid2d(PetscInt M, PetscInt dof, PetscInt s, DMDAStencilType st, DMBoundaryType bt, DM *dm)
+{
+  PetscFunctionBeginUser;
+  PetscCall(DMDACreate2d(PETSC_COMM_WORLD, bt, bt, st, M, M, PETSC_DECIDE, PETSC_DECIDE, dof, s, NULL, NULL, dm));
+  PetscCall(DMSetUp(*dm));
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  const PetscInt cells[3] = {3, 3, 3};
+  DM             dm;
+  Mat            A, B;
+  Vec            x, y, z;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(PatchworkInitializePackage());
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+
+  /* the DM */
+  PetscCall(DMShellCreate(PETSC_COMM_WORLD, &dm));
+  PetscCall(TryOperator(dm, 2, "not a DMDA", "needs a DMDA"));
+  PetscCall(DMDestroy(&dm));
+  PetscCall(Grid2d(7, 2, 3, DMDA_STENCIL_BOX, DM_BOUNDARY_NONE, &dm));
+  PetscCall(TryOperator(dm, 3, "DMDA with dof 2", "dof"));
+  PetscCall(DMDestroy(&dm));
+  PetscCall(Grid2d(7, 1, 3, DMDA_STENCIL_STAR, DM_BOUNDARY_NONE, &dm));
+  PetscCall(TryOperator(dm, 3, "star stencil", "DMDA_STENCIL_BOX"));
+  PetscCall(DMDestroy(&dm));
+  PetscCall(Grid2d(7, 1, 1, DMDA_STENCIL_BOX, DM_BOUNDARY_NONE, &dm));
+  PetscCall(TryOperator(dm, 3, "stencil narrower than degree", "stencil width"));
+  PetscCall(DMDestroy(&dm));
+  PetscCall(Grid2d(8, 1, 3, DMDA_STENCIL_BOX, DM_BOUNDARY_NONE, &dm));
+  PetscCall(TryOperator(dm, 3, "grid not degree*cells+1", "not a Q3 node grid"));
+  PetscCall(DMDestroy(&dm));
+  PetscCall(Grid2d(7, 1, 3, DMDA_STENCIL_BOX, DM_BOUNDARY_PERIODIC, &dm));
+  PetscCall(TryOperator(dm, 3, "periodic DMDA", "boundary type"));
+  PetscCall(DMDestroy(&dm));
+
+  /* the mesh must be the Gauss-Lobatto node grid of a Cartesian box: equispaced nodes are not, for k=3 */
+  PetscCall(Grid2d(7, 1, 3, DMDA_STENCIL_BOX, DM_BOUNDARY_NONE, &dm));
+  PetscCall(DMDASetUniformCoordinates(dm, 0, 1, 0, 1, 0, 0));
+  PetscCall(TryOperator(dm, 3, "equispaced (non-GLL) coordinates", "not the Gauss-Lobatto nodes"));
+  PetscCall(DMDestroy(&dm));
+  PetscCall(PatchworkDMDACreateQk(PETSC_COMM_WORLD, 2, 3, cells, NULL, NULL, &dm));
+  {
+    Vec          c;
+    PetscScalar *a;
+
+    PetscCall(DMGetCoordinates(dm, &c));
+    PetscCall(VecGetArray(c, &a));
+    a[2 * 10 + 1] += 0.01; /* bend one grid line: the mesh is no longer Cartesian */
+    PetscCall(VecRestoreArray(c, &a));
+    PetscCall(DMSetCoordinates(dm, c));
+  }
+  PetscCall(TryOperator(dm, 3, "perturbed (non-Cartesian) mesh", "not the Gauss-Lobatto nodes"));
+  PetscCall(DMDestroy(&dm));
+
+  /* degrees and sizes */
+  PetscCall(Expect(PatchworkDMDACreateQk(PETSC_COMM_WORLD, 3, 9, cells, NULL, NULL, &dm), "degree 9 in 3D", "Degree 9 not supported"));
+  PetscCall(Expect(PatchworkDMDACreateQk(PETSC_COMM_WORLD, 2, 0, cells, NULL, NULL, &dm), "degree 0", "Degree 0 not supported"));
+  PetscCall(Expect(PatchworkDMDACreateQk(PETSC_COMM_WORLD, 4, 2, cells, NULL, NULL, &dm), "dimension 4", "Dimension 4"));
+  {
+    const PetscInt  none[2] = {3, 0};
+    const PetscReal lo[2] = {0, 1}, hi[2] = {1, 0.5};
+
+    PetscCall(Expect(PatchworkDMDACreateQk(PETSC_COMM_WORLD, 2, 2, none, NULL, NULL, &dm), "zero cells", "at least one cell"));
+    PetscCall(Expect(PatchworkDMDACreateQk(PETSC_COMM_WORLD, 2, 2, cells, lo, hi, &dm), "inverted box", "must exceed"));
+  }
+  PetscCall(PatchworkDMDACreateQk(PETSC_COMM_WORLD, 2, 2, cells, NULL, NULL, &dm));
+  PetscCall(TryOperator(dm, 3, "operator degree != grid degree", "stencil width"));
+
+  /* coefficients, vectors, and Mats that are not ours */
+  PetscCall(MatCreatePatchworkTensor(dm, 2, &A));
+  PetscCall(Expect(MatPatchworkTensorSetCoefficients(A, (PetscReal)NAN, 1.0), "NaN coefficient", "finite"));
+  PetscCall(Expect(MatPatchworkTensorSetCoefficients(A, 1.0, (PetscReal)INFINITY), "infinite coefficient", "finite"));
+  PetscCall(MatCreateVecs(A, &x, &y));
+  PetscCall(VecCreateMPI(PETSC_COMM_WORLD, PETSC_DECIDE, 5, &z));
+  PetscCall(VecSet(x, 1.0));
+  PetscCall(Expect(MatMult(A, z, y), "MatMult with a Vec of wrong size", "global dim"));
+  PetscCall(Expect(MatMult(A, x, x), "MatMult in place", "must be different"));
+  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, 4, 4, 1, NULL, 0, NULL, &B));
+  PetscCall(Expect(MatPatchworkTensorSetCoefficients(B, 1.0, 1.0), "setter on an AIJ matrix", "not a Patchwork"));
+  {
+    PatchworkTensorInfo info;
+
+    PetscCall(Expect(MatPatchworkTensorGetInfo(B, &info), "info of an AIJ matrix", "not a Patchwork"));
+  }
+  PetscCall(MatDestroy(&B));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscCall(VecDestroy(&z));
+  PetscCall(MatDestroy(&A));
+  PetscCall(DMDestroy(&dm));
+
+  PetscCall(PetscPopErrorHandler());
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "test_bad_input: %" PetscInt_FMT " cases, %" PetscInt_FMT " failed\n", cases, failures));
+  PetscCall(PetscFinalize());
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Patchwork's test suite (run by `make check` after the build). One line per test; the full output
+# of each test is in tests/results/<name>.log. Exit code 77 from a test program means "skipped"
+# (it prints why). The last line is "N passed, N failed, N skipped".
+set -u
+cd "$(dirname "$0")/.."
+B=build
+R=tests/results
+rm -rf "$R"
+mkdir -p "$R"
+MPIEXEC=${MPIEXEC:-mpiexec}
+# OpenMPI refuses root (CI runs as root) and more ranks than cores (CI has 2) unless told
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+passed=0 failed=0 skipped=0
+start_all=$(date +%s)
+
+report() { # name status seconds [detail]
+  printf '%-6s %-44s %4ss %s\n' "$2" "$1" "$3" "${4:-}"
+  case "$2" in ok) passed=$((passed + 1)) ;; skip) skipped=$((skipped + 1)) ;; *) failed=$((failed + 1)) ;; esac
+}
+
+# run NAME CMD...: pass on exit 0, skip on 77, fail otherwise (the end of the log is shown)
+run() {
+  local name=$1 t0 rc
+  shift
+  t0=$(date +%s)
+  mkdir -p "$(dirname "$R/$name")"
+  "$@" >"$R/$name.log" 2>&1
+  rc=$?
+  if [ $rc = 0 ]; then report "$name" ok $(($(date +%s) - t0))
+  elif [ $rc = 77 ]; then report "$name" skip $(($(date +%s) - t0)) "($(grep -m1 -i skip "$R/$name.log"))"
+  else
+    report "$name" FAIL $(($(date +%s) - t0)) "(exit $rc)"
+    tail -n 15 "$R/$name.log" | sed 's/^/    | /'
+  fi
+}
+
+# Timings and addresses differ between runs; everything else must match the expected output
+filter() { sed -E -e 's/solve time [0-9.e+-]+ s/solve time <t> s/' -e 's/solve_s=[0-9.e+-]+/solve_s=<t>/'; }
+
+# compare NAME EXPECTED CMD...: the filtered output must equal tests/output/EXPECTED
+compare() {
+  local name=$1 expected=tests/output/$2
+  shift 2
+  mkdir -p "$(dirname "$R/$name")"
+  "$@" 2>&1 | filter >"$R/$name.out"
+  diff -u "$expected" "$R/$name.out"
+}
+
+# poisson_order DIM K C1 C2: the L2 error must fall at order k+1 (within [k+0.8, k+1.6]) from C1 to C2 cells
+poisson_order() {
+  local dim=$1 k=$2 e1 e2
+  e1=$($B/examples/poisson -dim "$dim" -degree "$k" -cells "$3" -ksp_rtol 1e-13 | sed -n 's/.*l2err=\([^ ]*\).*/\1/p')
+  e2=$($B/examples/poisson -dim "$dim" -degree "$k" -cells "$4" -ksp_rtol 1e-13 | sed -n 's/.*l2err=\([^ ]*\).*/\1/p')
+  awk -v e1="$e1" -v e2="$e2" -v k="$k" -v c1="$3" -v c2="$4" -v dim="$dim" 'BEGIN {
+    if (e1 == "" || e2 == "") { print "no l2err in the output"; exit 1 }
+    p = log(e1 / e2) / log(c2 / c1);
+    printf "%dD Q%d, %d -> %d cells: L2 error %g -> %g, observed order %.3f (expected %d)\n", dim, k, c1, c2, e1, e2, p, k + 1;
+    exit !(p > k + 0.8 && p < k + 1.6) }'
+}
+
+# same_summary N: poisson on N ranks gives the serial iterations and L2 error
+same_summary() {
+  local opts="-dim 3 -degree 3 -cells 5" s1 sn
+  s1=$($B/examples/poisson $opts | grep summary: | sed -E 's/ solve_s=.*//')
+  sn=$($MPIEXEC -n "$1" $B/examples/poisson $opts | grep summary: | sed -E 's/ solve_s=.*//')
+  echo "1 rank : $s1"
+  echo "$1 ranks: $sn"
+  [ -n "$s1" ] && [ "$s1" = "$sn" ]
+}
+
+# no_leaks CMD...: PETSc's -malloc_dump lists every block still allocated at PetscFinalize()
+no_leaks() {
+  local out
+  out=$("$@" -malloc_debug -malloc_dump 2>&1) || { echo "$out"; return 1; }
+  echo "$out"
+  ! echo "$out" | grep -E -q '^\[ *[0-9]+\] *[0-9]+ bytes'
+}
+
+echo "Patchwork test suite ($(date -u +%Y-%m-%dT%H:%MZ)), logs in $R/"
+
+# --- PETSc-free unit tests of the 1D bases and the CPU reference kernels
+run unit/basis1d          $B/tests/unit/test_basis1d
+run unit/tensor_ref       $B/tests/unit/test_tensor_ref
+
+# --- the operator against an independently assembled AIJ matrix, serial and parallel
+run mat/tensor_aij-n1     $MPIEXEC -n 1 $B/tests/mat/test_tensor_aij
+run mat/tensor_aij-n2     $MPIEXEC -n 2 $B/tests/mat/test_tensor_aij
+run mat/bad_input         $B/tests/mat/test_bad_input
+
+# --- the Poisson example: convergence order, expected output, parallel consistency
+for k in 1 2 3 4; do run "poisson/order-2d-q$k" poisson_order 2 $k 4 8; done
+for k in 1 2 3 4; do run "poisson/order-3d-q$k" poisson_order 3 $k 3 6; done
+run poisson/output-3d-q3  compare poisson-3d-q3 poisson-3d-q3.out $B/examples/poisson -dim 3 -degree 3 -cells 4 -ksp_view
+run poisson/mpi-n2        same_summary 2
+run poisson/mpi-n4        same_summary 4
+run poisson/help          bash -c "$B/examples/poisson -help | grep -e '-mat_patchwork_quadrature' -e '-mat_patchwork_bc' -e '-degree'"
+run poisson/malloc-dump   no_leaks $B/examples/poisson -dim 2 -degree 3 -cells 4
+
+# --- the plugin route: a PETSc program never linked against Patchwork
+run dll/without-plugin    bash -c "$B/tests/dll/plain_dll; test \$? = 2"
+run dll/dll-append        $B/tests/dll/plain_dll -dll_append "$PWD/lib/libpetscpatchwork.so"
+run dll/dll-append-n2     $MPIEXEC -n 2 $B/tests/dll/plain_dll -dll_append "$PWD/lib/libpetscpatchwork.so"
+
+# --- memory errors and leaks on the CPU
+if command -v valgrind >/dev/null 2>&1; then
+  run valgrind/poisson    valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+                            $B/examples/poisson -dim 3 -degree 2 -cells 2
+  run valgrind/tensor_ref valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_tensor_ref
+else
+  report valgrind/poisson skip 0 "(SKIP: valgrind is not installed)"
+fi
+
+# --- GPU tests: need a CUDA device; the CUDA code is compiled in any case (make cuda-check)
+if [ -x $B/tests/gpu/test_tensor_kernels ]; then
+  run gpu/tensor_kernels  $B/tests/gpu/test_tensor_kernels
+else
+  report gpu/tensor_kernels skip 0 "(SKIP: not built: no nvcc)"
+fi
+if [ -z "${PW_HAVE_CUDA:-}" ]; then
+  report gpu/petsc-device-vectors skip 0 "(SKIP: this PETSc has no CUDA; tests/gpu/run.sh runs it on a GPU machine)"
+fi
+
+echo "suite time $(($(date +%s) - start_all)) s"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ $failed = 0 ]
