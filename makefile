@@ -64,7 +64,7 @@ run: deps
 
 check: deps
 	@$(MAKE) --no-print-directory lib examples tests cuda-check
-	@MPIEXEC="$(MPIEXEC)" PW_HAVE_CUDA="$(PW_HAVE_CUDA)" bash tests/run.sh
+	@MPIEXEC="$(MPIEXEC)" PW_HAVE_CUDA="$(PW_HAVE_CUDA)" PETSC_DIR="$(PETSC_DIR)" PCC="$(PCC)" bash tests/run.sh
 
 # ---------------------------------------------------------------------- dependencies
 deps:

@@ -12,7 +12,8 @@
    throughput of each variant and a bandwidth-model estimate of an assembled CSR SpMV:
    (2k+1)^dim nonzeros per row at 12 B each (value + column index) plus 16 B of vector traffic.
 
-   Usage: bench_tensor_kernels [--quick] [--reps N] [--dim 2|3] */
+   Usage: bench_tensor_kernels [--quick] [--reps N] [--dim 2|3] [--k K] [--size DOF]
+     --k, --size: only that degree / one grid of about DOF nodes (e.g. for a profiler run) */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
@@ -129,15 +130,18 @@ static double TimeApply(const PatchworkTensorDesc *d, const T *x, T *y, int reps
 
 int main(int argc, char **argv)
 {
-  int  reps = 20, only_dim = 0;
-  bool quick = false;
+  int    reps = 20, only_dim = 0, only_k = 0;
+  double only_size = 0;
+  bool   quick = false;
 
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--quick")) quick = true;
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--dim") && i + 1 < argc) only_dim = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--k") && i + 1 < argc) only_k = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--size") && i + 1 < argc) only_size = atof(argv[++i]);
     else {
-      fprintf(stderr, "usage: %s [--quick] [--reps N] [--dim 2|3]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--quick] [--reps N] [--dim 2|3] [--k K] [--size DOF]\n", argv[0]);
       return 2;
     }
   }
@@ -154,14 +158,21 @@ int main(int argc, char **argv)
 
   /* configurations */
   std::vector<Config> cfgs;
-  const std::vector<double> sizes3 = quick ? std::vector<double>{1e5, 4e6} : std::vector<double>{1e5, 4e6, 1e8};
-  const std::vector<double> sizes2 = quick ? std::vector<double>{1e6} : std::vector<double>{1e6, 1e8};
+  std::vector<double> sizes3 = quick ? std::vector<double>{1e5, 4e6} : std::vector<double>{1e5, 4e6, 1e8};
+  std::vector<double> sizes2 = quick ? std::vector<double>{1e6} : std::vector<double>{1e6, 1e8};
+  if (only_size > 0) sizes3 = sizes2 = std::vector<double>{only_size};
   if (only_dim != 2)
     for (int k = 1; k <= 8; k++)
-      for (double t : sizes3) cfgs.push_back(MakeConfig(3, k, t));
+      for (double t : sizes3)
+        if (!only_k || k == only_k) cfgs.push_back(MakeConfig(3, k, t));
   if (only_dim != 3)
     for (int k = 1; k <= 10; k++)
-      for (double t : sizes2) cfgs.push_back(MakeConfig(2, k, t));
+      for (double t : sizes2)
+        if (!only_k || k == only_k) cfgs.push_back(MakeConfig(2, k, t));
+  if (cfgs.empty()) {
+    fprintf(stderr, "no configuration selected\n");
+    return 2;
+  }
   long long maxdof = 0;
   for (auto &c : cfgs) maxdof = std::max(maxdof, c.dof);
 

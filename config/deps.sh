@@ -6,7 +6,7 @@ PETSC_DIR=${PETSC_DIR:-/usr/lib/petsc}
 PETSC_DIR_DEFAULT=${PETSC_DIR_DEFAULT:-/usr/lib/petsc}
 
 have_petsc() { [ -f "$PETSC_DIR/lib/petsc/conf/variables" ] && [ -f "$PETSC_DIR/include/petsc.h" ]; }
-have_tools() { command -v mpiexec >/dev/null 2>&1 && command -v mpicc >/dev/null 2>&1; }
+have_tools() { command -v mpiexec >/dev/null 2>&1 && command -v mpicc >/dev/null 2>&1 && command -v pkg-config >/dev/null 2>&1; }
 
 if have_petsc && have_tools; then exit 0; fi
 if [ "$PETSC_DIR" != "$PETSC_DIR_DEFAULT" ]; then
@@ -23,10 +23,10 @@ if [ "$(id -u)" != 0 ]; then
     echo "deps: installing petsc-dev needs root (or sudo): apt-get install petsc-dev" >&2; exit 1
   fi
 fi
-echo "deps: installing Debian's petsc-dev (PETSc, hypre, OpenMPI); this takes 2-4 minutes ..."
+echo "deps: installing Debian's petsc-dev (PETSc, hypre, OpenMPI) and pkg-config; this takes 2-4 minutes ..."
 start=$(date +%s)
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq >/dev/null
-$SUDO apt-get install -y -qq petsc-dev >/tmp/patchwork-deps.log 2>&1 || { tail -20 /tmp/patchwork-deps.log >&2; exit 1; }
+$SUDO apt-get install -y -qq petsc-dev pkg-config >/tmp/patchwork-deps.log 2>&1 || { tail -20 /tmp/patchwork-deps.log >&2; exit 1; }
 have_petsc || { echo "deps: petsc-dev installed but $PETSC_DIR has no PETSc" >&2; exit 1; }
 echo "deps: done in $(( $(date +%s) - start )) s"

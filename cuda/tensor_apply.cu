@@ -23,6 +23,7 @@
    launches, each over the cells whose index parity in every direction equals the color, and adds
    with plain loads and stores (cells of one color share no node). */
 #include <cuda_runtime.h>
+#include <math.h>
 #include <patchwork/tensor_kernel.h>
 
 namespace {
@@ -42,6 +43,18 @@ template <typename T, int N>
 struct Coef3 {
   T M[N * N], Kx[N * N], Ky[N * N], Az[N * N]; /* M, cs0 K, cs1 K, cm M + cs2 K */
 };
+/* The same four matrices split by even-odd decomposition, for centro-symmetric 1D matrices
+   (A[i][j] = A[n-1-i][n-1-j], true of mass and stiffness on Gauss-Lobatto nodes): with h = n/2,
+   he = (n+1)/2, ue[j] = u[j] + u[n-1-j] (j < h), ue[h] = u[h] (odd n), uo[j] = u[j] - u[n-1-j],
+     P_i = sum_j E[i][j] ue[j],  Q_i = sum_j O[i][j] uo[j],  (A u)[i] = P_i + Q_i, (A u)[n-1-i] = P_i - Q_i
+   with E[i][j] = (A[i][j] + A[i][n-1-j])/2, E[i][h] = A[i][h], O[i][j] = (A[i][j] - A[i][n-1-j])/2:
+   about half the multiply-adds and half the coefficients of the plain product. */
+template <typename T, int N>
+struct Coef3EO {
+  static constexpr int H = N / 2, HE = (N + 1) / 2;
+  T ME[HE * HE], MO[H * H], KxE[HE * HE], KxO[H * H], KyE[HE * HE], KyO[H * H], AzE[HE * HE], AzO[H * H];
+};
+
 template <typename T, int N>
 struct Coef2 {
   T M[N * N], Kx[N * N], Ay[N * N]; /* M, cs0 K, cm M + cs1 K */
@@ -51,14 +64,14 @@ struct Coef2 {
    C cells per block */
 template <int N>
 struct Lay3;
-template <> struct Lay3<2> { static constexpr int LD = 2, PS = 5, CS = 12, C = 64; };
-template <> struct Lay3<3> { static constexpr int LD = 3, PS = 9, CS = 27, C = 32; };
-template <> struct Lay3<4> { static constexpr int LD = 5, PS = 24, CS = 100, C = 16; };
-template <> struct Lay3<5> { static constexpr int LD = 5, PS = 25, CS = 125, C = 10; };
-template <> struct Lay3<6> { static constexpr int LD = 7, PS = 42, CS = 252, C = 8; };
-template <> struct Lay3<7> { static constexpr int LD = 7, PS = 52, CS = 369, C = 5; };
-template <> struct Lay3<8> { static constexpr int LD = 9, PS = 72, CS = 576, C = 4; };
-template <> struct Lay3<9> { static constexpr int LD = 9, PS = 81, CS = 729, C = 3; };
+template <> struct Lay3<2> { static constexpr int LD = 2, PS = 5, CS = 12, C = 64, MINB = 1; };
+template <> struct Lay3<3> { static constexpr int LD = 3, PS = 9, CS = 27, C = 32, MINB = 1; };
+template <> struct Lay3<4> { static constexpr int LD = 5, PS = 24, CS = 100, C = 16, MINB = 1; };
+template <> struct Lay3<5> { static constexpr int LD = 5, PS = 25, CS = 125, C = 10, MINB = 1; };
+template <> struct Lay3<6> { static constexpr int LD = 7, PS = 42, CS = 252, C = 8, MINB = 1; };
+template <> struct Lay3<7> { static constexpr int LD = 7, PS = 52, CS = 369, C = 5, MINB = 1; };
+template <> struct Lay3<8> { static constexpr int LD = 9, PS = 72, CS = 576, C = 4, MINB = 3; };
+template <> struct Lay3<9> { static constexpr int LD = 9, PS = 81, CS = 729, C = 3, MINB = 1; };
 
 /* 2D: entry (i,j) of cell slot q at q*CS + j*LD + i */
 template <int N>
@@ -97,8 +110,124 @@ __device__ __forceinline__ void AddOut(T *p, T v)
   else *p += v;
 }
 
-template <typename T, int N, bool ATOMIC>
-__global__ void __launch_bounds__(Lay3<N>::C * N * N) Apply3D(const Coef3<T, N> cf, const Geom g, const T *__restrict__ x, T *__restrict__ y)
+/* The three passes of the 3D apply on one line per thread, plain products: x pass a = M u,
+   b = cs0 K u; y pass c = M a, d = cs1 K a + M b; z pass v = (cm M + cs2 K) c + M d. */
+template <typename T, int N>
+__device__ __forceinline__ void PassX(const Coef3<T, N> &cf, const T (&u)[N], T (&a)[N], T (&b)[N])
+{
+#pragma unroll
+  for (int i = 0; i < N; i++) {
+    T sa = T(0), sb = T(0);
+#pragma unroll
+    for (int m = 0; m < N; m++) {
+      sa += cf.M[i * N + m] * u[m];
+      sb += cf.Kx[i * N + m] * u[m];
+    }
+    a[i] = sa;
+    b[i] = sb;
+  }
+}
+
+template <typename T, int N>
+__device__ __forceinline__ void PassY(const Coef3<T, N> &cf, const T (&a)[N], const T (&b)[N], T (&c)[N], T (&d)[N])
+{
+#pragma unroll
+  for (int j = 0; j < N; j++) {
+    T sc = T(0), sd = T(0);
+#pragma unroll
+    for (int m = 0; m < N; m++) {
+      sc += cf.M[j * N + m] * a[m];
+      sd += cf.Ky[j * N + m] * a[m];
+      sd += cf.M[j * N + m] * b[m];
+    }
+    c[j] = sc;
+    d[j] = sd;
+  }
+}
+
+template <typename T, int N>
+__device__ __forceinline__ void PassZ(const Coef3<T, N> &cf, const T (&c)[N], const T (&d)[N], T (&v)[N])
+{
+#pragma unroll
+  for (int l = 0; l < N; l++) {
+    T sv = T(0);
+#pragma unroll
+    for (int m = 0; m < N; m++) {
+      sv += cf.Az[l * N + m] * c[m];
+      sv += cf.M[l * N + m] * d[m];
+    }
+    v[l] = sv;
+  }
+}
+
+/* Even-odd versions */
+template <typename T, int N>
+__device__ __forceinline__ void Split(const T (&u)[N], T (&ue)[(N + 1) / 2], T (&uo)[N / 2])
+{
+#pragma unroll
+  for (int j = 0; j < N / 2; j++) {
+    ue[j] = u[j] + u[N - 1 - j];
+    uo[j] = u[j] - u[N - 1 - j];
+  }
+  if (N % 2) ue[N / 2] = u[N / 2];
+}
+
+/* v = A1 u1 (+ A2 u2 when TWO) from the even/odd parts */
+template <typename T, int N, bool TWO>
+__device__ __forceinline__ void EOApply(const T (&E1)[((N + 1) / 2) * ((N + 1) / 2)], const T (&O1)[(N / 2) * (N / 2)], const T (&ue1)[(N + 1) / 2], const T (&uo1)[N / 2],
+                                        const T (&E2)[((N + 1) / 2) * ((N + 1) / 2)], const T (&O2)[(N / 2) * (N / 2)], const T (&ue2)[(N + 1) / 2], const T (&uo2)[N / 2], T (&v)[N])
+{
+  constexpr int H = N / 2, HE = (N + 1) / 2;
+#pragma unroll
+  for (int i = 0; i < HE; i++) {
+    T p = T(0), q = T(0);
+#pragma unroll
+    for (int j = 0; j < HE; j++) {
+      p += E1[i * HE + j] * ue1[j];
+      if (TWO) p += E2[i * HE + j] * ue2[j];
+    }
+    if (i < H) {
+#pragma unroll
+      for (int j = 0; j < H; j++) {
+        q += O1[i * H + j] * uo1[j];
+        if (TWO) q += O2[i * H + j] * uo2[j];
+      }
+      v[i]         = p + q;
+      v[N - 1 - i] = p - q;
+    } else v[i] = p; /* the middle row of odd n */
+  }
+}
+
+template <typename T, int N>
+__device__ __forceinline__ void PassX(const Coef3EO<T, N> &cf, const T (&u)[N], T (&a)[N], T (&b)[N])
+{
+  T ue[(N + 1) / 2], uo[N / 2];
+  Split<T, N>(u, ue, uo);
+  EOApply<T, N, false>(cf.ME, cf.MO, ue, uo, cf.ME, cf.MO, ue, uo, a);
+  EOApply<T, N, false>(cf.KxE, cf.KxO, ue, uo, cf.KxE, cf.KxO, ue, uo, b);
+}
+
+template <typename T, int N>
+__device__ __forceinline__ void PassY(const Coef3EO<T, N> &cf, const T (&a)[N], const T (&b)[N], T (&c)[N], T (&d)[N])
+{
+  T ae[(N + 1) / 2], ao[N / 2], be[(N + 1) / 2], bo[N / 2];
+  Split<T, N>(a, ae, ao);
+  Split<T, N>(b, be, bo);
+  EOApply<T, N, false>(cf.ME, cf.MO, ae, ao, cf.ME, cf.MO, ae, ao, c);
+  EOApply<T, N, true>(cf.KyE, cf.KyO, ae, ao, cf.ME, cf.MO, be, bo, d);
+}
+
+template <typename T, int N>
+__device__ __forceinline__ void PassZ(const Coef3EO<T, N> &cf, const T (&c)[N], const T (&d)[N], T (&v)[N])
+{
+  T ce[(N + 1) / 2], co[N / 2], de[(N + 1) / 2], dd[N / 2];
+  Split<T, N>(c, ce, co);
+  Split<T, N>(d, de, dd);
+  EOApply<T, N, true>(cf.AzE, cf.AzO, ce, co, cf.ME, cf.MO, de, dd, v);
+}
+
+template <typename T, int N, bool ATOMIC, typename CF>
+__global__ void __launch_bounds__(Lay3<N>::C * N * N, Lay3<N>::MINB) Apply3D(const CF cf, const Geom g, const T *__restrict__ x, T *__restrict__ y)
 {
   constexpr int LD = Lay3<N>::LD, PS = Lay3<N>::PS, CS = Lay3<N>::CS, C = Lay3<N>::C, NN = N * N;
   __shared__ T  s0[C * CS], s1[C * CS];
@@ -134,51 +263,40 @@ __global__ void __launch_bounds__(Lay3<N>::C * N * N) Apply3D(const Coef3<T, N> 
     for (int l = 0; l < N; l++) S0[l * PS + b * LD + a] = v[l];
   }
   __syncthreads();
-  /* x pass, thread (j,l) = (a,b) */
+  /* x pass, thread (j,l) = (a,b): line (:,j,l), updated in place */
   {
-    T   u[N];
-    T  *r0 = S0 + b * PS + a * LD, *r1 = S1 + b * PS + a * LD;
+    T  u[N], va[N], vb[N];
+    T *r0 = S0 + b * PS + a * LD, *r1 = S1 + b * PS + a * LD;
 #pragma unroll
     for (int m = 0; m < N; m++) u[m] = r0[m];
+    PassX<T, N>(cf, u, va, vb);
 #pragma unroll
     for (int i = 0; i < N; i++) {
-      T sa = T(0), sb = T(0);
-#pragma unroll
-      for (int m = 0; m < N; m++) {
-        sa += cf.M[i * N + m] * u[m];
-        sb += cf.Kx[i * N + m] * u[m];
-      }
-      r0[i] = sa;
-      r1[i] = sb;
+      r0[i] = va[i];
+      r1[i] = vb[i];
     }
   }
   __syncthreads();
-  /* y pass, thread (i,l) = (a,b) */
+  /* y pass, thread (i,l) = (a,b): line (i,:,l) */
   {
-    T   av[N], bv[N];
-    T  *r0 = S0 + b * PS + a, *r1 = S1 + b * PS + a;
+    T  av[N], bv[N], vc[N], vd[N];
+    T *r0 = S0 + b * PS + a, *r1 = S1 + b * PS + a;
 #pragma unroll
     for (int m = 0; m < N; m++) {
       av[m] = r0[m * LD];
       bv[m] = r1[m * LD];
     }
+    PassY<T, N>(cf, av, bv, vc, vd);
 #pragma unroll
     for (int j = 0; j < N; j++) {
-      T sc = T(0), sd = T(0);
-#pragma unroll
-      for (int m = 0; m < N; m++) {
-        sc += cf.M[j * N + m] * av[m];
-        sd += cf.Ky[j * N + m] * av[m];
-        sd += cf.M[j * N + m] * bv[m];
-      }
-      r0[j * LD] = sc;
-      r1[j * LD] = sd;
+      r0[j * LD] = vc[j];
+      r1[j * LD] = vd[j];
     }
   }
   __syncthreads();
-  /* z pass, thread (i,j) = (a,b), and scatter */
+  /* z pass, thread (i,j) = (a,b): line (i,j,:) in registers, and scatter */
   {
-    T        cv[N], dv[N];
+    T        cv[N], dv[N], v[N];
     const T *r0 = S0 + b * LD + a, *r1 = S1 + b * LD + a;
 #pragma unroll
     for (int m = 0; m < N; m++) {
@@ -188,16 +306,10 @@ __global__ void __launch_bounds__(Lay3<N>::C * N * N) Apply3D(const Coef3<T, N> 
     if (active) {
       const long long plane = (long long)g.out_size[0] * g.out_size[1];
       T *yp = y + (((long long)(gz0 - g.out_start[2]) * g.out_size[1] + (gy - g.out_start[1])) * g.out_size[0] + (gx - g.out_start[0]));
+      PassZ<T, N>(cf, cv, dv, v);
 #pragma unroll
-      for (int l = 0; l < N; l++) {
-        T sv = T(0);
-#pragma unroll
-        for (int m = 0; m < N; m++) {
-          sv += cf.Az[l * N + m] * cv[m];
-          sv += cf.M[l * N + m] * dv[m];
-        }
-        if (!(g.dirichlet && (bxy || OnEdge(gz0 + l, g.nodes[2])))) AddOut<ATOMIC>(yp + l * plane, sv);
-      }
+      for (int l = 0; l < N; l++)
+        if (!(g.dirichlet && (bxy || OnEdge(gz0 + l, g.nodes[2])))) AddOut<ATOMIC>(yp + l * plane, v[l]);
     }
   }
 }
@@ -427,22 +539,69 @@ static cudaError_t LaunchScatter(const PatchworkTensorDesc *d, long long per_blo
   return cudaGetLastError();
 }
 
+/* Whether the n x n matrix is centro-symmetric to rounding: A[i][j] = A[n-1-i][n-1-j] */
+static bool CentroSymmetric(int n, const double *A)
+{
+  double amax = 0, dmax = 0;
+
+  for (int r = 0; r < n * n; r++) amax = fmax(amax, fabs(A[r]));
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) dmax = fmax(dmax, fabs(A[i * n + j] - A[(n - 1 - i) * n + (n - 1 - j)]));
+  return dmax <= 1e-13 * amax;
+}
+
+/* E (he x he) and O (h x h) of the even-odd split of the n x n matrix A (see Coef3EO) */
+template <typename T>
+static void SplitEO(int n, const double *A, T *E, T *O)
+{
+  const int h = n / 2, he = (n + 1) / 2;
+
+  for (int i = 0; i < he; i++) {
+    for (int j = 0; j < h; j++) E[i * he + j] = (T)(0.5 * (A[i * n + j] + A[i * n + n - 1 - j]));
+    if (n % 2) E[i * he + h] = (T)A[i * n + h];
+  }
+  for (int i = 0; i < h; i++)
+    for (int j = 0; j < h; j++) O[i * h + j] = (T)(0.5 * (A[i * n + j] - A[i * n + n - 1 - j]));
+}
+
+template <typename T, int N, typename CF>
+static cudaError_t Launch3(const PatchworkTensorDesc *d, const CF &cf, const T *x, T *y, cudaStream_t s)
+{
+  constexpr int C = Lay3<N>::C, threads = C * N * N;
+  return LaunchScatter(
+    d, C, [&](const Geom &g, unsigned blocks) { Apply3D<T, N, true, CF><<<blocks, threads, 0, s>>>(cf, g, x, y); },
+    [&](const Geom &g, unsigned blocks) { Apply3D<T, N, false, CF><<<blocks, threads, 0, s>>>(cf, g, x, y); });
+}
+
 template <typename T, int N>
 static cudaError_t Apply3(const PatchworkTensorDesc *d, const T *x, T *y, cudaStream_t s)
 {
-  Coef3<T, N> cf;
   const double cm = d->coef_mass, *cs = d->coef_stiff;
+  double       M[N * N], Kx[N * N], Ky[N * N], Az[N * N];
 
   for (int r = 0; r < N * N; r++) {
-    cf.M[r]  = (T)d->mass1d[r];
-    cf.Kx[r] = (T)(cs[0] * d->stiff1d[r]);
-    cf.Ky[r] = (T)(cs[1] * d->stiff1d[r]);
-    cf.Az[r] = (T)(cm * d->mass1d[r] + cs[2] * d->stiff1d[r]);
+    M[r]  = d->mass1d[r];
+    Kx[r] = cs[0] * d->stiff1d[r];
+    Ky[r] = cs[1] * d->stiff1d[r];
+    Az[r] = cm * d->mass1d[r] + cs[2] * d->stiff1d[r];
   }
-  constexpr int C = Lay3<N>::C, threads = C * N * N;
-  return LaunchScatter(
-    d, C, [&](const Geom &g, unsigned blocks) { Apply3D<T, N, true><<<blocks, threads, 0, s>>>(cf, g, x, y); },
-    [&](const Geom &g, unsigned blocks) { Apply3D<T, N, false><<<blocks, threads, 0, s>>>(cf, g, x, y); });
+  if (CentroSymmetric(N, d->mass1d) && CentroSymmetric(N, d->stiff1d)) {
+    Coef3EO<T, N> cf;
+    SplitEO(N, M, cf.ME, cf.MO);
+    SplitEO(N, Kx, cf.KxE, cf.KxO);
+    SplitEO(N, Ky, cf.KyE, cf.KyO);
+    SplitEO(N, Az, cf.AzE, cf.AzO);
+    return Launch3<T, N>(d, cf, x, y, s);
+  } else {
+    Coef3<T, N> cf;
+    for (int r = 0; r < N * N; r++) {
+      cf.M[r]  = (T)M[r];
+      cf.Kx[r] = (T)Kx[r];
+      cf.Ky[r] = (T)Ky[r];
+      cf.Az[r] = (T)Az[r];
+    }
+    return Launch3<T, N>(d, cf, x, y, s);
+  }
 }
 
 template <typename T, int N>

@@ -102,6 +102,17 @@ run dll/without-plugin    bash -c "$B/tests/dll/plain_dll; test \$? = 2"
 run dll/dll-append        $B/tests/dll/plain_dll -dll_append "$PWD/lib/libpetscpatchwork.so"
 run dll/dll-append-n2     $MPIEXEC -n 2 $B/tests/dll/plain_dll -dll_append "$PWD/lib/libpetscpatchwork.so"
 
+# --- make install and pkg-config: the example builds from the installed copy alone
+installed() {
+  local prefix=$PWD/$R/prefix
+  make --no-print-directory install PREFIX="$prefix" >/dev/null || return 1
+  cat "$prefix/lib/pkgconfig/patchwork.pc"
+  export PKG_CONFIG_PATH="$prefix/lib/pkgconfig:${PETSC_DIR:-/usr/lib/petsc}/lib/pkgconfig"
+  ${PCC:-mpicc} -o "$R/poisson-installed" examples/poisson.c $(pkg-config --cflags --libs patchwork) -Wl,-rpath,"$prefix/lib" -lm || return 1
+  "$R/poisson-installed" -dim 2 -degree 2 -cells 4 | grep summary:
+}
+run install/pkg-config    installed
+
 # --- memory errors and leaks on the CPU
 if command -v valgrind >/dev/null 2>&1; then
   run valgrind/poisson    valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
