@@ -9,15 +9,20 @@
    Launch geometry (3D): a block holds C cells and n^2 threads per cell. Each thread owns one line of
    the cell in every pass and applies the SAME n x n matrix to it, so all matrix entries are uniform
    across the block: with the loops fully unrolled (templates on n) they are compile-time offsets
-   into the kernel-parameter constant bank and go straight into the FMA as operands (no shared-memory
-   or register traffic for the matrices). The lines change direction between passes through shared
+   into the kernel-parameter constant bank, read through uniform registers (no shared-memory traffic
+   and no per-thread registers for the matrices). In 3D, when the 1D matrices are centro-symmetric
+   (always, for the mass and stiffness of the Gauss-Lobatto basis; checked on the host), each line
+   product uses the even-odd split (Coef3EO): half the FMAs and coefficients, fewer registers;
+   other matrices take the plain products (Coef3). The lines change direction between passes through shared
    memory, two buffers of n^3 per cell, updated in place (a thread writes only the line it has read):
      gather  thread (i,j): u(i,j,:) from x (coalesced in i)          -> S0
      x pass  thread (j,l): S0(:,j,l) -> a -> S0, b -> S1
      y pass  thread (i,l): S0(i,:,l), S1(i,:,l) -> c -> S0, d -> S1
      z pass  thread (i,j): S0(i,j,:), S1(i,j,:) -> v in registers -> y (coalesced in i)
    The paddings (LD, PS, CS below) were picked by counting shared-memory wavefronts of the three
-   access patterns for 4- and 8-byte words. 2D is the same with n threads per cell and two passes.
+   access patterns for 4- and 8-byte words. 2D is the same with n threads per cell and two passes
+   (plain products). Degrees: 1..8 in 3D, 1..10 in 2D; others return cudaErrorInvalidValue, as does
+   a descriptor whose boxes do not hold the nodes of its cells.
 
    Scatter: PW_SCATTER_ATOMIC adds with atomicAdd in one launch; PW_SCATTER_COLORED makes 2^dim
    launches, each over the cells whose index parity in every direction equals the color, and adds
@@ -61,7 +66,8 @@ struct Coef2 {
 };
 
 /* Shared-memory layout of a 3D cell tile: entry (i,j,l) of cell slot q at q*CS + l*PS + j*LD + i;
-   C cells per block */
+   C cells per block; MINB: minimum resident blocks for __launch_bounds__ (caps the registers of the
+   plain-product kernel at n = 8 to 80, so that 3 blocks fit; the even-odd kernels need fewer) */
 template <int N>
 struct Lay3;
 template <> struct Lay3<2> { static constexpr int LD = 2, PS = 5, CS = 12, C = 64, MINB = 1; };
