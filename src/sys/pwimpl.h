@@ -8,6 +8,16 @@
 
 PETSC_INTERN PetscBool PatchworkPackageInitialized;
 
+/* Arrays of up to two vectors read (r0, r1, NULL if unused) and one written (w), on one side */
+typedef struct {
+  const PetscScalar *r[2];
+  PetscScalar       *w;
+  PetscBool          device; /* all arrays are device pointers */
+  Vec                vr[2], vw;
+} PatchworkArrays;
+PETSC_INTERN PetscErrorCode PatchworkArraysGet(Vec, Vec, Vec, PatchworkArrays *);
+PETSC_INTERN PetscErrorCode PatchworkArraysRestore(PatchworkArrays *);
+
 /* The stream of PETSc's current device context (a cudaStream_t as void*). */
 PETSC_INTERN PetscErrorCode PatchworkGetDeviceStream(void **);
 /* Turn a kernel launcher's return code into a PETSc error naming the kernel. */

@@ -73,44 +73,6 @@ PetscErrorCode PatchworkTensorSetUpDescriptors(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Arrays of x (may be NULL) and y on one side: the device when both vectors live there, else the host */
-typedef struct {
-  const PetscScalar *x;
-  PetscScalar       *y;
-  PetscBool          device;
-} ArrayPair;
-
-static PetscErrorCode GetArrays(Vec x, Vec y, ArrayPair *p)
-{
-  PetscMemType mx = PETSC_MEMTYPE_DEVICE, my;
-
-  PetscFunctionBegin;
-  p->x = NULL;
-  PetscCall(VecGetArrayAndMemType(y, &p->y, &my));
-  if (x) PetscCall(VecGetArrayReadAndMemType(x, &p->x, &mx));
-  p->device = (PetscMemTypeDevice(my) && PetscMemTypeDevice(mx)) ? PETSC_TRUE : PETSC_FALSE;
-  if (p->device) PetscFunctionReturn(PETSC_SUCCESS);
-  /* host, or one vector on each side: take host arrays of both (PETSc copies what it must) */
-  PetscCall(VecRestoreArrayAndMemType(y, &p->y));
-  if (x) PetscCall(VecRestoreArrayReadAndMemType(x, &p->x));
-  PetscCall(VecGetArray(y, &p->y));
-  if (x) PetscCall(VecGetArrayRead(x, &p->x));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode RestoreArrays(Vec x, Vec y, ArrayPair *p)
-{
-  PetscFunctionBegin;
-  if (p->device) {
-    PetscCall(VecRestoreArrayAndMemType(y, &p->y));
-    if (x) PetscCall(VecRestoreArrayReadAndMemType(x, &p->x));
-  } else {
-    PetscCall(VecRestoreArray(y, &p->y));
-    if (x) PetscCall(VecRestoreArrayRead(x, &p->x));
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 typedef enum {
   KERNEL_APPLY,
   KERNEL_DIAGONAL,
@@ -119,10 +81,10 @@ typedef enum {
 
 static PetscErrorCode RunKernel(Mat_PatchworkTensor *ctx, KernelKind kind, const PatchworkTensorDesc *d, Vec x, Vec y)
 {
-  ArrayPair p;
+  PatchworkArrays p;
 
   PetscFunctionBegin;
-  PetscCall(GetArrays(x, y, &p));
+  PetscCall(PatchworkArraysGet(x, NULL, y, &p));
   if (p.device) {
 #if defined(PATCHWORK_HAVE_CUDA)
     void *stream;
@@ -131,13 +93,13 @@ static PetscErrorCode RunKernel(Mat_PatchworkTensor *ctx, KernelKind kind, const
     PetscCall(PetscLogGpuTimeBegin());
     switch (kind) {
     case KERNEL_APPLY:
-      PatchworkCallKernel(PatchworkTensorApplyCUDA(d, p.x, p.y, stream));
+      PatchworkCallKernel(PatchworkTensorApplyCUDA(d, p.r[0], p.w, stream));
       break;
     case KERNEL_DIAGONAL:
-      PatchworkCallKernel(PatchworkTensorDiagonalCUDA(d, p.y, stream));
+      PatchworkCallKernel(PatchworkTensorDiagonalCUDA(d, p.w, stream));
       break;
     case KERNEL_BOUNDARY:
-      PatchworkCallKernel(PatchworkTensorBoundaryCUDA(d, p.x, p.y, stream));
+      PatchworkCallKernel(PatchworkTensorBoundaryCUDA(d, p.r[0], p.w, stream));
       break;
     }
     PetscCall(PetscLogGpuTimeEnd());
@@ -148,18 +110,18 @@ static PetscErrorCode RunKernel(Mat_PatchworkTensor *ctx, KernelKind kind, const
   } else {
     switch (kind) {
     case KERNEL_APPLY:
-      PatchworkTensorApplyRef(d, p.x, p.y);
+      PatchworkTensorApplyRef(d, p.r[0], p.w);
       break;
     case KERNEL_DIAGONAL:
-      PatchworkTensorDiagonalRef(d, p.y);
+      PatchworkTensorDiagonalRef(d, p.w);
       break;
     case KERNEL_BOUNDARY:
-      PatchworkTensorBoundaryRef(d, p.x, p.y);
+      PatchworkTensorBoundaryRef(d, p.r[0], p.w);
       break;
     }
     if (kind == KERNEL_APPLY) PetscCall(PetscLogFlops(ctx->flops));
   }
-  PetscCall(RestoreArrays(x, y, &p));
+  PetscCall(PatchworkArraysRestore(&p));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

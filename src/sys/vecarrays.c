@@ -1,0 +1,47 @@
+/* Raw arrays of the vectors a kernel reads and writes, all on one side: the device when every
+   vector lives there, else the host (PETSc copies what it must). Kernels are chosen by this side. */
+#include "pwimpl.h"
+
+PetscErrorCode PatchworkArraysGet(Vec r0, Vec r1, Vec w, PatchworkArrays *a)
+{
+  const Vec    in[2] = {r0, r1};
+  PetscMemType mt;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(a, sizeof(*a)));
+  a->vw = w;
+  for (int i = 0; i < 2; i++) a->vr[i] = in[i] == w ? NULL : in[i]; /* a vector both read and written is got once */
+  a->device = PETSC_TRUE;
+  PetscCall(VecGetArrayAndMemType(w, &a->w, &mt));
+  if (!PetscMemTypeDevice(mt)) a->device = PETSC_FALSE;
+  for (int i = 0; i < 2; i++) {
+    if (!a->vr[i]) continue;
+    PetscCall(VecGetArrayReadAndMemType(a->vr[i], &a->r[i], &mt));
+    if (!PetscMemTypeDevice(mt)) a->device = PETSC_FALSE;
+  }
+  if (!a->device) { /* host, or vectors on both sides: take host arrays of all */
+    PetscCall(VecRestoreArrayAndMemType(w, &a->w));
+    PetscCall(VecGetArray(w, &a->w));
+    for (int i = 0; i < 2; i++) {
+      if (!a->vr[i]) continue;
+      PetscCall(VecRestoreArrayReadAndMemType(a->vr[i], &a->r[i]));
+      PetscCall(VecGetArrayRead(a->vr[i], &a->r[i]));
+    }
+  }
+  for (int i = 0; i < 2; i++)
+    if (in[i] == w) a->r[i] = a->w;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PatchworkArraysRestore(PatchworkArrays *a)
+{
+  PetscFunctionBegin;
+  for (int i = 0; i < 2; i++) {
+    if (!a->vr[i]) continue;
+    if (a->device) PetscCall(VecRestoreArrayReadAndMemType(a->vr[i], &a->r[i]));
+    else PetscCall(VecRestoreArrayRead(a->vr[i], &a->r[i]));
+  }
+  if (a->device) PetscCall(VecRestoreArrayAndMemType(a->vw, &a->w));
+  else PetscCall(VecRestoreArray(a->vw, &a->w));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
