@@ -14,7 +14,7 @@ PETSC_EXTERN PetscErrorCode PatchworkInitializePackage(void);
 PETSC_EXTERN PetscErrorCode PatchworkFinalizePackage(void);
 
 /* Log events, registered by PatchworkInitializePackage() */
-PETSC_EXTERN PetscLogEvent PATCHWORK_TensorSetUp, PATCHWORK_TensorMult, PATCHWORK_TensorDiagonal;
+PETSC_EXTERN PetscLogEvent PATCHWORK_TensorSetUp, PATCHWORK_TensorMult, PATCHWORK_TensorDiagonal, PATCHWORK_VPSetUp, PATCHWORK_VPApply, PATCHWORK_VPCoarse;
 
 /*E
   PatchworkTensorQuadrature - quadrature of the tensor-product operator
@@ -52,6 +52,43 @@ typedef struct {
   PatchworkTensorQuadrature quadrature;
   PatchworkTensorBC         bc;
 } PatchworkTensorInfo;
+
+/*J
+  PCVERTEXPATCH - "vertexpatch": geometric multigrid with multiplicative vertex-patch Schwarz smoothing
+J*/
+#define PCVERTEXPATCH "vertexpatch"
+
+/*E
+  PatchworkVPType - how the vertex patches of PCVERTEXPATCH are combined
+
+  Values:
++ PATCHWORK_VP_MULTIPLICATIVE - colors one after the other, each seeing the updates of the previous (default)
+- PATCHWORK_VP_ADDITIVE       - all patches from the same residual, damped
+E*/
+typedef enum {
+  PATCHWORK_VP_MULTIPLICATIVE,
+  PATCHWORK_VP_ADDITIVE
+} PatchworkVPType;
+PETSC_EXTERN const char *const PatchworkVPTypes[];
+
+/*E
+  PatchworkVPKernel - how a multiplicative smoothing step computes residuals (Cui et al. 2024, table 4)
+
+  Values:
++ PATCHWORK_VP_KERNEL_FUSED  - local residual on each patch and local solve in one kernel (default)
+- PATCHWORK_VP_KERNEL_GLOBAL - global residual with the operator, then the local solves
+E*/
+typedef enum {
+  PATCHWORK_VP_KERNEL_FUSED,
+  PATCHWORK_VP_KERNEL_GLOBAL
+} PatchworkVPKernel;
+PETSC_EXTERN const char *const PatchworkVPKernels[];
+
+PETSC_EXTERN PetscErrorCode PCVertexPatchSetLevels(PC, PetscInt);
+PETSC_EXTERN PetscErrorCode PCVertexPatchGetLevels(PC, PetscInt *);
+PETSC_EXTERN PetscErrorCode PCVertexPatchSetType(PC, PatchworkVPType);
+PETSC_EXTERN PetscErrorCode PCVertexPatchSetSmoothSteps(PC, PetscInt);
+PETSC_EXTERN PetscErrorCode PCVertexPatchFMG(PC, Vec, Vec);
 
 /* DMDA node grids for Q_k elements */
 PETSC_EXTERN PetscErrorCode PatchworkDMDACreateQk(MPI_Comm, PetscInt dim, PetscInt degree, const PetscInt cells[], const PetscReal lower[], const PetscReal upper[], DM *);

@@ -69,6 +69,45 @@ same_summary() {
   [ -n "$s1" ] && [ "$s1" = "$sn" ]
 }
 
+# vp_its DIM K CELLS LO HI [OPTIONS...]: GMRES with one PCVERTEXPATCH V-cycle per iteration, f = 1,
+# residual reduction 1e-9, needs between LO and HI iterations (Cui et al. 2024, tables 1 and 2)
+vp_its() {
+  local dim=$1 k=$2 c=$3 lo=$4 hi=$5 out its
+  shift 5
+  out=$($B/examples/poisson -dim "$dim" -degree "$k" -cells "$c" -rhs one -ksp_type gmres -ksp_pc_side right \
+          -ksp_rtol 1e-9 -pc_type vertexpatch "$@" 2>&1) || { echo "$out"; return 1; }
+  echo "$out" | tail -n 3
+  its=$(echo "$out" | sed -n 's/.* its=\([0-9]*\) reason=CONVERGED.*/\1/p')
+  echo "iterations: ${its:-none}, expected $lo..$hi"
+  [ -n "$its" ] && [ "$its" -ge "$lo" ] && [ "$its" -le "$hi" ]
+}
+
+# same_iterates NAME OPTS_A -- OPTS_B: two runs of the Poisson example give the same iterations and error
+same_run() {
+  local a b
+  a=$($B/examples/poisson $1 | grep summary: | sed -E 's/ solve_s=.*//')
+  b=$($B/examples/poisson $2 | grep summary: | sed -E 's/ solve_s=.*//')
+  echo "A: $a"; echo "B: $b"
+  [ -n "$a" ] && [ "$(echo "$a" | sed 's/.*its=//')" = "$(echo "$b" | sed 's/.*its=//')" ]
+}
+
+# vp_mpi N DIM K CELLS: the iteration count on N ranks is within 1 of the serial one
+vp_mpi() {
+  local o="-dim $2 -degree $3 -cells $4 -rhs one -ksp_type gmres -ksp_pc_side right -ksp_rtol 1e-9 -pc_type vertexpatch" i1 in
+  i1=$($B/examples/poisson $o | sed -n 's/.* its=\([0-9]*\) .*/\1/p')
+  in=$($MPIEXEC -n "$1" $B/examples/poisson $o | sed -n 's/.* its=\([0-9]*\) .*/\1/p')
+  echo "1 rank: $i1 iterations, $1 ranks: $in iterations"
+  [ -n "$i1" ] && [ -n "$in" ] && [ $((in - i1)) -le 1 ] && [ $((i1 - in)) -le 1 ]
+}
+
+# expect_fail PATTERN CMD...: the command fails and says PATTERN
+expect_fail() {
+  local pattern=$1 out
+  shift
+  if out=$("$@" 2>&1); then echo "$out"; echo "expected a failure"; return 1; fi
+  echo "$out" | grep -m1 -- "$pattern"
+}
+
 # no_leaks CMD...: PETSc's -malloc_dump lists every block still allocated at PetscFinalize()
 no_leaks() {
   local out
@@ -82,6 +121,8 @@ echo "Patchwork test suite ($(date -u +%Y-%m-%dT%H:%MZ)), logs in $R/"
 # --- PETSc-free unit tests of the 1D bases and the CPU reference kernels
 run unit/basis1d          $B/tests/unit/test_basis1d
 run unit/tensor_ref       $B/tests/unit/test_tensor_ref
+run unit/patch_ref        $B/tests/unit/test_patch_ref
+run unit/transfer_ref     $B/tests/unit/test_transfer_ref
 
 # --- the operator against an independently assembled AIJ matrix, serial and parallel
 run mat/tensor_aij-n1     $MPIEXEC -n 1 $B/tests/mat/test_tensor_aij
@@ -96,6 +137,28 @@ run poisson/mpi-n2        same_summary 2
 run poisson/mpi-n4        same_summary 4
 run poisson/help          bash -c "$B/examples/poisson -help | grep -e '-mat_patchwork_quadrature' -e '-mat_patchwork_bc' -e '-degree'"
 run poisson/malloc-dump   no_leaks $B/examples/poisson -dim 2 -degree 3 -cells 4
+
+# --- PCVERTEXPATCH: the paper's iteration counts (+-1) on small grids
+for k in 1 2 3 4 5 6; do
+  case $k in 1) lo=6 hi=10 ;; 2) lo=4 hi=6 ;; 3|4|5) lo=2 hi=4 ;; *) lo=1 hi=3 ;; esac
+  run "vertexpatch/its-2d-q$k" vp_its 2 $k 16 $lo $hi
+done
+for k in 1 2 3 4; do
+  case $k in 1) lo=5 hi=7 ;; 2) lo=4 hi=6 ;; *) lo=2 hi=4 ;; esac
+  run "vertexpatch/its-3d-q$k" vp_its 3 $k 8 $lo $hi
+done
+
+VP="-rhs one -ksp_type gmres -ksp_pc_side right -ksp_rtol 1e-9 -pc_type vertexpatch"
+run vertexpatch/fused-eq-global  same_run "-dim 3 -degree 3 -cells 4 $VP" "-dim 3 -degree 3 -cells 4 $VP -pc_vertexpatch_kernel global"
+run vertexpatch/mpi-n2-2d        vp_mpi 2 2 4 16
+run vertexpatch/mpi-n4-3d        vp_mpi 4 3 2 8
+run vertexpatch/cg-symmetric     $B/examples/poisson -dim 3 -degree 4 -cells 4 -ksp_type cg -pc_type vertexpatch -pc_vertexpatch_symmetric -ksp_max_it 8
+run vertexpatch/additive         $B/examples/poisson -dim 2 -degree 3 -cells 8 $VP -pc_vertexpatch_type additive -ksp_max_it 40
+run vertexpatch/smoother-only    $B/examples/poisson -dim 2 -degree 3 -cells 8 $VP -pc_vertexpatch_levels 1 -ksp_max_it 200
+run vertexpatch/coarse-ksp       $B/examples/poisson -dim 2 -degree 2 -cells 12 $VP -ksp_view
+run vertexpatch/fmg              $B/examples/poisson -dim 3 -degree 3 -cells 8 -fmg -rhs one -ksp_type richardson -ksp_norm_type unpreconditioned -ksp_rtol 1e-9 -pc_type vertexpatch -ksp_max_it 4
+run vertexpatch/err-levels       expect_fail "cannot be coarsened to 5 levels" $B/examples/poisson -dim 2 -degree 2 -cells 8 $VP -pc_vertexpatch_levels 5
+run vertexpatch/err-natural      expect_fail "Dirichlet conditions only" $B/examples/poisson -dim 2 -degree 2 -cells 8 $VP -mat_patchwork_bc natural
 
 # --- the plugin route: a PETSc program never linked against Patchwork
 run dll/without-plugin    bash -c "$B/tests/dll/plain_dll; test \$? = 2"
@@ -118,6 +181,10 @@ if command -v valgrind >/dev/null 2>&1; then
   run valgrind/poisson    valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $B/examples/poisson -dim 3 -degree 2 -cells 2
   run valgrind/tensor_ref valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_tensor_ref
+  run valgrind/patch_ref  valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_patch_ref --quick
+  run valgrind/transfer_ref valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_transfer_ref --quick
+  run valgrind/vertexpatch valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+                            $B/examples/poisson -dim 2 -degree 3 -cells 8 $VP
 else
   report valgrind/poisson skip 0 "(SKIP: valgrind is not installed)"
 fi

@@ -18,6 +18,11 @@ typedef struct {
 PETSC_INTERN PetscErrorCode PatchworkArraysGet(Vec, Vec, Vec, PatchworkArrays *);
 PETSC_INTERN PetscErrorCode PatchworkArraysRestore(PatchworkArrays *);
 
+/* Kernel descriptors of a tensor-product operator from its public description (src/mat/tensor) */
+PETSC_INTERN PetscErrorCode PatchworkTensorFillDesc(const PatchworkTensorInfo *, PatchworkScatter, PetscBool, PatchworkTensorDesc *, PatchworkTensorDesc *, PetscLogDouble *);
+/* Register a log event unless one of that name exists (PCSetUp may run many times) */
+PETSC_INTERN PetscErrorCode PatchworkLogEventRegisterOnce(const char[], PetscClassId, PetscLogEvent *);
+
 /* The stream of PETSc's current device context (a cudaStream_t as void*). */
 PETSC_INTERN PetscErrorCode PatchworkGetDeviceStream(void **);
 /* Turn a kernel launcher's return code into a PETSc error naming the kernel. */

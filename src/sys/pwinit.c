@@ -2,7 +2,9 @@
 #include "pwimpl.h"
 
 PetscBool     PatchworkPackageInitialized = PETSC_FALSE;
-PetscLogEvent PATCHWORK_TensorSetUp, PATCHWORK_TensorMult, PATCHWORK_TensorDiagonal;
+PetscLogEvent PATCHWORK_TensorSetUp, PATCHWORK_TensorMult, PATCHWORK_TensorDiagonal, PATCHWORK_VPSetUp, PATCHWORK_VPApply, PATCHWORK_VPCoarse;
+
+PETSC_EXTERN PetscErrorCode PCCreate_VertexPatch(PC);
 
 const char *const PatchworkTensorQuadratures[] = {"gauss", "gausslobatto", "PatchworkTensorQuadrature", "PATCHWORK_QUADRATURE_", NULL};
 const char *const PatchworkTensorBCs[]         = {"dirichlet", "natural", "PatchworkTensorBC", "PATCHWORK_BC_", NULL};
@@ -46,6 +48,24 @@ PetscErrorCode PatchworkInitializePackage(void)
   PetscCall(PetscLogEventRegister("PWTensorSetUp", MAT_CLASSID, &PATCHWORK_TensorSetUp));
   PetscCall(PetscLogEventRegister("PWTensorMult", MAT_CLASSID, &PATCHWORK_TensorMult));
   PetscCall(PetscLogEventRegister("PWTensorDiag", MAT_CLASSID, &PATCHWORK_TensorDiagonal));
+  PetscCall(PetscLogEventRegister("PWVPSetUp", PC_CLASSID, &PATCHWORK_VPSetUp));
+  PetscCall(PetscLogEventRegister("PWVPApply", PC_CLASSID, &PATCHWORK_VPApply));
+  PetscCall(PetscLogEventRegister("PWVPCoarse", PC_CLASSID, &PATCHWORK_VPCoarse));
+  PetscCall(PCRegister(PCVERTEXPATCH, PCCreate_VertexPatch));
   PetscCall(PetscRegisterFinalize(PatchworkFinalizePackage));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PatchworkLogEventRegisterOnce(const char name[], PetscClassId classid, PetscLogEvent *event)
+{
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  *event = -1;
+  /* unknown names are an error on some PETSc versions and give -1 on others */
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  ierr = PetscLogEventGetId(name, event);
+  PetscCall(PetscPopErrorHandler());
+  if (ierr || *event < 0) PetscCall(PetscLogEventRegister(name, classid, event));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -124,6 +124,30 @@ int main(int argc, char **argv)
 
     PetscCall(Expect(MatPatchworkTensorGetInfo(B, &info), "info of an AIJ matrix", "not a Patchwork"));
   }
+  {
+    KSP ksp;
+    PC  pc;
+
+    /* PCVERTEXPATCH on an assembled matrix: it needs the operator's description */
+    PetscCall(MatSetUp(B));
+    PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
+    PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+    PetscCall(KSPSetOperators(ksp, B, B));
+    PetscCall(KSPGetPC(ksp, &pc));
+    PetscCall(PCSetType(pc, PCVERTEXPATCH));
+    PetscCall(Expect(PCSetUp(pc), "PCVERTEXPATCH on an AIJ matrix", "needs the Patchwork tensor-product operator"));
+    PetscCall(KSPDestroy(&ksp));
+    /* more levels than the grid has */
+    PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+    PetscCall(KSPSetOperators(ksp, A, A));
+    PetscCall(KSPGetPC(ksp, &pc));
+    PetscCall(PCSetType(pc, PCVERTEXPATCH));
+    PetscCall(PCVertexPatchSetLevels(pc, 3));
+    PetscCall(Expect(PCSetUp(pc), "PCVERTEXPATCH with too many levels", "cannot be coarsened to 3 levels"));
+    PetscCall(Expect(PCVertexPatchSetLevels(pc, -2), "PCVERTEXPATCH with -2 levels", "must be positive"));
+    PetscCall(KSPDestroy(&ksp));
+  }
   PetscCall(MatDestroy(&B));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&y));

@@ -13,60 +13,74 @@ static void SetBox(int start[3], int size[3], PetscInt s0, PetscInt s1, PetscInt
   size[2]  = (int)n2;
 }
 
+/*
+  PatchworkTensorFillDesc - the kernel descriptors of the operator described by info on this rank
+
+  cells: this rank's cells (a cell belongs to the rank owning its first node) with the boxes of the
+  ghosted local arrays, or of the whole grid when serial (kernels then act on global arrays);
+  owned: the same with the out box restricted to the owned nodes (Dirichlet rows of global vectors).
+  flops: per apply of this rank's cells.
+*/
+PetscErrorCode PatchworkTensorFillDesc(const PatchworkTensorInfo *info, PatchworkScatter scatter, PetscBool serial, PatchworkTensorDesc *c, PatchworkTensorDesc *owned, PetscLogDouble *flops)
+{
+  PetscInt   xs[3], xm[3], gs[3], gm[3], k = info->degree, dim = info->dim;
+  PetscReal  vol = 1, h[3];
+  PetscInt64 ncells = 1;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(c, sizeof(*c)));
+  c->dim       = (int)dim;
+  c->degree    = (int)k;
+  c->dirichlet = info->bc == PATCHWORK_BC_DIRICHLET;
+  c->scatter   = scatter;
+  PetscCheck(!PatchworkTensor1DMatrices((int)k, info->quadrature == PATCHWORK_QUADRATURE_GAUSS ? PW_QUAD_GAUSS : PW_QUAD_GAUSSLOBATTO, c->mass1d, c->stiff1d), PETSC_COMM_SELF, PETSC_ERR_LIB, "Cannot build the 1D matrices of degree %" PetscInt_FMT, k);
+  for (PetscInt d = 0; d < dim; d++) {
+    h[d] = (info->upper[d] - info->lower[d]) / (PetscReal)info->cells[d];
+    vol *= h[d];
+  }
+  c->coef_mass = (double)(info->alpha * vol);
+  for (PetscInt d = 0; d < dim; d++) c->coef_stiff[d] = (double)(info->beta * vol / (h[d] * h[d]));
+
+  PetscCall(DMDAGetCorners(info->dm, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
+  PetscCall(DMDAGetGhostCorners(info->dm, &gs[0], &gs[1], &gs[2], &gm[0], &gm[1], &gm[2]));
+  for (PetscInt d = 0; d < 3; d++) {
+    c->nodes[d]      = (int)(d < dim ? k * info->cells[d] + 1 : 1);
+    c->cell_start[d] = (int)(d < dim ? (xs[d] + k - 1) / k : 0);
+    c->cell_end[d]   = (int)(d < dim ? PetscMin(info->cells[d], (xs[d] + xm[d] + k - 1) / k) : 1);
+    if (c->cell_end[d] < c->cell_start[d]) c->cell_end[d] = c->cell_start[d];
+    if (d < dim && c->cell_end[d] > c->cell_start[d]) PetscCheck(k * c->cell_end[d] < gs[d] + gm[d], PETSC_COMM_SELF, PETSC_ERR_PLIB, "Ghost region too narrow for the cells of this rank");
+    ncells *= c->cell_end[d] - c->cell_start[d];
+  }
+  if (serial) SetBox(c->in_start, c->in_size, 0, 0, 0, c->nodes[0], c->nodes[1], c->nodes[2]);
+  else SetBox(c->in_start, c->in_size, gs[0], gs[1], gs[2], gm[0], gm[1], gm[2]);
+  PetscCall(PetscArraycpy(c->out_start, c->in_start, 3));
+  PetscCall(PetscArraycpy(c->out_size, c->in_size, 3));
+  if (owned) {
+    *owned = *c;
+    SetBox(owned->out_start, owned->out_size, xs[0], xs[1], xs[2], xm[0], xm[1], xm[2]);
+  }
+  if (flops) {
+    const PetscLogDouble n = (PetscLogDouble)(k + 1);
+    /* 1D contractions per cell: 7 of n^4 multiply-adds in 3D, 5 of n^3 in 2D */
+    *flops = (PetscLogDouble)ncells * (dim == 3 ? 14 * n * n * n * n : 10 * n * n * n);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode PatchworkTensorSetUpDescriptors(Mat A)
 {
   Mat_PatchworkTensor *ctx;
-  PatchworkTensorDesc *c;
-  PetscInt             xs[3], xm[3], gs[3], gm[3], k;
-  PetscReal            vol = 1, h[3];
-  PetscInt64           ncells = 1;
+  PatchworkTensorInfo  info;
 
   PetscFunctionBegin;
   PetscCall(MatShellGetContext(A, &ctx));
   if (ctx->descvalid) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscLogEventBegin(PATCHWORK_TensorSetUp, A, 0, 0, 0));
-  k = ctx->degree;
-  c = &ctx->cells_desc;
-  PetscCall(PetscMemzero(c, sizeof(*c)));
-  c->dim       = (int)ctx->dim;
-  c->degree    = (int)k;
-  c->dirichlet = ctx->bc == PATCHWORK_BC_DIRICHLET;
-  c->scatter   = ctx->scatter;
-  PetscCheck(!PatchworkTensor1DMatrices((int)k, ctx->quadrature == PATCHWORK_QUADRATURE_GAUSS ? PW_QUAD_GAUSS : PW_QUAD_GAUSSLOBATTO, c->mass1d, c->stiff1d), PETSC_COMM_SELF, PETSC_ERR_LIB, "Cannot build the 1D matrices of degree %" PetscInt_FMT, k);
-  for (PetscInt d = 0; d < ctx->dim; d++) {
-    h[d] = (ctx->upper[d] - ctx->lower[d]) / (PetscReal)ctx->cells[d];
-    vol *= h[d];
-  }
-  c->coef_mass = (double)(ctx->alpha * vol);
-  for (PetscInt d = 0; d < ctx->dim; d++) c->coef_stiff[d] = (double)(ctx->beta * vol / (h[d] * h[d]));
-
-  /* a cell belongs to the rank that owns its first node */
-  PetscCall(DMDAGetCorners(ctx->dm, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
-  PetscCall(DMDAGetGhostCorners(ctx->dm, &gs[0], &gs[1], &gs[2], &gm[0], &gm[1], &gm[2]));
-  for (PetscInt d = 0; d < 3; d++) {
-    c->nodes[d]      = (int)(d < ctx->dim ? k * ctx->cells[d] + 1 : 1);
-    c->cell_start[d] = (int)(d < ctx->dim ? (xs[d] + k - 1) / k : 0);
-    c->cell_end[d]   = (int)(d < ctx->dim ? PetscMin(ctx->cells[d], (xs[d] + xm[d] + k - 1) / k) : 1);
-    if (c->cell_end[d] < c->cell_start[d]) c->cell_end[d] = c->cell_start[d];
-    if (d < ctx->dim && c->cell_end[d] > c->cell_start[d]) PetscCheck(k * c->cell_end[d] < gs[d] + gm[d], PETSC_COMM_SELF, PETSC_ERR_PLIB, "Ghost region too narrow for the cells of this rank");
-    ncells *= c->cell_end[d] - c->cell_start[d];
-  }
-  if (ctx->serial) { /* the global arrays are the whole grid */
-    SetBox(c->in_start, c->in_size, 0, 0, 0, c->nodes[0], c->nodes[1], c->nodes[2]);
-  } else {
-    SetBox(c->in_start, c->in_size, gs[0], gs[1], gs[2], gm[0], gm[1], gm[2]);
+  PetscCall(MatPatchworkTensorGetInfo(A, &info));
+  PetscCall(PatchworkTensorFillDesc(&info, ctx->scatter, ctx->serial, &ctx->cells_desc, &ctx->owned_desc, &ctx->flops));
+  if (!ctx->serial) {
     if (!ctx->xloc) PetscCall(DMCreateLocalVector(ctx->dm, &ctx->xloc));
     if (!ctx->yloc) PetscCall(VecDuplicate(ctx->xloc, &ctx->yloc));
-  }
-  PetscCall(PetscArraycpy(c->out_start, c->in_start, 3));
-  PetscCall(PetscArraycpy(c->out_size, c->in_size, 3));
-
-  ctx->owned_desc = *c;
-  SetBox(ctx->owned_desc.out_start, ctx->owned_desc.out_size, xs[0], xs[1], xs[2], xm[0], xm[1], xm[2]);
-  {
-    const PetscLogDouble n = (PetscLogDouble)(k + 1);
-    /* 1D contractions per cell: 7 of n^4 multiply-adds in 3D, 5 of n^3 in 2D */
-    ctx->flops = (PetscLogDouble)ncells * (ctx->dim == 3 ? 14 * n * n * n * n : 10 * n * n * n);
   }
   ctx->descvalid = PETSC_TRUE;
   PetscCall(PetscLogEventEnd(PATCHWORK_TensorSetUp, A, 0, 0, 0));

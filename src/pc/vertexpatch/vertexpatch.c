@@ -1,0 +1,267 @@
+/* PCVERTEXPATCH: creation, options, viewing. vpsetup.c builds the hierarchy, vpcycle.c applies it. */
+#include "vpimpl.h"
+
+const char *const PatchworkVPTypes[]   = {"multiplicative", "additive", "PatchworkVPType", "PATCHWORK_VP_", NULL};
+const char *const PatchworkVPKernels[] = {"fused", "global", "PatchworkVPKernel", "PATCHWORK_VP_KERNEL_", NULL};
+
+static PetscBool  cited      = PETSC_FALSE;
+static const char citation[] = "@article{CuiGrosseBleyKanschatStrzodka2024,\n"
+                               "  title   = {An implementation of tensor product patch smoothers on {GPU}s},\n"
+                               "  author  = {Cui, Cu and Grosse-Bley, Paul and Kanschat, Guido and Strzodka, Robert},\n"
+                               "  journal = {arXiv preprint arXiv:2405.19004},\n"
+                               "  year    = {2024}\n}\n";
+
+static PetscErrorCode PCSetFromOptions_VertexPatch(PC pc, PatchworkOptionItems PetscOptionsObject)
+{
+  PC_VertexPatch *vp = (PC_VertexPatch *)pc->data;
+  PetscInt        n  = vp->nlevels_req;
+
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "Vertex-patch multigrid options");
+  PetscCall(PetscOptionsInt("-pc_vertexpatch_levels", "Number of levels (default: as many as the grid allows)", "PCVertexPatchSetLevels", n, &n, NULL));
+  if (n != vp->nlevels_req) PetscCall(PCVertexPatchSetLevels(pc, n));
+  PetscCall(PetscOptionsInt("-pc_vertexpatch_smooth_steps", "Pre- and post-smoothing steps", "PCVertexPatchSetSmoothSteps", vp->smooth_steps, &vp->smooth_steps, NULL));
+  PetscCheck(vp->smooth_steps >= 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "Need at least one smoothing step, got %" PetscInt_FMT, vp->smooth_steps);
+  PetscCall(PetscOptionsEnum("-pc_vertexpatch_type", "How the patches are combined", "PCVertexPatchSetType", PatchworkVPTypes, (PetscEnum)vp->type, (PetscEnum *)&vp->type, NULL));
+  PetscCall(PetscOptionsEnum("-pc_vertexpatch_kernel", "Residual of the multiplicative smoother: local per patch or global", "PCVERTEXPATCH", PatchworkVPKernels, (PetscEnum)vp->kernel, (PetscEnum *)&vp->kernel, NULL));
+  PetscCall(PetscOptionsBool("-pc_vertexpatch_symmetric", "Post-smoothing sweeps the colors in reverse order: a symmetric V-cycle, for CG", "PCVERTEXPATCH", vp->symmetric, &vp->symmetric, NULL));
+  PetscCall(PetscOptionsReal("-pc_vertexpatch_omega", "Damping of the additive smoother (0: 1/2^dim)", "PCVERTEXPATCH", vp->omega, &vp->omega, NULL));
+  PetscOptionsHeadEnd();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode PCView_VertexPatch(PC pc, PetscViewer viewer)
+{
+  PC_VertexPatch *vp = (PC_VertexPatch *)pc->data;
+  PetscBool       ascii;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
+  if (!ascii) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!vp->levels) {
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  not set up\n"));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  V-cycle, %" PetscInt_FMT " levels, Q%" PetscInt_FMT " in %" PetscInt_FMT "D, matrix-free operators and Q%" PetscInt_FMT " transfers\n", vp->nlevels, vp->degree, vp->dim, vp->degree));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  smoother: %s vertex-patch Schwarz, %" PetscInt_FMT " colors (post-smoothing in %s order: %s), %" PetscInt_FMT " pre- and post-smoothing step(s), ", PatchworkVPTypes[vp->type], (PetscInt)1 << vp->dim, vp->symmetric ? "reverse" : "the same", vp->symmetric ? "symmetric" : "nonsymmetric, use GMRES", vp->smooth_steps));
+  if (vp->type == PATCHWORK_VP_ADDITIVE) PetscCall(PetscViewerASCIIPrintf(viewer, "damping %g\n", (double)vp->levels[0].patch.omega));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "%s kernel\n", PatchworkVPKernels[vp->kernel]));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  local solver: exact, fast diagonalization of the (2k-1)^%" PetscInt_FMT " = %" PetscInt_FMT " patch unknowns (1D generalized eigenproblems of size %" PetscInt_FMT ")\n", vp->dim, (PetscInt)PetscPowInt(2 * vp->degree - 1, vp->dim), 2 * vp->degree - 1));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  precision: double\n"));
+  for (PetscInt l = vp->nlevels - 1; l >= 0; l--) {
+    PC_VPLevel *L = &vp->levels[l];
+    PetscInt    N;
+
+    PetscCall(VecGetSize(L->x, &N));
+    if (vp->dim == 2) PetscCall(PetscViewerASCIIPrintf(viewer, "  level %" PetscInt_FMT ": %" PetscInt_FMT " x %" PetscInt_FMT " cells, %" PetscInt_FMT " DoFs\n", l, L->cells[0], L->cells[1], N));
+    else PetscCall(PetscViewerASCIIPrintf(viewer, "  level %" PetscInt_FMT ": %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " cells, %" PetscInt_FMT " DoFs\n", l, L->cells[0], L->cells[1], L->cells[2], N));
+  }
+  if (vp->nlevels > 1) {
+    if (vp->coarse_patch) PetscCall(PetscViewerASCIIPrintf(viewer, "  coarse solve: exact, the coarsest level is one vertex patch\n"));
+    else {
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  coarse solve: KSP on level 0 (options prefix %spc_vertexpatch_coarse_)\n", ((PetscObject)pc)->prefix ? ((PetscObject)pc)->prefix : ""));
+      PetscCall(PetscViewerASCIIPushTab(viewer));
+      PetscCall(KSPView(vp->coarse_ksp, viewer));
+      PetscCall(PetscViewerASCIIPopTab(viewer));
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode PCDestroy_VertexPatch(PC pc)
+{
+  PetscFunctionBegin;
+  PetscCall(PCReset_VertexPatch(pc));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCVertexPatchSetLevels_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCVertexPatchGetLevels_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCVertexPatchSetType_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCVertexPatchSetSmoothSteps_C", NULL));
+  PetscCall(PetscFree(pc->data));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode PCVertexPatchSetLevels_VP(PC pc, PetscInt n)
+{
+  PC_VertexPatch *vp = (PC_VertexPatch *)pc->data;
+
+  PetscFunctionBegin;
+  PetscCheck(n == PETSC_DECIDE || n >= 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "Number of levels must be positive (or PETSC_DECIDE), got %" PetscInt_FMT, n);
+  if (n != vp->nlevels_req) {
+    vp->nlevels_req = n;
+    PetscCall(PCReset_VertexPatch(pc));
+    pc->setupcalled = 0;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode PCVertexPatchGetLevels_VP(PC pc, PetscInt *n)
+{
+  PC_VertexPatch *vp = (PC_VertexPatch *)pc->data;
+
+  PetscFunctionBegin;
+  *n = vp->levels ? vp->nlevels : vp->nlevels_req;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode PCVertexPatchSetType_VP(PC pc, PatchworkVPType type)
+{
+  PetscFunctionBegin;
+  ((PC_VertexPatch *)pc->data)->type = type;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode PCVertexPatchSetSmoothSteps_VP(PC pc, PetscInt n)
+{
+  PetscFunctionBegin;
+  PetscCheck(n >= 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "Need at least one smoothing step, got %" PetscInt_FMT, n);
+  ((PC_VertexPatch *)pc->data)->smooth_steps = n;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  PCVertexPatchSetLevels - Set the number of multigrid levels of `PCVERTEXPATCH`
+
+  Logically Collective
+
+  Input Parameters:
++ pc - the preconditioner
+- n  - number of levels, `PETSC_DECIDE` for as many as the grid allows (halving the cells while
+       every direction has an even number of at least 4); 1 makes the PC the smoother alone
+
+  Options Database Key:
+. -pc_vertexpatch_levels <n> - number of levels
+
+  Level: intermediate
+
+.seealso: `PCVERTEXPATCH`
+@*/
+PetscErrorCode PCVertexPatchSetLevels(PC pc, PetscInt n)
+{
+  PetscFunctionBegin;
+  PetscTryMethod(pc, "PCVertexPatchSetLevels_C", (PC, PetscInt), (pc, n));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  PCVertexPatchGetLevels - Get the number of multigrid levels of `PCVERTEXPATCH`
+
+  Not Collective
+
+  Input Parameter:
+. pc - the preconditioner
+
+  Output Parameter:
+. n - the number of levels (after `PCSetUp()`), or the number requested before
+
+  Level: intermediate
+
+.seealso: `PCVERTEXPATCH`, `PCVertexPatchSetLevels()`
+@*/
+PetscErrorCode PCVertexPatchGetLevels(PC pc, PetscInt *n)
+{
+  PetscFunctionBegin;
+  PetscUseMethod(pc, "PCVertexPatchGetLevels_C", (PC, PetscInt *), (pc, n));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  PCVertexPatchSetType - Combine the vertex patches multiplicatively (default) or additively
+
+  Logically Collective
+
+  Input Parameters:
++ pc   - the preconditioner
+- type - `PATCHWORK_VP_MULTIPLICATIVE` or `PATCHWORK_VP_ADDITIVE`
+
+  Options Database Key:
+. -pc_vertexpatch_type <multiplicative,additive> - the type
+
+  Level: intermediate
+
+.seealso: `PCVERTEXPATCH`
+@*/
+PetscErrorCode PCVertexPatchSetType(PC pc, PatchworkVPType type)
+{
+  PetscFunctionBegin;
+  PetscTryMethod(pc, "PCVertexPatchSetType_C", (PC, PatchworkVPType), (pc, type));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  PCVertexPatchSetSmoothSteps - Set the number of pre- and post-smoothing steps of `PCVERTEXPATCH`
+
+  Logically Collective
+
+  Input Parameters:
++ pc - the preconditioner
+- n  - steps (default 1)
+
+  Options Database Key:
+. -pc_vertexpatch_smooth_steps <n> - the steps
+
+  Level: intermediate
+
+.seealso: `PCVERTEXPATCH`
+@*/
+PetscErrorCode PCVertexPatchSetSmoothSteps(PC pc, PetscInt n)
+{
+  PetscFunctionBegin;
+  PetscTryMethod(pc, "PCVertexPatchSetSmoothSteps_C", (PC, PetscInt), (pc, n));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*MC
+  PCVERTEXPATCH - "vertexpatch": geometric multigrid for the Patchwork tensor-product operator on a
+  Cartesian DMDA, with the colored multiplicative vertex-patch Schwarz smoother whose local solvers
+  are exact by fast diagonalization (Cui, Grosse-Bley, Kanschat, Strzodka 2024)
+
+  Options Database Keys:
++ -pc_vertexpatch_levels <n>                           - number of levels (default: as many as the grid allows)
+. -pc_vertexpatch_smooth_steps <1>                     - pre- and post-smoothing steps
+. -pc_vertexpatch_type <multiplicative,additive>       - how patches are combined
+. -pc_vertexpatch_kernel <fused,global>                - local (fused with the solve) or global residual
+. -pc_vertexpatch_symmetric <false>                    - post-smoothing sweeps the colors in reverse order: a symmetric V-cycle for CG
+. -pc_vertexpatch_omega <0>                            - damping of the additive smoother (0: 1/2^dim)
+- -pc_vertexpatch_coarse_ksp_type, -pc_vertexpatch_coarse_pc_type - coarse solver when the coarsest level is more than one patch
+
+  Notes:
+  The preconditioning matrix must come from `MatCreatePatchworkTensor()` with Dirichlet conditions.
+  Levels are made by coarsening the DMDA by two in every direction (`DMCoarsen()`); operators on
+  every level are matrix-free, prolongation is Q_k interpolation from parent to child cells and
+  restriction its transpose. Pre- and post-smoothing sweep the 2^dim colors in the same order, as in
+  the paper: the V-cycle is not symmetric (use GMRES or Richardson); -pc_vertexpatch_symmetric
+  reverses the post-smoothing order for a symmetric V-cycle that can precondition CG, at a cost of
+  about one more iteration. Vectors of the DM's type choose the
+  kernels: `-dm_vec_type cuda` runs the whole cycle on the GPU. With levels = 1 the PC is the
+  smoother alone (forward sweeps from a zero guess).
+
+  Level: beginner
+
+.seealso: `MatCreatePatchworkTensor()`, `PCVertexPatchSetLevels()`, `PCMG`
+M*/
+PETSC_EXTERN PetscErrorCode PCCreate_VertexPatch(PC pc)
+{
+  PC_VertexPatch *vp;
+
+  PetscFunctionBegin;
+  PetscCall(PatchworkInitializePackage());
+  PetscCall(PetscCitationsRegister(citation, &cited));
+  PetscCall(PetscNew(&vp));
+  vp->nlevels_req  = PETSC_DECIDE;
+  vp->smooth_steps = 1;
+  vp->type         = PATCHWORK_VP_MULTIPLICATIVE;
+  vp->kernel       = PATCHWORK_VP_KERNEL_FUSED;
+  pc->data         = vp;
+
+  pc->ops->setup          = PCSetUp_VertexPatch;
+  pc->ops->apply          = PCApply_VertexPatch;
+  pc->ops->reset          = PCReset_VertexPatch;
+  pc->ops->destroy        = PCDestroy_VertexPatch;
+  pc->ops->setfromoptions = PCSetFromOptions_VertexPatch;
+  pc->ops->view           = PCView_VertexPatch;
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCVertexPatchSetLevels_C", PCVertexPatchSetLevels_VP));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCVertexPatchGetLevels_C", PCVertexPatchGetLevels_VP));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCVertexPatchSetType_C", PCVertexPatchSetType_VP));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCVertexPatchSetSmoothSteps_C", PCVertexPatchSetSmoothSteps_VP));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

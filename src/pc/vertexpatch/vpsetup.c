@@ -1,0 +1,226 @@
+/* PCVERTEXPATCH setup: the level hierarchy by coarsening the DMDA, level operators, the kernel
+   descriptors of smoothers and transfers, the coarse solver. */
+#include "vpimpl.h"
+
+PetscErrorCode PCReset_VertexPatch(PC pc)
+{
+  PC_VertexPatch *vp = (PC_VertexPatch *)pc->data;
+
+  PetscFunctionBegin;
+  for (PetscInt l = 0; l < vp->nlevels && vp->levels; l++) {
+    PC_VPLevel *L = &vp->levels[l];
+
+    PetscCall(VecDestroy(&L->x));
+    PetscCall(VecDestroy(&L->b));
+    PetscCall(VecDestroy(&L->r));
+    PetscCall(VecDestroy(&L->w));
+    PetscCall(VecDestroy(&L->xloc));
+    PetscCall(VecDestroy(&L->bloc));
+    PetscCall(VecDestroy(&L->yloc));
+    PetscCall(MatDestroy(&L->A));
+    PetscCall(DMDestroy(&L->dm));
+  }
+  PetscCall(PetscFree(vp->levels));
+  PetscCall(KSPDestroy(&vp->coarse_ksp));
+  vp->nlevels = 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Levels the grid allows: halve while every direction has an even number of at least 4 cells */
+static PetscInt MaxLevels(PetscInt dim, const PetscInt cells[])
+{
+  PetscInt n = 1, c[3] = {cells[0], cells[1], cells[2]};
+
+  for (;;) {
+    PetscBool ok = PETSC_TRUE;
+
+    for (PetscInt d = 0; d < dim; d++) ok = (PetscBool)(ok && c[d] % 2 == 0 && c[d] >= 4);
+    if (!ok) return n;
+    for (PetscInt d = 0; d < dim; d++) c[d] /= 2;
+    n++;
+  }
+}
+
+static PetscErrorCode RegisterLevelEvents(PC_VPLevel *L, PetscInt l)
+{
+  char name[64];
+
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(name, sizeof(name), "PWVPSmooth L%" PetscInt_FMT, l));
+  PetscCall(PatchworkLogEventRegisterOnce(name, PC_CLASSID, &L->ev_smooth));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "PWVPResidual L%" PetscInt_FMT, l));
+  PetscCall(PatchworkLogEventRegisterOnce(name, PC_CLASSID, &L->ev_residual));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "PWVPTransfer L%" PetscInt_FMT, l));
+  PetscCall(PatchworkLogEventRegisterOnce(name, PC_CLASSID, &L->ev_transfer));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Smoother descriptor: this rank's patches are those whose center node it owns */
+static PetscErrorCode SetUpPatch(PC_VertexPatch *vp, PC_VPLevel *L, const PatchworkTensorInfo *info)
+{
+  PatchworkPatchDesc *p = &L->patch;
+  PetscInt            xs[3], xm[3], k = vp->degree;
+  PetscLogDouble      npatch = 1, a = 2 * k + 1, b = 2 * k - 1;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(p, sizeof(*p)));
+  PetscCall(PatchworkTensorFillDesc(info, PW_SCATTER_ATOMIC, vp->serial, &p->op, NULL, NULL));
+  PetscCall(DMDAGetCorners(L->dm, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
+  for (PetscInt d = 0; d < 3; d++) {
+    if (d < vp->dim) {
+      p->vertex_start[d] = (int)PetscMax(1, (xs[d] + k - 1) / k);
+      p->vertex_end[d]   = (int)PetscMin(L->cells[d], (xs[d] + xm[d] + k - 1) / k);
+      if (p->vertex_end[d] < p->vertex_start[d]) p->vertex_end[d] = p->vertex_start[d];
+    } else {
+      p->vertex_start[d] = 0;
+      p->vertex_end[d]   = 1;
+    }
+    npatch *= p->vertex_end[d] - p->vertex_start[d];
+  }
+  p->omega = vp->type == PATCHWORK_VP_ADDITIVE ? (vp->omega > 0 ? vp->omega : 1.0 / (1 << vp->dim)) : 1.0;
+  PetscCheck(!PatchworkPatchSetUp1D(p), PETSC_COMM_SELF, PETSC_ERR_LIB, "The 1D patch eigenproblem of degree %" PetscInt_FMT " failed", k);
+  /* multiply-adds per patch: residual contractions with the (2k-1)x(2k+1) patch matrices, then
+     six contractions with S of the fast-diagonalization solve; a color holds about 1/2^dim of them */
+  if (vp->dim == 3) L->smooth_flops = 2 * npatch * (2 * a * a * a * b + 3 * a * a * b * b + 2 * a * b * b * b + 6 * b * b * b * b);
+  else L->smooth_flops = 2 * npatch * (2 * a * a * b + 3 * a * b * b + 4 * b * b * b);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Transfer descriptor between level L (fine) and C (coarse); each rank takes its fine cells, whose
+   parents must lie in its ghosted coarse array */
+static PetscErrorCode SetUpTransfer(PC_VertexPatch *vp, PC_VPLevel *L, PC_VPLevel *C, const PatchworkTensorDesc *fine)
+{
+  PatchworkTransferDesc *t = &L->transfer;
+  PetscInt               gs[3], gm[3], k = vp->degree;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(t, sizeof(*t)));
+  t->dim       = (int)vp->dim;
+  t->degree    = (int)k;
+  t->dirichlet = fine->dirichlet;
+  for (PetscInt d = 0; d < 3; d++) {
+    t->fine_nodes[d] = fine->nodes[d];
+    t->cell_start[d] = fine->cell_start[d];
+    t->cell_end[d]   = fine->cell_end[d];
+    t->fine_start[d] = fine->in_start[d];
+    t->fine_size[d]  = fine->in_size[d];
+  }
+  if (vp->serial) {
+    for (PetscInt d = 0; d < 3; d++) {
+      t->coarse_start[d] = 0;
+      t->coarse_size[d]  = d < vp->dim ? (int)(k * C->cells[d] + 1) : 1;
+    }
+  } else {
+    PetscCall(DMDAGetGhostCorners(C->dm, &gs[0], &gs[1], &gs[2], &gm[0], &gm[1], &gm[2]));
+    for (PetscInt d = 0; d < 3; d++) {
+      t->coarse_start[d] = (int)gs[d];
+      t->coarse_size[d]  = (int)gm[d];
+      if (d < vp->dim && t->cell_end[d] > t->cell_start[d]) {
+        const PetscInt lo = k * (t->cell_start[d] / 2), hi = k * ((t->cell_end[d] - 1) / 2) + k;
+
+        PetscCheck(lo >= gs[d] && hi < gs[d] + gm[d], PETSC_COMM_SELF, PETSC_ERR_SUP, "The coarse grid partition does not cover the parents of this rank's fine cells in direction %" PetscInt_FMT ": use fewer ranks or fewer levels (-pc_vertexpatch_levels)", d);
+      }
+    }
+  }
+  PetscCheck(!PatchworkTransferSetUp1D((int)k, t), PETSC_COMM_SELF, PETSC_ERR_LIB, "Transfer matrices of degree %" PetscInt_FMT " failed", k);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PCSetUp_VertexPatch(PC pc)
+{
+  PC_VertexPatch     *vp   = (PC_VertexPatch *)pc->data;
+  MPI_Comm            comm = PetscObjectComm((PetscObject)pc);
+  PatchworkTensorInfo info;
+  PetscBool           ours;
+  PetscMPIInt         size;
+  PetscInt            maxl;
+  VecType             vtype;
+
+  PetscFunctionBegin;
+  PetscCall(MatIsPatchworkTensor(pc->pmat, &ours));
+  if (!ours) {
+    MatType type;
+
+    PetscCall(MatGetType(pc->pmat, &type));
+    SETERRQ(comm, PETSC_ERR_ARG_WRONG, "PCVERTEXPATCH needs the Patchwork tensor-product operator (MatCreatePatchworkTensor()) as preconditioning matrix, not a Mat of type %s", type);
+  }
+  PetscCall(MatPatchworkTensorGetInfo(pc->pmat, &info));
+  PetscCheck(info.bc == PATCHWORK_BC_DIRICHLET, comm, PETSC_ERR_SUP, "PCVERTEXPATCH supports Dirichlet conditions only (patches live around interior vertices); the operator has %s conditions", PatchworkTensorBCs[info.bc]);
+  if (pc->setupcalled && vp->levels) {
+    /* the operator may have new coefficients: rebuild everything but keep the options */
+    PetscCall(PCReset_VertexPatch(pc));
+  }
+  PetscCall(PetscLogEventBegin(PATCHWORK_VPSetUp, pc, 0, 0, 0));
+  vp->dim    = info.dim;
+  vp->degree = info.degree;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  vp->serial = size == 1 ? PETSC_TRUE : PETSC_FALSE;
+  maxl       = MaxLevels(info.dim, info.cells);
+  if (vp->nlevels_req == PETSC_DECIDE || vp->nlevels_req <= 0) vp->nlevels = maxl;
+  else {
+    PetscCheck(vp->nlevels_req <= maxl, comm, PETSC_ERR_ARG_OUTOFRANGE, "The grid of %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " cells cannot be coarsened to %" PetscInt_FMT " levels (at most %" PetscInt_FMT ": every coarsening halves an even number of at least 4 cells per direction)", info.cells[0], info.cells[1], info.dim == 3 ? info.cells[2] : 1, vp->nlevels_req, maxl);
+    vp->nlevels = vp->nlevels_req;
+  }
+  PetscCall(PetscCalloc1(vp->nlevels, &vp->levels));
+  PetscCall(DMGetVecType(info.dm, &vtype));
+
+  for (PetscInt l = vp->nlevels - 1; l >= 0; l--) {
+    PC_VPLevel         *L = &vp->levels[l];
+    PatchworkTensorInfo li;
+
+    if (l == vp->nlevels - 1) {
+      L->dm = info.dm;
+      L->A  = pc->pmat;
+      PetscCall(PetscObjectReference((PetscObject)L->dm));
+      PetscCall(PetscObjectReference((PetscObject)L->A));
+    } else {
+      PetscCall(DMCoarsen(vp->levels[l + 1].dm, comm, &L->dm));
+      PetscCall(DMSetVecType(L->dm, vtype));
+      PetscCall(PatchworkDMDASetCoordinatesQk(L->dm, info.degree, info.lower, info.upper));
+      PetscCall(MatCreatePatchworkTensor(L->dm, info.degree, &L->A));
+      PetscCall(MatPatchworkTensorSetCoefficients(L->A, info.alpha, info.beta));
+      PetscCall(MatPatchworkTensorSetQuadrature(L->A, info.quadrature));
+      PetscCall(MatPatchworkTensorSetBC(L->A, info.bc));
+    }
+    PetscCall(MatPatchworkTensorGetInfo(L->A, &li));
+    PetscCall(PetscArraycpy(L->cells, li.cells, 3));
+    PetscCall(MatCreateVecs(L->A, &L->x, &L->b));
+    PetscCall(VecDuplicate(L->x, &L->r));
+    PetscCall(VecDuplicate(L->x, &L->w));
+    if (!vp->serial) {
+      PetscCall(DMCreateLocalVector(L->dm, &L->xloc));
+      PetscCall(VecDuplicate(L->xloc, &L->bloc));
+      PetscCall(VecDuplicate(L->xloc, &L->yloc));
+    }
+    PetscCall(SetUpPatch(vp, L, &li));
+    PetscCall(RegisterLevelEvents(L, l));
+  }
+  {
+    PatchworkTensorDesc cells;
+
+    PetscCall(PatchworkTensorFillDesc(&info, PW_SCATTER_ATOMIC, vp->serial, &cells, &vp->boundary, NULL));
+  }
+  for (PetscInt l = vp->nlevels - 1; l >= 1; l--) PetscCall(SetUpTransfer(vp, &vp->levels[l], &vp->levels[l - 1], &vp->levels[l].patch.op));
+
+  /* coarse solve: one patch holds every unknown when the coarsest grid has two cells per direction */
+  vp->coarse_patch = PETSC_TRUE;
+  for (PetscInt d = 0; d < vp->dim; d++) vp->coarse_patch = (PetscBool)(vp->coarse_patch && vp->levels[0].cells[d] == 2);
+  if (vp->nlevels > 1 && !vp->coarse_patch) {
+    const char *prefix;
+    PC          cpc;
+
+    PetscCall(KSPCreate(comm, &vp->coarse_ksp));
+    PetscCall(PCGetOptionsPrefix(pc, &prefix));
+    PetscCall(KSPSetOptionsPrefix(vp->coarse_ksp, prefix));
+    PetscCall(KSPAppendOptionsPrefix(vp->coarse_ksp, "pc_vertexpatch_coarse_"));
+    PetscCall(KSPSetOperators(vp->coarse_ksp, vp->levels[0].A, vp->levels[0].A));
+    PetscCall(KSPSetType(vp->coarse_ksp, KSPCG));
+    PetscCall(KSPGetPC(vp->coarse_ksp, &cpc));
+    PetscCall(PCSetType(cpc, PCJACOBI));
+    PetscCall(KSPSetTolerances(vp->coarse_ksp, 1e-12, PETSC_DEFAULT, PETSC_DEFAULT, 1000));
+    PetscCall(KSPSetFromOptions(vp->coarse_ksp));
+    PetscCall(KSPSetUp(vp->coarse_ksp));
+  }
+  PetscCall(PetscLogEventEnd(PATCHWORK_VPSetUp, pc, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
