@@ -38,13 +38,12 @@ ifneq ($(strip $(CUDAC)),)
   PW_CFLAGS    += -DPATCHWORK_HAVE_CUDA
   LIB_OBJ      := $(CORE_OBJ) $(HOST_OBJ) $(CUDA_OBJ)
   PW_NVCC      := $(CUDAC)
-  PW_NVCC_FLAGS := $(CUDAC_FLAGS) $(CUDA_INCLUDE) -Xcompiler -fPIC
+  PW_NVCC_FLAGS := $(CUDAC_FLAGS) $(CUDA_INCLUDE) -Iinclude # PETSc's: language standard, -gencode, -fPIC
 else
   LIB_OBJ      := $(CORE_OBJ) $(HOST_OBJ)
   PW_NVCC      := $(NVCC)
-  PW_NVCC_FLAGS := -Xcompiler -fPIC
+  PW_NVCC_FLAGS := -O3 -std=c++17 -arch=sm_90 -Xcompiler -fPIC -Iinclude
 endif
-PW_NVCC_FLAGS += -O3 -std=c++17 -arch=sm_90 -Iinclude
 
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 UNIT     := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(wildcard tests/unit/*.c))
@@ -143,10 +142,12 @@ $(BUILD)/tests/mat/%: tests/mat/%.c $(LIBNAME) $(MATHELP) $(wildcard tests/mat/*
 bench: lib
 	@$(MAKE) --no-print-directory $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
-$(BUILD)/bench/%: bench/%.c $(LIBNAME)
+# benchmarks may use the kernel ABI (src/core), which the library does not export (PETSc builds
+# with -fvisibility=hidden; only PETSC_EXTERN symbols are public): link those objects directly
+$(BUILD)/bench/%: bench/%.c $(LIBNAME) $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	@echo "  CCLD  $@"
-	@$(PCC) $(PCC_FLAGS) $(CFLAGS) $(CCPPFLAGS) -Iinclude -O2 -o $@ $< -L$(LIBDIR) -lpatchwork -Wl,-rpath,$(CURDIR)/$(LIBDIR) $(PETSC_LIB) -lm
+	@$(PCC) $(PCC_FLAGS) $(CFLAGS) $(CCPPFLAGS) -Iinclude -O2 -o $@ $< $(CORE_OBJ) -L$(LIBDIR) -lpatchwork -Wl,-rpath,$(CURDIR)/$(LIBDIR) $(PETSC_LIB) -lm
 
 # ---------------------------------------------------------------------- install
 install: lib

@@ -24,6 +24,9 @@
 #  * hypre is LEFT OUT: a GPU hypre cannot be downloaded here (no network
 #    beyond apt/PyPI), and a CPU hypre would not be useful for GPU runs.
 #  * No Fortran, no X, no SSL/valgrind (fewer runtime deps).
+#  * The GPU machine's OpenMPI is not CUDA-aware: PETSc aborts at the first
+#    GPU object unless run with -use_gpu_aware_mpi 0 (e.g. in PETSC_OPTIONS).
+#  * config/deps-gpu-check.sh smoke-tests the archive on the GPU machine.
 #
 # Idempotent: exits at once if the archive exists.  Intermediate phases are
 # stamped under $BUILD so a rerun resumes after a failure.
@@ -52,15 +55,20 @@ TIMES=$BUILD/times.txt
 touch "$TIMES"
 log() { echo "[deps-gpu $(date +%H:%M:%S)] $*"; }
 die() { echo "deps-gpu: ERROR: $*" >&2; exit 1; }
-# phase NAME cmd...: run cmd, record elapsed seconds in $TIMES
+# phase NAME cmd...: run cmd in a subshell with errexit, record elapsed
+# seconds in $TIMES, leave its exit status in PHASE_RC (always returns 0:
+# callers must not put phase under || / if, which would disable errexit).
+PHASE_RC=0
 phase() {
   local name=$1; shift
   local t0=$SECONDS
   log "phase $name ..."
-  local rc=0
-  "$@" || rc=$?
+  set +e
+  ( set -e; "$@" )
+  PHASE_RC=$?
+  set -e
   local dt=$((SECONDS - t0))
-  [ $rc -eq 0 ] || { log "phase $name FAILED (rc=$rc) after ${dt}s"; return $rc; }
+  [ $PHASE_RC -eq 0 ] || { log "phase $name FAILED (rc=$PHASE_RC) after ${dt}s"; return 0; }
   sed -i "/^$name /d" "$TIMES"
   echo "$name $dt" >> "$TIMES"
   log "phase $name done in ${dt}s"
@@ -98,7 +106,7 @@ download() {
     > "$BUILD/download-$v.log" 2>&1
 }
 
-configure_petsc() {
+configure_opts() {
   local src=$1 extra=()
   local cudapy=$src/config/BuildSystem/config/packages/CUDA.py
   if grep -q "with-cuda-nvml" "$cudapy"; then
@@ -124,16 +132,19 @@ configure_petsc() {
     "--with-mpiexec=mpiexec --allow-run-as-root --oversubscribe"
     "${extra[@]}"
   )
-  (cd "$src" && ./configure PETSC_ARCH=$PETSC_ARCH "${CONFIGURE_OPTS[@]}")
 }
+configure_petsc() { cd "$1" && ./configure PETSC_ARCH=$PETSC_ARCH "${CONFIGURE_OPTS[@]}"; }
 
 for v in $PETSC_VERSIONS; do
   src=$BUILD/petsc-$v
   if [ -f "$src/.configured" ]; then SRC=$src; break; fi
-  phase "download-$v" download "$v" || { log "download of petsc $v failed"; continue; }
+  phase "download-$v" download "$v"
+  [ $PHASE_RC -eq 0 ] || { log "download of petsc $v failed, see $BUILD/download-$v.log"; continue; }
   rm -rf "$src"; tar -C "$BUILD" -xzf "$CACHE/petsc-$v.tar.gz"
   [ -d "$src" ] || die "unexpected sdist layout for petsc $v"
-  if phase "configure" configure_petsc "$src" > "$BUILD/configure-$v.log" 2>&1; then
+  configure_opts "$src"
+  phase "configure" configure_petsc "$src" > "$BUILD/configure-$v.log" 2>&1
+  if [ $PHASE_RC -eq 0 ]; then
     printf '%q ' "${CONFIGURE_OPTS[@]}" > "$src/.configured"
     SRC=$src; break
   fi
@@ -148,7 +159,8 @@ log "using PETSc $VERSION in $SRC"
 # ---------------------------------------------------------------- build
 if [ ! -f "$SRC/.built" ]; then
   phase make make -C "$SRC" PETSC_DIR="$SRC" PETSC_ARCH=$PETSC_ARCH MAKE_NP=$JOBS -j$JOBS all \
-    > "$BUILD/make.log" 2>&1 || die "make failed, see $BUILD/make.log"
+    > "$BUILD/make.log" 2>&1
+  [ $PHASE_RC -eq 0 ] || die "make failed, see $BUILD/make.log"
   touch "$SRC/.built"
 fi
 
@@ -170,19 +182,37 @@ install_petsc() {
     while read -r path; do libs+=("$path"); done < <(ldd "$f" | awk '$3 ~ /^\// {print $3}')
   done
   : > "$BUILD/copied-libs.txt"
-  for path in $(printf '%s\n' "${libs[@]}" | sort -u); do
+  for path in "${libs[@]}"; do
     name=$(basename "$path")
     [[ $name =~ $sysre ]] && continue
+    [ -e "lib/$name" ] && continue
     cp -L "$path" "lib/$name"
     chmod 755 "lib/$name"
     strip --strip-unneeded "lib/$name"
     patchelf --set-rpath '$ORIGIN' "lib/$name"
     echo "$name" >> "$BUILD/copied-libs.txt"
   done
+  # link-time names, for a machine that has no liblapack-dev/libblas-dev
+  ln -sf liblapack.so.3 lib/liblapack.so
+  ln -sf libblas.so.3 lib/libblas.so
+  # This toolkit has real libs in $CUDA_DIR/lib (lib64 -> lib); a standard
+  # toolkit (the GPU machine) has only lib64.  Use lib64, valid on both.
+  if [ -d "$CUDA_DIR/lib64" ]; then
+    sed -i "s#$CUDA_DIR/lib\b#$CUDA_DIR/lib64#g" lib/petsc/conf/petscvariables \
+      lib/pkgconfig/*.pc include/petscmachineinfo.h
+  fi
+  # libpetsc RUNPATH: system dirs first, then $ORIGIN as a fallback for the
+  # copied BLAS/LAPACK (RUNPATH only applies to libpetsc's own NEEDED libs).
+  local so rp
+  so=$(readlink -f lib/libpetsc.so)
+  rp=$(patchelf --print-rpath "$so" | sed "s#$CUDA_DIR/lib\b#$CUDA_DIR/lib64#g")
+  patchelf --set-rpath "$rp:\$ORIGIN" "$so"
+  echo "libpetsc RUNPATH: $(patchelf --print-rpath "$so")"
   log "copied runtime libs: $(tr '\n' ' ' < "$BUILD/copied-libs.txt")"
 }
 if [ ! -f "$SRC/.installed" ] || [ ! -f "$PREFIX/lib/petsc/conf/petscvariables" ]; then
-  phase install install_petsc > "$BUILD/install.log" 2>&1 || die "install failed, see $BUILD/install.log"
+  phase install install_petsc > "$BUILD/install.log" 2>&1
+  [ $PHASE_RC -eq 0 ] || die "install failed, see $BUILD/install.log"
   touch "$SRC/.installed"
 fi
 
@@ -197,6 +227,7 @@ pack() {
   mv "$tmp" "$ARCHIVE"
 }
 phase pack pack
+[ $PHASE_RC -eq 0 ] || die "packing failed"
 SIZE=$(stat -c %s "$ARCHIVE")
 {
   echo "archive: $ARCHIVE"
@@ -212,6 +243,7 @@ SIZE=$(stat -c %s "$ARCHIVE")
   echo "copied runtime libs: $(tr '\n' ' ' < "$BUILD/copied-libs.txt")"
   echo "phase times (s):"
   sed 's/^/  /' "$TIMES"
+  echo "runtime: OpenMPI on the GPU machine is not CUDA-aware: PETSC_OPTIONS='-use_gpu_aware_mpi 0'"
   echo "makefile: PETSC_DIR=$PREFIX PETSC_ARCH= ; include \$(PETSC_DIR)/lib/petsc/conf/variables"
   grep -E '^(CUDAC|CUDAC_FLAGS|CUDAFLAGS|CUDAPP_FLAGS|CUDA_INCLUDE|CUDA_LIB|CUDA_CXX|CUDA_CXXFLAGS) ' \
     "$PREFIX/lib/petsc/conf/petscvariables" | sed 's/^/  /'

@@ -24,12 +24,5 @@ typedef PetscOptionItems *PatchworkOptionItems;
   #define PatchworkShellOp(f) ((void (*)(void))(f))
 #endif
 
-/* PetscAssertPointer() is public since 3.20; before, pointer checks lived in private headers */
-#if !PETSC_VERSION_GE(3, 20, 0)
-  #define PetscAssertPointer(p, arg) \
-    do { \
-      if (!(p)) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "Null pointer: parameter # %d", (int)(arg)); \
-    } while (0)
-#endif
 
 #endif

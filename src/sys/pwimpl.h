@@ -8,6 +8,12 @@
 
 PETSC_INTERN PetscBool PatchworkPackageInitialized;
 
+/* PETSc's own pointer checks live in its private headers; this one needs none */
+#define PatchworkAssertPointer(p, arg) \
+  do { \
+    if (!(p)) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "Null pointer: parameter # %d", (int)(arg)); \
+  } while (0)
+
 /* Arrays of up to two vectors read (r0, r1, NULL if unused) and one written (w), on one side */
 typedef struct {
   const PetscScalar *r[2];

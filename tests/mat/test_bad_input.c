@@ -9,11 +9,12 @@ static PetscInt failures = 0, cases = 0;
 /* The call must fail, and its message must contain the expected words */
 static PetscErrorCode Expect(PetscErrorCode code, const char what[], const char words[])
 {
-  char *msg = NULL;
+  const char *msg = NULL;
 
   PetscFunctionBeginUser;
   cases++;
-  if (code) PetscCall(PetscErrorMessage(code, NULL, &msg));
+  /* the message argument is char ** up to PETSc 3.2x and const char ** after: void * fits both */
+  if (code) PetscCall(PetscErrorMessage(code, NULL, (void *)&msg));
   if (code && msg && strstr(msg, words)) {
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "ok   %-34s -> %s\n", what, msg));
   } else {

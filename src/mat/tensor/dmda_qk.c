@@ -94,8 +94,8 @@ PetscErrorCode PatchworkDMDACreateQk(MPI_Comm comm, PetscInt dim, PetscInt degre
   PetscInt M[3] = {1, 1, 1};
 
   PetscFunctionBegin;
-  PetscAssertPointer(cells, 4);
-  PetscAssertPointer(dm, 7);
+  PatchworkAssertPointer(cells, 4);
+  PatchworkAssertPointer(dm, 7);
   PetscCheck(dim == 2 || dim == 3, comm, PETSC_ERR_ARG_OUTOFRANGE, "Dimension %" PetscInt_FMT " not supported: use 2 or 3", dim);
   PetscCheck(degree >= 1 && degree <= MaxDegree(dim), comm, PETSC_ERR_ARG_OUTOFRANGE, "Degree %" PetscInt_FMT " not supported in %" PetscInt_FMT "D (1..%" PetscInt_FMT ")", degree, dim, MaxDegree(dim));
   for (PetscInt d = 0; d < dim; d++) {

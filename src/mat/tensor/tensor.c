@@ -132,8 +132,8 @@ PetscErrorCode MatIsPatchworkTensor(Mat A, PetscBool *is)
   PetscErrorCode (*f)(Mat, PatchworkTensorInfo *) = NULL;
 
   PetscFunctionBegin;
-  PetscAssertPointer(A, 1);
-  PetscAssertPointer(is, 2);
+  PatchworkAssertPointer(A, 1);
+  PatchworkAssertPointer(is, 2);
   PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatPatchworkTensorGetInfo_C", &f));
   *is = f ? PETSC_TRUE : PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -159,7 +159,7 @@ PetscErrorCode MatPatchworkTensorGetInfo(Mat A, PatchworkTensorInfo *info)
   Mat_PatchworkTensor *ctx;
 
   PetscFunctionBegin;
-  PetscAssertPointer(info, 2);
+  PatchworkAssertPointer(info, 2);
   PetscCall(GetContext(A, &ctx));
   PetscCall(MatPatchworkTensorGetInfo_Tensor(A, info));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -297,8 +297,8 @@ PetscErrorCode MatCreatePatchworkTensor(DM dm, PetscInt degree, Mat *A)
   Vec                  g;
 
   PetscFunctionBegin;
-  PetscAssertPointer(dm, 1);
-  PetscAssertPointer(A, 3);
+  PatchworkAssertPointer(dm, 1);
+  PatchworkAssertPointer(A, 3);
   PetscCall(PatchworkInitializePackage());
   PetscCall(PetscCitationsRegister(citation, &cited));
   PetscCall(PatchworkDMDAGetQkGrid(dm, degree, cells, lower, upper)); /* before anything is allocated */
