@@ -19,6 +19,7 @@
 #include <assert.h>
 #include <stddef.h>
 #include <patchwork/patch_kernel.h>
+#include "coreimpl.h"
 
 #define PW_PATCH_MAX_NODES (PW_PATCH_MAX_N * PW_PATCH_MAX_N * PW_PATCH_MAX_N)
 
@@ -30,23 +31,6 @@ typedef struct {
   int n[3], nint[3];  /* per direction: np/ni for a used direction, 1 for the unused z in 2D */
   int ioff[3];        /* local index of the first interior node: 1, 0 for the unused z in 2D */
 } PatchLoop;
-
-static ptrdiff_t BoxIndex(const int start[3], const int size[3], const int g[3])
-{
-  return ((ptrdiff_t)(g[2] - start[2]) * size[1] + (g[1] - start[1])) * size[0] + (g[0] - start[0]);
-}
-
-static void AssertBoxContains(const int start[3], const int size[3], const int lo[3], const int hi[3])
-{
-  for (int dir = 0; dir < 3; dir++) {
-    assert(start[dir] <= lo[dir]);
-    assert(hi[dir] < start[dir] + size[dir]);
-  }
-  (void)start;
-  (void)size;
-  (void)lo;
-  (void)hi;
-}
 
 /* Validate the descriptor and find the patches of the color; returns 0 when there are none. The
    in box must hold the patches' closures (read_closure) or only their interiors (the solve). */

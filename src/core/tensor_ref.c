@@ -15,6 +15,7 @@
 #include <assert.h>
 #include <stddef.h>
 #include <patchwork/tensor_kernel.h>
+#include "coreimpl.h"
 
 #define PW_MAX_CELL_NODES (PW_MAX_N * PW_MAX_N * PW_MAX_N)
 
@@ -29,25 +30,6 @@ static int OnGlobalBoundary(const PatchworkTensorDesc *d, const int g[3])
   for (int dir = 0; dir < d->dim; dir++)
     if (g[dir] == 0 || g[dir] == d->nodes[dir] - 1) return 1;
   return 0;
-}
-
-/* 64-bit offsets: a single GPU can hold more than 2^31 nodes */
-static ptrdiff_t BoxIndex(const int start[3], const int size[3], const int g[3])
-{
-  return ((ptrdiff_t)(g[2] - start[2]) * size[1] + (g[1] - start[1])) * size[0] + (g[0] - start[0]);
-}
-
-/* Assert that the box (start,size) holds nodes [lo,hi] in every direction */
-static void AssertBoxContains(const int start[3], const int size[3], const int lo[3], const int hi[3])
-{
-  for (int dir = 0; dir < 3; dir++) {
-    assert(start[dir] <= lo[dir]);
-    assert(hi[dir] < start[dir] + size[dir]);
-  }
-  (void)start;
-  (void)size;
-  (void)lo;
-  (void)hi;
 }
 
 /* Validate the descriptor; returns 0 when the cell range is empty (nothing to do). The in box is

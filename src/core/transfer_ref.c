@@ -18,6 +18,7 @@
 #include <string.h>
 #include <patchwork/basis1d.h>
 #include <patchwork/patch_kernel.h>
+#include "coreimpl.h"
 
 #define PW_MAX_CELL_NODES (PW_MAX_N * PW_MAX_N * PW_MAX_N)
 
@@ -37,23 +38,6 @@ int PatchworkTransferSetUp1D(int degree, PatchworkTransferDesc *d)
   for (int a = 0; a < 2; a++)
     for (int i = 0; i < n; i++) PatchworkLagrangeEval(n, xi, 0.5 * (a + xi[i]), &d->interp[a][i * n], NULL);
   return 0;
-}
-
-static ptrdiff_t BoxIndex(const int start[3], const int size[3], const int g[3])
-{
-  return ((ptrdiff_t)(g[2] - start[2]) * size[1] + (g[1] - start[1])) * size[0] + (g[0] - start[0]);
-}
-
-static void AssertBoxContains(const int start[3], const int size[3], const int lo[3], const int hi[3])
-{
-  for (int dir = 0; dir < 3; dir++) {
-    assert(start[dir] <= lo[dir]);
-    assert(hi[dir] < start[dir] + size[dir]);
-  }
-  (void)start;
-  (void)size;
-  (void)lo;
-  (void)hi;
 }
 
 /* Validate the descriptor; returns 0 when the cell range is empty */

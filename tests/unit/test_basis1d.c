@@ -7,31 +7,9 @@
 #include <stdio.h>
 #include <patchwork/basis1d.h>
 #include <patchwork/tensor_kernel.h>
+#include "unittest.h"
 
 #define NQMAX (PW_MAX_N + 2)
-
-/* Passes when err <= tol (so a NaN fails); prints the measured error and the tolerance */
-static void Check(int *fails, double err, double tol, const char *fmt, ...)
-{
-  va_list ap;
-  int     ok = err <= tol;
-
-  printf("%s ", ok ? "ok  " : "FAIL");
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf(": err %.3e tol %.3e\n", err, tol);
-  if (!ok) (*fails)++;
-}
-
-/* xorshift64, fixed seed: failures reproduce */
-static double Rand(uint64_t *s)
-{
-  *s ^= *s << 13;
-  *s ^= *s >> 7;
-  *s ^= *s << 17;
-  return (double)(*s >> 11) / 9007199254740992.0; /* [0,1) */
-}
 
 static double Factorial(int n)
 {

@@ -17,52 +17,9 @@
 #include <string.h>
 #include <patchwork/basis1d.h>
 #include <patchwork/patch_kernel.h>
+#include "unittest.h"
 
 #define NI_MAX PW_PATCH_MAX_NI
-
-/* Passes when err <= tol (so a NaN fails); prints the measured error and the tolerance */
-static void Check(int *fails, double err, double tol, const char *fmt, ...)
-{
-  va_list ap;
-  int     ok = err <= tol;
-
-  printf("%s ", ok ? "ok  " : "FAIL");
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf(": err %.3e tol %.3e\n", err, tol);
-  if (!ok) (*fails)++;
-}
-
-/* xorshift64, fixed seed: failures reproduce */
-static double Rand(uint64_t *s)
-{
-  *s ^= *s << 13;
-  *s ^= *s >> 7;
-  *s ^= *s << 17;
-  return (double)(*s >> 11) / 9007199254740992.0; /* [0,1) */
-}
-
-/* zeroed: no test reads memory it did not set (and valgrind would not see it if one did), but the
-   compiler's flow analysis cannot tell that loops up to a runtime count fill whole arrays */
-static void *Malloc(size_t n)
-{
-  void *p = calloc(n ? n : 1, 1);
-
-  if (!p) {
-    fprintf(stderr, "FAIL out of memory (%zu bytes)\n", n);
-    exit(1);
-  }
-  return p;
-}
-
-static double MaxAbs(long n, const double *v)
-{
-  double m = 0.0;
-
-  for (long i = 0; i < n; i++) m = fmax(m, fabs(v[i]));
-  return m;
-}
 
 static int IPow(int b, int e)
 {

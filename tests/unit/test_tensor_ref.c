@@ -11,40 +11,7 @@
 #include <string.h>
 #include <patchwork/basis1d.h>
 #include <patchwork/tensor_kernel.h>
-
-/* Passes when err <= tol (so a NaN fails); prints the measured error and the tolerance */
-static void Check(int *fails, double err, double tol, const char *fmt, ...)
-{
-  va_list ap;
-  int     ok = err <= tol;
-
-  printf("%s ", ok ? "ok  " : "FAIL");
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf(": err %.3e tol %.3e\n", err, tol);
-  if (!ok) (*fails)++;
-}
-
-/* xorshift64, fixed seed: failures reproduce */
-static double Rand(uint64_t *s)
-{
-  *s ^= *s << 13;
-  *s ^= *s >> 7;
-  *s ^= *s << 17;
-  return (double)(*s >> 11) / 9007199254740992.0; /* [0,1) */
-}
-
-static void *Malloc(size_t n)
-{
-  void *p = malloc(n ? n : 1);
-
-  if (!p) {
-    fprintf(stderr, "FAIL out of memory (%zu bytes)\n", n);
-    exit(1);
-  }
-  return p;
-}
+#include "unittest.h"
 
 /* ---------------------------------------------------------------------------------------------
    Brute force, written without the kernel's index helpers: global node numbers, dense matrices. */
@@ -230,14 +197,6 @@ static void SetupDesc(int dim, int k, PatchworkQuadrature quad, const Case *c, i
   /* cell aspect ratios up to 10: stiffness coefficients spread over two decades */
   desc->coef_mass = 0.5 + Rand(seed);
   for (int d = 0; d < 3; d++) desc->coef_stiff[d] = (0.5 + Rand(seed)) * pow(10.0, 2 * Rand(seed) - 1);
-}
-
-static double MaxAbs(long n, const double *v)
-{
-  double m = 0.0;
-
-  for (long i = 0; i < n; i++) m = fmax(m, fabs(v[i]));
-  return m;
 }
 
 /*
