@@ -440,16 +440,24 @@ __global__ void __launch_bounds__(256) Diagonal(const DiagCoef dc, const Geom g,
   }
 }
 
+/* Dirichlet rows: blockIdx.y picks one of the 2*dim faces of the global grid; threads walk the part of
+   that face inside the out box, so the work is the boundary's size, not the box's. Nodes on edges
+   belong to two faces and get the same value twice. */
 __global__ void __launch_bounds__(256) Boundary(const Geom g, const double *__restrict__ x, double *__restrict__ y)
 {
-  const long long sx = g.out_size[0], sxy = sx * g.out_size[1], total = sxy * g.out_size[2];
+  const int d = blockIdx.y >> 1, lp = ((blockIdx.y & 1) ? g.nodes[d] - 1 : 0) - g.out_start[d];
+  const int d1 = d == 0 ? 1 : 0, d2 = d == 2 ? 1 : 2; /* the two directions along the face */
+  const int n1 = g.out_size[d1], n2 = g.out_size[d2];
 
-  for (long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x; o < total; o += (long long)gridDim.x * blockDim.x) {
-    const long long lz = o / sxy, r = o - lz * sxy, ly = r / sx, lx = r - ly * sx;
-    const int       gx = g.out_start[0] + (int)lx, gy = g.out_start[1] + (int)ly, gz = g.out_start[2] + (int)lz;
-    const bool      bnd = OnEdge(gx, g.nodes[0]) || OnEdge(gy, g.nodes[1]) || (g.dim == 3 && OnEdge(gz, g.nodes[2]));
+  if (lp < 0 || lp >= g.out_size[d]) return; /* this face is not in the box */
+  for (int o = blockIdx.x * blockDim.x + threadIdx.x; o < n1 * n2; o += gridDim.x * blockDim.x) {
+    int l[3];
 
-    if (bnd) y[o] = x ? x[o] : 1.0;
+    l[d]  = lp;
+    l[d1] = o % n1;
+    l[d2] = o / n1;
+    const long long idx = ((long long)l[2] * g.out_size[1] + l[1]) * g.out_size[0] + l[0];
+    y[idx] = x ? x[idx] : 1.0;
   }
 }
 
@@ -716,11 +724,11 @@ extern "C" int PatchworkTensorBoundaryCUDA(const PatchworkTensorDesc *d, const d
   if (d->dim == 2) { /* the third direction is a single node, never a boundary */
     g.out_size[2] = 1;
   }
-  const long long total = (long long)g.out_size[0] * g.out_size[1] * g.out_size[2];
-  if (total <= 0) return (int)cudaSuccess;
-  const long long want   = (total + 255) / 256;
-  const unsigned  blocks = (unsigned)(want < 65536 * 16 ? want : 65536 * 16);
-  Boundary<<<blocks, 256, 0, s>>>(g, x, y);
+  if ((long long)g.out_size[0] * g.out_size[1] * g.out_size[2] <= 0) return (int)cudaSuccess;
+  long long face = 0; /* nodes of the largest face in the box */
+  for (int e = 0; e < d->dim; e++) face = std::max(face, (long long)g.out_size[0] * g.out_size[1] * g.out_size[2] / g.out_size[e]);
+  const unsigned blocks = (unsigned)std::min<long long>((face + 255) / 256, 65535);
+  Boundary<<<dim3(blocks, 2 * d->dim), 256, 0, s>>>(g, x, y);
   return (int)cudaGetLastError();
 }
 

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Build and run the PETSc-free GPU checks of the tensor-product kernels (run from the repo root,
-# on a machine with an NVIDIA GPU of compute capability 9.0):
-#   1. nvcc builds build/gpu-kernels/{test,bench}_tensor_kernels (ptxas register report kept)
+# Build and run the PETSc-free GPU checks of the CUDA kernels (run from the repo root, on a machine
+# with an NVIDIA GPU of compute capability 9.0), for each suite:
+#   tensor: the tensor-product operator (cuda/tensor_apply.cu)
+#   patch:  the vertex-patch smoother and the transfers (cuda/patch_smooth.cu, cuda/transfer.cu)
+#   1. nvcc builds build/gpu-kernels/{test,bench}_<suite>_kernels (ptxas register report kept)
 #   2. the GPU-vs-CPU test, full
 #   3. the test with --quick under compute-sanitizer memcheck, then racecheck
 #   4. the throughput benchmark
-# Logs go to $OUT when set, else build/gpu-kernels/. A short summary table is printed last.
+# The suites build in parallel. Logs go to $OUT when set, else build/gpu-kernels/. A short summary
+# table is printed last.
+#   bash tests/gpu/kernels.sh [tensor] [patch]     (default: both)
 # Exit status: 0 when every step passed; the test's 77 (no device) is passed through.
 set -u
 cd "$(dirname "$0")/../.."
@@ -17,15 +21,21 @@ SAN=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo "$(dirname "$NVC
 CC=${CC:-gcc}
 FLAGS="-O3 -std=c++17 -arch=sm_90 -Iinclude"
 SAN_TIMEOUT=${SAN_TIMEOUT:-150}
+SUITES=${*:-tensor patch}
 
 declare -a STEP STATUS DETAIL
 note() { STEP+=("$1"); STATUS+=("$2"); DETAIL+=("$3"); }
+has() { case " $SUITES " in *" $1 "*) return 0 ;; esac; return 1; }
 
-build() {
-  echo "+ $CC -O2 -Wall -Wextra -Iinclude -c src/core/{tensor_ref,basis1d}.c" &&
-    "$CC" -O2 -Wall -Wextra -Iinclude -c src/core/tensor_ref.c -o "$B/tensor_ref.o" &&
-    "$CC" -O2 -Wall -Wextra -Iinclude -c src/core/basis1d.c -o "$B/basis1d.o" &&
-    echo "+ $NVCC $FLAGS -Xptxas -v -c cuda/tensor_apply.cu" &&
+build_core() {
+  for f in tensor_ref basis1d fdm patch_ref transfer_ref; do
+    echo "+ $CC -O2 -Wall -Wextra -Iinclude -c src/core/$f.c"
+    "$CC" -O2 -Wall -Wextra -Iinclude -c src/core/$f.c -o "$B/$f.o" || return 1
+  done
+}
+
+build_tensor() {
+  echo "+ $NVCC $FLAGS -Xptxas -v -c cuda/tensor_apply.cu" &&
     "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra -Xptxas -v -c cuda/tensor_apply.cu -o "$B/tensor_apply.o" 2> "$LOG/ptxas.txt" &&
     { grep -i -E "warning|error" "$LOG/ptxas.txt" || true; } &&
     echo "+ $NVCC $FLAGS tests/gpu/test_tensor_kernels.cu" &&
@@ -34,55 +44,104 @@ build() {
     "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra bench/bench_tensor_kernels.cu "$B/tensor_apply.o" "$B/basis1d.o" -lm -o "$B/bench_tensor_kernels"
 }
 
+build_patch() {
+  local r1 r2
+  echo "+ $NVCC $FLAGS -Xptxas -v -c cuda/patch_smooth.cu cuda/transfer.cu (in parallel)"
+  "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra -Xptxas -v -c cuda/patch_smooth.cu -o "$B/patch_smooth.o" 2> "$LOG/ptxas_patch.txt" &
+  r1=$!
+  "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra -Xptxas -v -c cuda/transfer.cu -o "$B/transfer.o" 2> "$LOG/ptxas_transfer.txt" &
+  r2=$!
+  wait $r1 || { cat "$LOG/ptxas_patch.txt" | grep -v "^ptxas info" | head -n 40; return 1; }
+  wait $r2 || { cat "$LOG/ptxas_transfer.txt" | grep -v "^ptxas info" | head -n 40; return 1; }
+  { cat "$LOG/ptxas_patch.txt" "$LOG/ptxas_transfer.txt" | grep -i -E "warning|error" || true; } &&
+    echo "+ $NVCC $FLAGS tests/gpu/test_patch_kernels.cu" &&
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra tests/gpu/test_patch_kernels.cu "$B/patch_smooth.o" "$B/transfer.o" "$B/fdm.o" "$B/patch_ref.o" "$B/transfer_ref.o" "$B/basis1d.o" -lm -o "$B/test_patch_kernels" &&
+    echo "+ $NVCC $FLAGS bench/bench_patch_kernels.cu" &&
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra bench/bench_patch_kernels.cu "$B/patch_smooth.o" "$B/transfer.o" "$B/fdm.o" "$B/transfer_ref.o" "$B/basis1d.o" -lm -o "$B/bench_patch_kernels"
+}
+
+# registers and spills of the patch kernels, from the ptxas report: "max R regs, S with spills"
+patch_regs() {
+  cat "$LOG/ptxas_patch.txt" "$LOG/ptxas_transfer.txt" 2>/dev/null | awk '
+    /Used [0-9]+ registers/ { for (i = 1; i <= NF; i++) if ($i == "Used") { r = $(i + 1) + 0; if (r > max) max = r } }
+    /bytes spill stores/ { if ($5 + 0 > 0 || $9 + 0 > 0) spills++ }
+    END { printf "max %d registers, %d kernels with spills", max, spills }'
+}
+
+# 1. build: the CPU reference objects, then the suites in parallel
 t0=$SECONDS
-if build > "$LOG/build.log" 2>&1; then
-  note build ok "$((SECONDS - t0)) s; registers in $LOG/ptxas.txt"
-else
+if ! build_core > "$LOG/build.log" 2>&1; then
   note build FAIL "see $LOG/build.log"
-  cat "$LOG/build.log" "$LOG/ptxas.txt" 2>/dev/null | grep -v "^ptxas info" | tail -n 40
-  printf '%-10s %-7s %s\n' "${STEP[0]}" "${STATUS[0]}" "${DETAIL[0]}"
+  tail -n 40 "$LOG/build.log"
+  exit 1
+fi
+pids=()
+has tensor && { build_tensor >> "$LOG/build.log" 2>&1 & pids+=("tensor:$!"); }
+has patch && { build_patch > "$LOG/build_patch.log" 2>&1 & pids+=("patch:$!"); }
+bfail=0
+for p in "${pids[@]}"; do
+  s=${p%%:*}
+  if wait "${p#*:}"; then
+    if [ "$s" = tensor ]; then note build ok "$((SECONDS - t0)) s; registers in $LOG/ptxas.txt"; else note patch-build ok "$((SECONDS - t0)) s; $(patch_regs) ($LOG/ptxas_patch.txt)"; fi
+  else
+    bfail=1
+    if [ "$s" = tensor ]; then note build FAIL "see $LOG/build.log"; l="$LOG/build.log $LOG/ptxas.txt"; else note patch-build FAIL "see $LOG/build_patch.log"; l="$LOG/build_patch.log"; fi
+    cat $l 2>/dev/null | grep -v "^ptxas info" | tail -n 40
+  fi
+done
+if [ $bfail = 1 ]; then
+  for i in "${!STEP[@]}"; do printf '%-16s %-7s %s\n' "${STEP[$i]}" "${STATUS[$i]}" "${DETAIL[$i]}"; done
   exit 1
 fi
 rc=0
 
-# 2. full test
-t0=$SECONDS
-"$B/test_tensor_kernels" > "$LOG/test.log" 2>&1
-trc=$?
-grep -E '^FAIL' "$LOG/test.log" | head -20
-if [ $trc -eq 77 ]; then
-  note test skip "no CUDA device"
-  printf '%-10s %-7s %s\n' test skip "no CUDA device"
-  exit 77
-fi
-[ $trc -eq 0 ] && st=ok || { st=FAIL; rc=1; }
-note test $st "$(tail -n 1 "$LOG/test.log" | sed 's/^# //'), $((SECONDS - t0)) s"
-
-# 3. sanitizers on the quick test
-for tool in memcheck racecheck; do
+# run_suite NAME PREFIX: 2. full test, 3. sanitizers on the quick test, 4. benchmark
+run_suite() {
+  local name=$1 pre=$2 trc src st summ tests brc
   t0=$SECONDS
-  timeout "$SAN_TIMEOUT" "$SAN" --tool $tool --error-exitcode 3 "$B/test_tensor_kernels" --quick > "$LOG/$tool.log" 2>&1
-  src=$?
-  summ=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOG/$tool.log" | tail -n 1 | sed 's/^========= //')
-  tests=$(grep -E '^# [0-9]+ passed' "$LOG/$tool.log" | sed 's/^# //')
-  if [ $src -eq 0 ]; then st=ok
-  elif [ $src -eq 124 ]; then st=TIMEOUT; rc=1
-  else st=FAIL; rc=1; fi
-  note $tool $st "${summ:-no summary} | ${tests:-no test summary} | $((SECONDS - t0)) s"
-done
+  "$B/test_${name}_kernels" > "$LOG/${pre}test.log" 2>&1
+  trc=$?
+  grep -E '^FAIL' "$LOG/${pre}test.log" | head -20
+  if [ $trc -eq 77 ]; then
+    note "${pre}test" skip "no CUDA device"
+    printf '%-16s %-7s %s\n' "${pre}test" skip "no CUDA device"
+    exit 77
+  fi
+  [ $trc -eq 0 ] && st=ok || { st=FAIL; rc=1; }
+  note "${pre}test" $st "$(tail -n 1 "$LOG/${pre}test.log" | sed 's/^# //'), $((SECONDS - t0)) s"
+  for tool in memcheck racecheck; do
+    t0=$SECONDS
+    timeout "$SAN_TIMEOUT" "$SAN" --tool $tool --error-exitcode 3 "$B/test_${name}_kernels" --quick > "$LOG/${pre}$tool.log" 2>&1
+    src=$?
+    summ=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOG/${pre}$tool.log" | tail -n 1 | sed 's/^========= //')
+    tests=$(grep -E '^# [0-9]+ passed' "$LOG/${pre}$tool.log" | sed 's/^# //')
+    if [ $src -eq 0 ]; then st=ok
+    elif [ $src -eq 124 ]; then st=TIMEOUT; rc=1
+    else st=FAIL; rc=1; fi
+    note "${pre}$tool" $st "${summ:-no summary} | ${tests:-no test summary} | $((SECONDS - t0)) s"
+  done
+  t0=$SECONDS
+  "$B/bench_${name}_kernels" > "$LOG/${pre}bench.log" 2>&1
+  brc=$?
+  [ $brc -eq 0 ] && st=ok || { st=FAIL; rc=1; }
+  note "${pre}bench" $st "$((SECONDS - t0)) s, table in $LOG/${pre}bench.log"
+}
 
-# 4. benchmark
-t0=$SECONDS
-"$B/bench_tensor_kernels" > "$LOG/bench.log" 2>&1
-brc=$?
-[ $brc -eq 0 ] && st=ok || { st=FAIL; rc=1; }
-note bench $st "$((SECONDS - t0)) s, table in $LOG/bench.log"
+has tensor && run_suite tensor ""
+has patch && run_suite patch "patch-"
 
-echo
-echo "== benchmark table =="
-grep -v '^SUMMARY' "$LOG/bench.log"
+if has tensor; then
+  echo
+  echo "== benchmark table =="
+  grep -v '^SUMMARY' "$LOG/bench.log"
+fi
+if has patch; then
+  echo
+  echo "== patch benchmark table =="
+  cat "$LOG/patch-bench.log"
+fi
 echo
 echo "== summary =="
-for i in "${!STEP[@]}"; do printf '%-10s %-7s %s\n' "${STEP[$i]}" "${STATUS[$i]}" "${DETAIL[$i]}"; done
-grep '^SUMMARY' "$LOG/bench.log" | sed 's/^SUMMARY //'
+for i in "${!STEP[@]}"; do printf '%-16s %-7s %s\n' "${STEP[$i]}" "${STATUS[$i]}" "${DETAIL[$i]}"; done
+has tensor && grep '^SUMMARY' "$LOG/bench.log" | sed 's/^SUMMARY //'
 exit $rc
