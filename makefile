@@ -26,7 +26,7 @@ PLUGIN  := $(LIBDIR)/libpetscpatchwork.so
 
 PW_CFLAGS := -Iinclude -Isrc -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -O2
 CORE_SRC  := $(wildcard src/core/*.c)
-HOST_SRC  := $(wildcard src/sys/*.c src/mat/tensor/*.c src/pc/*/*.c)
+HOST_SRC  := $(wildcard src/sys/*.c src/mat/*/*.c src/pc/*/*.c)
 CUDA_SRC  := $(wildcard cuda/*.cu)
 CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/%.o)
 HOST_OBJ  := $(HOST_SRC:%.c=$(BUILD)/%.o)

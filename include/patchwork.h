@@ -14,7 +14,7 @@ PETSC_EXTERN PetscErrorCode PatchworkInitializePackage(void);
 PETSC_EXTERN PetscErrorCode PatchworkFinalizePackage(void);
 
 /* Log events, registered by PatchworkInitializePackage() */
-PETSC_EXTERN PetscLogEvent PATCHWORK_TensorSetUp, PATCHWORK_TensorMult, PATCHWORK_TensorDiagonal, PATCHWORK_VPSetUp, PATCHWORK_VPApply, PATCHWORK_VPCoarse;
+PETSC_EXTERN PetscLogEvent PATCHWORK_TensorSetUp, PATCHWORK_TensorMult, PATCHWORK_TensorDiagonal, PATCHWORK_VPSetUp, PATCHWORK_VPApply, PATCHWORK_VPCoarse, PATCHWORK_Transfer;
 
 /*E
   PatchworkTensorQuadrature - quadrature of the tensor-product operator
@@ -101,5 +101,9 @@ PETSC_EXTERN PetscErrorCode MatPatchworkTensorSetQuadrature(Mat, PatchworkTensor
 PETSC_EXTERN PetscErrorCode MatPatchworkTensorSetBC(Mat, PatchworkTensorBC);
 PETSC_EXTERN PetscErrorCode MatPatchworkTensorGetInfo(Mat, PatchworkTensorInfo *);
 PETSC_EXTERN PetscErrorCode MatIsPatchworkTensor(Mat, PetscBool *);
+
+/* Multigrid hierarchies of the operator: Q_k interpolation between a grid and its refinement, PCMG levels */
+PETSC_EXTERN PetscErrorCode MatCreatePatchworkTransfer(Mat, Mat, Mat *);
+PETSC_EXTERN PetscErrorCode PCMGSetPatchworkHierarchy(PC, PetscInt);
 
 #endif

@@ -95,9 +95,9 @@ same_run() {
   [ -n "$a" ] && [ "$(echo "$a" | sed 's/.*its=//')" = "$(echo "$b" | sed 's/.*its=//')" ]
 }
 
-# vp_mpi N DIM K CELLS: the iteration count on N ranks is within 1 of the serial one
+# vp_mpi N DIM K CELLS [OPTIONS...]: the iteration count on N ranks is within 1 of the serial one
 vp_mpi() {
-  local o="-dim $2 -degree $3 -cells $4 -rhs one -ksp_type gmres -ksp_pc_side right -ksp_rtol 1e-9 -pc_type vertexpatch" i1 in
+  local o="-dim $2 -degree $3 -cells $4 -rhs one -ksp_type gmres -ksp_pc_side right -ksp_rtol 1e-9 -pc_type vertexpatch ${*:5}" i1 in
   i1=$($B/examples/poisson $o | sed -n 's/.* its=\([0-9]*\) .*/\1/p')
   in=$($MPIEXEC -n "$1" $B/examples/poisson $o | sed -n 's/.* its=\([0-9]*\) .*/\1/p')
   echo "1 rank: $i1 iterations, $1 ranks: $in iterations"
@@ -131,6 +131,8 @@ run unit/transfer_ref     $B/tests/unit/test_transfer_ref
 # --- the operator against an independently assembled AIJ matrix, serial and parallel
 run mat/tensor_aij-n1     $MPIEXEC -n 1 $B/tests/mat/test_tensor_aij
 run mat/tensor_aij-n2     $MPIEXEC -n 2 $B/tests/mat/test_tensor_aij
+run mat/transfer-n1       $MPIEXEC -n 1 $B/tests/mat/test_transfer
+run mat/transfer-n2       $MPIEXEC -n 2 $B/tests/mat/test_transfer
 run mat/bad_input         $B/tests/mat/test_bad_input
 
 # --- the Poisson example: convergence order, expected output, parallel consistency
@@ -161,6 +163,10 @@ run vertexpatch/additive         $B/examples/poisson -dim 2 -degree 3 -cells 8 $
 run vertexpatch/smoother-only    $B/examples/poisson -dim 2 -degree 3 -cells 8 $VP -pc_vertexpatch_levels 1 -ksp_max_it 200
 run vertexpatch/coarse-ksp       $B/examples/poisson -dim 2 -degree 2 -cells 12 $VP -ksp_view
 run vertexpatch/fmg              $B/examples/poisson -dim 3 -degree 3 -cells 8 -fmg -rhs one -ksp_type richardson -ksp_norm_type unpreconditioned -ksp_rtol 1e-9 -pc_type vertexpatch -ksp_max_it 4
+# PETSc's PCMG on the Patchwork hierarchy: the Chebyshev-Jacobi baseline, and PCVERTEXPATCH as its smoother
+run pcmg/chebyshev-jacobi        vp_its 3 4 8 1 12 -pc_type mg -mg_levels_ksp_type chebyshev -mg_levels_pc_type jacobi
+run pcmg/vertexpatch-smoother    vp_its 3 4 8 1 4 -pc_type mg -mg_levels_ksp_type richardson -mg_levels_pc_type vertexpatch -mg_levels_pc_vertexpatch_levels 1
+run pcmg/mpi-n2                  vp_mpi 2 3 3 8 -pc_type mg -mg_levels_pc_type jacobi
 run vertexpatch/err-levels       expect_fail "cannot be coarsened to 5 levels" $B/examples/poisson -dim 2 -degree 2 -cells 8 $VP -pc_vertexpatch_levels 5
 run vertexpatch/err-natural      expect_fail "Dirichlet conditions only" $B/examples/poisson -dim 2 -degree 2 -cells 8 $VP -mat_patchwork_bc natural
 

@@ -26,6 +26,10 @@ PETSC_INTERN PetscErrorCode PatchworkArraysRestore(PatchworkArrays *);
 
 /* Kernel descriptors of a tensor-product operator from its public description (src/mat/tensor) */
 PETSC_INTERN PetscErrorCode PatchworkTensorFillDesc(const PatchworkTensorInfo *, PatchworkScatter, PetscBool, PatchworkTensorDesc *, PatchworkTensorDesc *, PetscLogDouble *);
+/* Levels a grid allows (halving while every direction has an even number of >= 4 cells), and the
+   hierarchy: ops[0..n-1] coarse to fine (ops[n-1] is A, referenced), interp[l] from level l-1 to l */
+PETSC_INTERN PetscInt       PatchworkMaxLevels(PetscInt, const PetscInt[]);
+PETSC_INTERN PetscErrorCode PatchworkCreateHierarchy(Mat, PetscInt, Mat[], Mat[]);
 /* Register a log event unless one of that name exists (PCSetUp may run many times) */
 PETSC_INTERN PetscErrorCode PatchworkLogEventRegisterOnce(const char[], PetscClassId, PetscLogEvent *);
 

@@ -2,7 +2,7 @@
 #include "pwimpl.h"
 
 PetscBool     PatchworkPackageInitialized = PETSC_FALSE;
-PetscLogEvent PATCHWORK_TensorSetUp, PATCHWORK_TensorMult, PATCHWORK_TensorDiagonal, PATCHWORK_VPSetUp, PATCHWORK_VPApply, PATCHWORK_VPCoarse;
+PetscLogEvent PATCHWORK_TensorSetUp, PATCHWORK_TensorMult, PATCHWORK_TensorDiagonal, PATCHWORK_VPSetUp, PATCHWORK_VPApply, PATCHWORK_VPCoarse, PATCHWORK_Transfer;
 
 PETSC_EXTERN PetscErrorCode PCCreate_VertexPatch(PC);
 
@@ -48,6 +48,7 @@ PetscErrorCode PatchworkInitializePackage(void)
   PetscCall(PetscLogEventRegister("PWTensorSetUp", MAT_CLASSID, &PATCHWORK_TensorSetUp));
   PetscCall(PetscLogEventRegister("PWTensorMult", MAT_CLASSID, &PATCHWORK_TensorMult));
   PetscCall(PetscLogEventRegister("PWTensorDiag", MAT_CLASSID, &PATCHWORK_TensorDiagonal));
+  PetscCall(PetscLogEventRegister("PWTransfer", MAT_CLASSID, &PATCHWORK_Transfer));
   PetscCall(PetscLogEventRegister("PWVPSetUp", PC_CLASSID, &PATCHWORK_VPSetUp));
   PetscCall(PetscLogEventRegister("PWVPApply", PC_CLASSID, &PATCHWORK_VPApply));
   PetscCall(PetscLogEventRegister("PWVPCoarse", PC_CLASSID, &PATCHWORK_VPCoarse));

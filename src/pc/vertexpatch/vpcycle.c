@@ -5,8 +5,6 @@
 typedef enum {
   K_SMOOTH,   /* y += local solves of the local residuals b - A x (x, b read; y may be x) */
   K_SOLVE,    /* y += local solves of r */
-  K_PROLONG,  /* fine y += P coarse x */
-  K_RESTRICT, /* coarse y += P^T fine x */
   K_BOUNDARY  /* y = x on Dirichlet nodes */
 } KernelKind;
 
@@ -30,12 +28,6 @@ static PetscErrorCode RunKernel(KernelKind kind, const void *desc, Vec x, Vec b,
     case K_SOLVE:
       PatchworkCallKernel(PatchworkPatchSolveCUDA((const PatchworkPatchDesc *)desc, a.r[0], a.w, stream));
       break;
-    case K_PROLONG:
-      PatchworkCallKernel(PatchworkProlongCUDA((const PatchworkTransferDesc *)desc, a.r[0], a.w, stream));
-      break;
-    case K_RESTRICT:
-      PatchworkCallKernel(PatchworkRestrictCUDA((const PatchworkTransferDesc *)desc, a.r[0], a.w, stream));
-      break;
     case K_BOUNDARY:
       PatchworkCallKernel(PatchworkTensorBoundaryCUDA((const PatchworkTensorDesc *)desc, a.r[0], a.w, stream));
       break;
@@ -52,12 +44,6 @@ static PetscErrorCode RunKernel(KernelKind kind, const void *desc, Vec x, Vec b,
       break;
     case K_SOLVE:
       PatchworkPatchSolveRef((const PatchworkPatchDesc *)desc, a.r[0], a.w);
-      break;
-    case K_PROLONG:
-      PatchworkProlongRef((const PatchworkTransferDesc *)desc, a.r[0], a.w);
-      break;
-    case K_RESTRICT:
-      PatchworkRestrictRef((const PatchworkTransferDesc *)desc, a.r[0], a.w);
       break;
     case K_BOUNDARY:
       PatchworkTensorBoundaryRef((const PatchworkTensorDesc *)desc, a.r[0], a.w);
@@ -146,34 +132,21 @@ static PetscErrorCode Smooth(PC_VertexPatch *vp, PC_VPLevel *L, PetscBool revers
 }
 
 /* Coarse b = P^T f for f on fine level L (C = the next coarser level) */
-static PetscErrorCode Restrict(PC_VertexPatch *vp, PC_VPLevel *L, Vec f, PC_VPLevel *C)
+static PetscErrorCode Restrict(PC_VPLevel *L, Vec f, PC_VPLevel *C)
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(L->ev_transfer, 0, 0, 0, 0));
-  PetscCall(VecZeroEntries(C->b));
-  if (vp->serial) PetscCall(RunKernel(K_RESTRICT, &L->transfer, f, NULL, C->b, 0));
-  else {
-    PetscCall(ToLocal(L->dm, f, L->xloc));
-    PetscCall(VecZeroEntries(C->yloc));
-    PetscCall(RunKernel(K_RESTRICT, &L->transfer, L->xloc, NULL, C->yloc, 0));
-    PetscCall(AddToGlobal(C->dm, C->yloc, C->b));
-  }
+  PetscCall(MatMultTranspose(L->P, f, C->b));
   PetscCall(PetscLogEventEnd(L->ev_transfer, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* Fine x += P (coarse x) */
-static PetscErrorCode Prolong(PC_VertexPatch *vp, PC_VPLevel *L, PC_VPLevel *C)
+static PetscErrorCode Prolong(PC_VPLevel *L, PC_VPLevel *C)
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(L->ev_transfer, 0, 0, 0, 0));
-  if (vp->serial) PetscCall(RunKernel(K_PROLONG, &L->transfer, C->x, NULL, L->x, 0));
-  else {
-    PetscCall(ToLocal(C->dm, C->x, C->xloc));
-    PetscCall(VecZeroEntries(L->yloc));
-    PetscCall(RunKernel(K_PROLONG, &L->transfer, C->xloc, NULL, L->yloc, 0));
-    PetscCall(AddToGlobal(L->dm, L->yloc, L->x));
-  }
+  PetscCall(MatMultAdd(L->P, C->x, L->x, L->x));
   PetscCall(PetscLogEventEnd(L->ev_transfer, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -198,9 +171,9 @@ static PetscErrorCode Cycle(PC pc, PetscInt l, PetscBool zero_guess)
   PetscCall(Smooth(vp, L, PETSC_FALSE));
   if (l == 0) PetscFunctionReturn(PETSC_SUCCESS); /* one level: the smoother alone */
   PetscCall(Residual(L));
-  PetscCall(Restrict(vp, L, L->r, &vp->levels[l - 1]));
+  PetscCall(Restrict(L, L->r, &vp->levels[l - 1]));
   PetscCall(Cycle(pc, l - 1, PETSC_TRUE));
-  PetscCall(Prolong(vp, L, &vp->levels[l - 1]));
+  PetscCall(Prolong(L, &vp->levels[l - 1]));
   PetscCall(Smooth(vp, L, vp->symmetric)); /* the paper sweeps in the same order; reversed is symmetric */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -264,11 +237,11 @@ PetscErrorCode PCVertexPatchFMG(PC pc, Vec b, Vec x)
   bs = F->b;
   F->x = x;
   F->b = b;
-  for (PetscInt l = vp->nlevels - 1; l >= 1; l--) PetscCall(Restrict(vp, &vp->levels[l], vp->levels[l].b, &vp->levels[l - 1]));
+  for (PetscInt l = vp->nlevels - 1; l >= 1; l--) PetscCall(Restrict(&vp->levels[l], vp->levels[l].b, &vp->levels[l - 1]));
   PetscCall(Cycle(pc, 0, PETSC_TRUE));
   for (PetscInt l = 1; l < vp->nlevels; l++) {
     PetscCall(VecZeroEntries(vp->levels[l].x));
-    PetscCall(Prolong(vp, &vp->levels[l], &vp->levels[l - 1]));
+    PetscCall(Prolong(&vp->levels[l], &vp->levels[l - 1]));
     PetscCall(Cycle(pc, l, PETSC_FALSE));
   }
   F->x = xs;

@@ -14,7 +14,7 @@ typedef struct {
   Vec                   xloc, bloc, yloc;      /* ghosted copies, several ranks only */
   PetscInt              cells[3];
   PatchworkPatchDesc    patch;                 /* smoother; color and vertex range set per call */
-  PatchworkTransferDesc transfer;              /* this level (fine) from/to the next coarser one */
+  Mat                   P;                     /* interpolation from the next coarser level (NULL on the coarsest) */
   PetscLogEvent         ev_smooth, ev_residual, ev_transfer;
   PetscLogDouble        smooth_flops;          /* per color sweep of this rank's patches */
 } PC_VPLevel;

@@ -18,27 +18,13 @@ PetscErrorCode PCReset_VertexPatch(PC pc)
     PetscCall(VecDestroy(&L->bloc));
     PetscCall(VecDestroy(&L->yloc));
     PetscCall(MatDestroy(&L->A));
+    PetscCall(MatDestroy(&L->P));
     PetscCall(DMDestroy(&L->dm));
   }
   PetscCall(PetscFree(vp->levels));
   PetscCall(KSPDestroy(&vp->coarse_ksp));
   vp->nlevels = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Levels the grid allows: halve while every direction has an even number of at least 4 cells */
-static PetscInt MaxLevels(PetscInt dim, const PetscInt cells[])
-{
-  PetscInt n = 1, c[3] = {cells[0], cells[1], cells[2]};
-
-  for (;;) {
-    PetscBool ok = PETSC_TRUE;
-
-    for (PetscInt d = 0; d < dim; d++) ok = (PetscBool)(ok && c[d] % 2 == 0 && c[d] >= 4);
-    if (!ok) return n;
-    for (PetscInt d = 0; d < dim; d++) c[d] /= 2;
-    n++;
-  }
 }
 
 static PetscErrorCode RegisterLevelEvents(PC_VPLevel *L, PetscInt l)
@@ -86,46 +72,6 @@ static PetscErrorCode SetUpPatch(PC_VertexPatch *vp, PC_VPLevel *L, const Patchw
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Transfer descriptor between level L (fine) and C (coarse); each rank takes its fine cells, whose
-   parents must lie in its ghosted coarse array */
-static PetscErrorCode SetUpTransfer(PC_VertexPatch *vp, PC_VPLevel *L, PC_VPLevel *C, const PatchworkTensorDesc *fine)
-{
-  PatchworkTransferDesc *t = &L->transfer;
-  PetscInt               gs[3], gm[3], k = vp->degree;
-
-  PetscFunctionBegin;
-  PetscCall(PetscMemzero(t, sizeof(*t)));
-  t->dim       = (int)vp->dim;
-  t->degree    = (int)k;
-  t->dirichlet = fine->dirichlet;
-  for (PetscInt d = 0; d < 3; d++) {
-    t->fine_nodes[d] = fine->nodes[d];
-    t->cell_start[d] = fine->cell_start[d];
-    t->cell_end[d]   = fine->cell_end[d];
-    t->fine_start[d] = fine->in_start[d];
-    t->fine_size[d]  = fine->in_size[d];
-  }
-  if (vp->serial) {
-    for (PetscInt d = 0; d < 3; d++) {
-      t->coarse_start[d] = 0;
-      t->coarse_size[d]  = d < vp->dim ? (int)(k * C->cells[d] + 1) : 1;
-    }
-  } else {
-    PetscCall(DMDAGetGhostCorners(C->dm, &gs[0], &gs[1], &gs[2], &gm[0], &gm[1], &gm[2]));
-    for (PetscInt d = 0; d < 3; d++) {
-      t->coarse_start[d] = (int)gs[d];
-      t->coarse_size[d]  = (int)gm[d];
-      if (d < vp->dim && t->cell_end[d] > t->cell_start[d]) {
-        const PetscInt lo = k * (t->cell_start[d] / 2), hi = k * ((t->cell_end[d] - 1) / 2) + k;
-
-        PetscCheck(lo >= gs[d] && hi < gs[d] + gm[d], PETSC_COMM_SELF, PETSC_ERR_SUP, "The coarse grid partition does not cover the parents of this rank's fine cells in direction %" PetscInt_FMT ": use fewer ranks or fewer levels (-pc_vertexpatch_levels)", d);
-      }
-    }
-  }
-  PetscCheck(!PatchworkTransferSetUp1D((int)k, t), PETSC_COMM_SELF, PETSC_ERR_LIB, "Transfer matrices of degree %" PetscInt_FMT " failed", k);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 PetscErrorCode PCSetUp_VertexPatch(PC pc)
 {
   PC_VertexPatch     *vp   = (PC_VertexPatch *)pc->data;
@@ -134,7 +80,6 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
   PetscBool           ours;
   PetscMPIInt         size;
   PetscInt            maxl;
-  VecType             vtype;
 
   PetscFunctionBegin;
   PetscCall(MatIsPatchworkTensor(pc->pmat, &ours));
@@ -155,34 +100,31 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
   vp->degree = info.degree;
   PetscCallMPI(MPI_Comm_size(comm, &size));
   vp->serial = size == 1 ? PETSC_TRUE : PETSC_FALSE;
-  maxl       = MaxLevels(info.dim, info.cells);
+  maxl       = PatchworkMaxLevels(info.dim, info.cells);
   if (vp->nlevels_req == PETSC_DECIDE || vp->nlevels_req <= 0) vp->nlevels = maxl;
   else {
     PetscCheck(vp->nlevels_req <= maxl, comm, PETSC_ERR_ARG_OUTOFRANGE, "The grid of %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " cells cannot be coarsened to %" PetscInt_FMT " levels (at most %" PetscInt_FMT ": every coarsening halves an even number of at least 4 cells per direction)", info.cells[0], info.cells[1], info.dim == 3 ? info.cells[2] : 1, vp->nlevels_req, maxl);
     vp->nlevels = vp->nlevels_req;
   }
   PetscCall(PetscCalloc1(vp->nlevels, &vp->levels));
-  PetscCall(DMGetVecType(info.dm, &vtype));
+  {
+    Mat *ops, *interp;
 
+    PetscCall(PetscMalloc2(vp->nlevels, &ops, vp->nlevels, &interp));
+    PetscCall(PatchworkCreateHierarchy(pc->pmat, vp->nlevels, ops, interp));
+    for (PetscInt l = 0; l < vp->nlevels; l++) {
+      vp->levels[l].A = ops[l];
+      vp->levels[l].P = interp[l];
+    }
+    PetscCall(PetscFree2(ops, interp));
+  }
   for (PetscInt l = vp->nlevels - 1; l >= 0; l--) {
     PC_VPLevel         *L = &vp->levels[l];
     PatchworkTensorInfo li;
 
-    if (l == vp->nlevels - 1) {
-      L->dm = info.dm;
-      L->A  = pc->pmat;
-      PetscCall(PetscObjectReference((PetscObject)L->dm));
-      PetscCall(PetscObjectReference((PetscObject)L->A));
-    } else {
-      PetscCall(DMCoarsen(vp->levels[l + 1].dm, comm, &L->dm));
-      PetscCall(DMSetVecType(L->dm, vtype));
-      PetscCall(PatchworkDMDASetCoordinatesQk(L->dm, info.degree, info.lower, info.upper));
-      PetscCall(MatCreatePatchworkTensor(L->dm, info.degree, &L->A));
-      PetscCall(MatPatchworkTensorSetCoefficients(L->A, info.alpha, info.beta));
-      PetscCall(MatPatchworkTensorSetQuadrature(L->A, info.quadrature));
-      PetscCall(MatPatchworkTensorSetBC(L->A, info.bc));
-    }
     PetscCall(MatPatchworkTensorGetInfo(L->A, &li));
+    L->dm = li.dm;
+    PetscCall(PetscObjectReference((PetscObject)L->dm));
     PetscCall(PetscArraycpy(L->cells, li.cells, 3));
     PetscCall(MatCreateVecs(L->A, &L->x, &L->b));
     PetscCall(VecDuplicate(L->x, &L->r));
@@ -200,7 +142,6 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
 
     PetscCall(PatchworkTensorFillDesc(&info, PW_SCATTER_ATOMIC, vp->serial, &cells, &vp->boundary, NULL));
   }
-  for (PetscInt l = vp->nlevels - 1; l >= 1; l--) PetscCall(SetUpTransfer(vp, &vp->levels[l], &vp->levels[l - 1], &vp->levels[l].patch.op));
 
   /* coarse solve: one patch holds every unknown when the coarsest grid has two cells per direction */
   vp->coarse_patch = PETSC_TRUE;
