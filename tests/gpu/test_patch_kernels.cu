@@ -25,34 +25,7 @@
 #include <patchwork/basis1d.h>
 #include <patchwork/patch_kernel.h>
 
-static int                g_fail = 0, g_pass = 0;
-static cudaStream_t       g_stream;
-static unsigned long long g_rng = 0x9E3779B97F4A7C15ull;
-
-static double Rand(void) /* uniform in [-1,1) */
-{
-  g_rng ^= g_rng << 13;
-  g_rng ^= g_rng >> 7;
-  g_rng ^= g_rng << 17;
-  return (double)(g_rng >> 11) * (2.0 / 9007199254740992.0) - 1.0;
-}
-
-#define CHECK_CUDA(call) \
-  do { \
-    cudaError_t e_ = (call); \
-    if (e_ != cudaSuccess) { \
-      printf("FAIL cuda error %s at %s:%d: %s\n", cudaGetErrorName(e_), __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      exit(1); \
-    } \
-  } while (0)
-
-static void Report(bool ok, const char *name, double err, double tol)
-{
-  if (ok) g_pass++;
-  else g_fail++;
-  printf("%s %s err=%.2e tol=%.2e\n", ok ? "ok  " : "FAIL", name, err, tol);
-  fflush(stdout);
-}
+#include "gputest.h"
 
 static void ReportRet(int ret, int want, const char *name)
 {
