@@ -86,7 +86,7 @@ vp_its() {
   [ -n "$its" ] && [ "$its" -ge "$lo" ] && [ "$its" -le "$hi" ]
 }
 
-# same_iterates NAME OPTS_A -- OPTS_B: two runs of the Poisson example give the same iterations and error
+# same_run "OPTS_A" "OPTS_B": two runs of the Poisson example give the same iterations and error
 same_run() {
   local a b
   a=$($B/examples/poisson $1 | grep summary: | sed -E 's/ solve_s=.*//')

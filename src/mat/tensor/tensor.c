@@ -19,7 +19,7 @@ static PetscErrorCode MatDestroy_PatchworkTensor(Mat A)
   PetscCall(VecDestroy(&ctx->xloc));
   PetscCall(VecDestroy(&ctx->yloc));
   PetscCall(VecDestroy(&ctx->work));
-  PetscCall(DMDestroy(&ctx->dm));
+  PetscCall(DMDestroy(&ctx->info.dm));
   PetscCall(PetscFree(ctx));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatPatchworkTensorGetInfo_C", NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -46,12 +46,12 @@ static PetscErrorCode MatView_PatchworkTensor(Mat A, PetscViewer viewer)
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
   if (!ascii) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatShellGetContext(A, &ctx));
-  PetscCall(DMGetVecType(ctx->dm, &vtype));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "Patchwork tensor-product operator %g*M + %g*K, Q%" PetscInt_FMT " Lagrange on Gauss-Lobatto nodes, %" PetscInt_FMT "D\n", (double)ctx->alpha, (double)ctx->beta, ctx->degree, ctx->dim));
+  PetscCall(DMGetVecType(ctx->info.dm, &vtype));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "Patchwork tensor-product operator %g*M + %g*K, Q%" PetscInt_FMT " Lagrange on Gauss-Lobatto nodes, %" PetscInt_FMT "D\n", (double)ctx->info.alpha, (double)ctx->info.beta, ctx->info.degree, ctx->info.dim));
   PetscCall(PetscViewerASCIIPushTab(viewer));
-  if (ctx->dim == 2) PetscCall(PetscViewerASCIIPrintf(viewer, "cells %" PetscInt_FMT " x %" PetscInt_FMT " on [%g,%g]x[%g,%g]\n", ctx->cells[0], ctx->cells[1], (double)ctx->lower[0], (double)ctx->upper[0], (double)ctx->lower[1], (double)ctx->upper[1]));
-  else PetscCall(PetscViewerASCIIPrintf(viewer, "cells %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " on [%g,%g]x[%g,%g]x[%g,%g]\n", ctx->cells[0], ctx->cells[1], ctx->cells[2], (double)ctx->lower[0], (double)ctx->upper[0], (double)ctx->lower[1], (double)ctx->upper[1], (double)ctx->lower[2], (double)ctx->upper[2]));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "quadrature: %s, %" PetscInt_FMT " points per direction; boundary conditions: %s\n", PatchworkTensorQuadratures[ctx->quadrature], ctx->degree + 1, PatchworkTensorBCs[ctx->bc]));
+  if (ctx->info.dim == 2) PetscCall(PetscViewerASCIIPrintf(viewer, "cells %" PetscInt_FMT " x %" PetscInt_FMT " on [%g,%g]x[%g,%g]\n", ctx->info.cells[0], ctx->info.cells[1], (double)ctx->info.lower[0], (double)ctx->info.upper[0], (double)ctx->info.lower[1], (double)ctx->info.upper[1]));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "cells %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " on [%g,%g]x[%g,%g]x[%g,%g]\n", ctx->info.cells[0], ctx->info.cells[1], ctx->info.cells[2], (double)ctx->info.lower[0], (double)ctx->info.upper[0], (double)ctx->info.lower[1], (double)ctx->info.upper[1], (double)ctx->info.lower[2], (double)ctx->info.upper[2]));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "quadrature: %s, %" PetscInt_FMT " points per direction; boundary conditions: %s\n", PatchworkTensorQuadratures[ctx->info.quadrature], ctx->info.degree + 1, PatchworkTensorBCs[ctx->info.bc]));
   PetscCall(PetscViewerASCIIPrintf(viewer, "backend: %s (vector type %s), precision double, scatter %s, %s\n", PetscDefined(HAVE_CUDA) && vtype && strstr(vtype, "cuda") ? "CUDA kernels on device vectors" : "CPU sum factorization", vtype ? vtype : "standard", ScatterTypes[ctx->scatter],
                                    ctx->serial ? "one rank: no ghost exchange" : "ghost exchange through the DMDA"));
   PetscCall(PetscViewerASCIIPopTab(viewer));
@@ -69,10 +69,10 @@ static PetscErrorCode MatSetFromOptions_PatchworkTensor(Mat A, PatchworkOptionIt
 
   PetscFunctionBegin;
   PetscCall(MatShellGetContext(A, &ctx));
-  alpha = ctx->alpha;
-  beta  = ctx->beta;
-  q     = ctx->quadrature;
-  bc    = ctx->bc;
+  alpha = ctx->info.alpha;
+  beta  = ctx->info.beta;
+  q     = ctx->info.quadrature;
+  bc    = ctx->info.bc;
   sc    = ctx->scatter;
   PetscOptionsHeadBegin(PetscOptionsObject, "Patchwork tensor-product operator options");
   PetscCall(PetscOptionsReal("-mat_patchwork_alpha", "Coefficient of the mass matrix", "MatPatchworkTensorSetCoefficients", alpha, &alpha, &set1));
@@ -97,18 +97,7 @@ static PetscErrorCode MatPatchworkTensorGetInfo_Tensor(Mat A, PatchworkTensorInf
 
   PetscFunctionBegin;
   PetscCall(MatShellGetContext(A, &ctx));
-  info->dm         = ctx->dm;
-  info->dim        = ctx->dim;
-  info->degree     = ctx->degree;
-  info->alpha      = ctx->alpha;
-  info->beta       = ctx->beta;
-  info->quadrature = ctx->quadrature;
-  info->bc         = ctx->bc;
-  for (PetscInt d = 0; d < 3; d++) {
-    info->cells[d] = ctx->cells[d];
-    info->lower[d] = ctx->lower[d];
-    info->upper[d] = ctx->upper[d];
-  }
+  *info = ctx->info;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -190,8 +179,8 @@ PetscErrorCode MatPatchworkTensorSetCoefficients(Mat A, PetscReal alpha, PetscRe
   PetscFunctionBegin;
   PetscCall(GetContext(A, &ctx));
   PetscCheck(!PetscIsInfOrNanReal(alpha) && !PetscIsInfOrNanReal(beta), PetscObjectComm((PetscObject)A), PETSC_ERR_FP, "Coefficients must be finite numbers, got alpha = %g, beta = %g", (double)alpha, (double)beta);
-  ctx->alpha     = alpha;
-  ctx->beta      = beta;
+  ctx->info.alpha     = alpha;
+  ctx->info.beta      = beta;
   ctx->descvalid = PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -220,7 +209,7 @@ PetscErrorCode MatPatchworkTensorSetQuadrature(Mat A, PatchworkTensorQuadrature 
   PetscFunctionBegin;
   PetscCall(GetContext(A, &ctx));
   PetscCheck(q == PATCHWORK_QUADRATURE_GAUSS || q == PATCHWORK_QUADRATURE_GAUSSLOBATTO, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "Unknown quadrature %d", (int)q);
-  ctx->quadrature = q;
+  ctx->info.quadrature = q;
   ctx->descvalid  = PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -248,7 +237,7 @@ PetscErrorCode MatPatchworkTensorSetBC(Mat A, PatchworkTensorBC bc)
   PetscFunctionBegin;
   PetscCall(GetContext(A, &ctx));
   PetscCheck(bc == PATCHWORK_BC_DIRICHLET || bc == PATCHWORK_BC_NATURAL, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "Unknown boundary condition %d", (int)bc);
-  ctx->bc        = bc;
+  ctx->info.bc        = bc;
   ctx->descvalid = PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -303,18 +292,18 @@ PetscErrorCode MatCreatePatchworkTensor(DM dm, PetscInt degree, Mat *A)
   PetscCall(PetscCitationsRegister(citation, &cited));
   PetscCall(PatchworkDMDAGetQkGrid(dm, degree, cells, lower, upper)); /* before anything is allocated */
   PetscCall(PetscNew(&ctx));
-  PetscCall(PetscArraycpy(ctx->cells, cells, 3));
-  PetscCall(PetscArraycpy(ctx->lower, lower, 3));
-  PetscCall(PetscArraycpy(ctx->upper, upper, 3));
+  PetscCall(PetscArraycpy(ctx->info.cells, cells, 3));
+  PetscCall(PetscArraycpy(ctx->info.lower, lower, 3));
+  PetscCall(PetscArraycpy(ctx->info.upper, upper, 3));
   PetscCall(PetscObjectReference((PetscObject)dm));
-  ctx->dm         = dm;
-  ctx->degree     = degree;
-  ctx->alpha      = 0;
-  ctx->beta       = 1;
-  ctx->quadrature = PATCHWORK_QUADRATURE_GAUSS;
-  ctx->bc         = PATCHWORK_BC_DIRICHLET;
+  ctx->info.dm         = dm;
+  ctx->info.degree     = degree;
+  ctx->info.alpha      = 0;
+  ctx->info.beta       = 1;
+  ctx->info.quadrature = PATCHWORK_QUADRATURE_GAUSS;
+  ctx->info.bc         = PATCHWORK_BC_DIRICHLET;
   ctx->scatter    = PW_SCATTER_ATOMIC;
-  PetscCall(DMGetDimension(dm, &ctx->dim));
+  PetscCall(DMGetDimension(dm, &ctx->info.dim));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)dm), &size));
   ctx->serial = size == 1 ? PETSC_TRUE : PETSC_FALSE;
 

@@ -70,16 +70,14 @@ PetscErrorCode PatchworkTensorFillDesc(const PatchworkTensorInfo *info, Patchwor
 PetscErrorCode PatchworkTensorSetUpDescriptors(Mat A)
 {
   Mat_PatchworkTensor *ctx;
-  PatchworkTensorInfo  info;
 
   PetscFunctionBegin;
   PetscCall(MatShellGetContext(A, &ctx));
   if (ctx->descvalid) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscLogEventBegin(PATCHWORK_TensorSetUp, A, 0, 0, 0));
-  PetscCall(MatPatchworkTensorGetInfo(A, &info));
-  PetscCall(PatchworkTensorFillDesc(&info, ctx->scatter, ctx->serial, &ctx->cells_desc, &ctx->owned_desc, &ctx->flops));
+  PetscCall(PatchworkTensorFillDesc(&ctx->info, ctx->scatter, ctx->serial, &ctx->cells_desc, &ctx->owned_desc, &ctx->flops));
   if (!ctx->serial) {
-    if (!ctx->xloc) PetscCall(DMCreateLocalVector(ctx->dm, &ctx->xloc));
+    if (!ctx->xloc) PetscCall(DMCreateLocalVector(ctx->info.dm, &ctx->xloc));
     if (!ctx->yloc) PetscCall(VecDuplicate(ctx->xloc, &ctx->yloc));
   }
   ctx->descvalid = PETSC_TRUE;
@@ -150,8 +148,8 @@ static PetscErrorCode ApplyOrDiagonal(Mat A, Vec x, Vec y)
   PetscCall(MatShellGetContext(A, &ctx));
   if (!ctx->serial) {
     if (x) {
-      PetscCall(DMGlobalToLocalBegin(ctx->dm, x, INSERT_VALUES, ctx->xloc));
-      PetscCall(DMGlobalToLocalEnd(ctx->dm, x, INSERT_VALUES, ctx->xloc));
+      PetscCall(DMGlobalToLocalBegin(ctx->info.dm, x, INSERT_VALUES, ctx->xloc));
+      PetscCall(DMGlobalToLocalEnd(ctx->info.dm, x, INSERT_VALUES, ctx->xloc));
       xin = ctx->xloc;
     }
     yout = ctx->yloc;
@@ -160,10 +158,10 @@ static PetscErrorCode ApplyOrDiagonal(Mat A, Vec x, Vec y)
   PetscCall(RunKernel(ctx, x ? KERNEL_APPLY : KERNEL_DIAGONAL, &ctx->cells_desc, xin, yout));
   if (!ctx->serial) {
     PetscCall(VecZeroEntries(y));
-    PetscCall(DMLocalToGlobalBegin(ctx->dm, ctx->yloc, ADD_VALUES, y));
-    PetscCall(DMLocalToGlobalEnd(ctx->dm, ctx->yloc, ADD_VALUES, y));
+    PetscCall(DMLocalToGlobalBegin(ctx->info.dm, ctx->yloc, ADD_VALUES, y));
+    PetscCall(DMLocalToGlobalEnd(ctx->info.dm, ctx->yloc, ADD_VALUES, y));
   }
-  if (ctx->bc == PATCHWORK_BC_DIRICHLET) PetscCall(RunKernel(ctx, KERNEL_BOUNDARY, &ctx->owned_desc, x, y));
+  if (ctx->info.bc == PATCHWORK_BC_DIRICHLET) PetscCall(RunKernel(ctx, KERNEL_BOUNDARY, &ctx->owned_desc, x, y));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

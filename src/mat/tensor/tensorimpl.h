@@ -6,12 +6,7 @@
 #include <patchwork/basis1d.h>
 
 typedef struct {
-  DM                        dm;
-  PetscInt                  dim, degree, cells[3];
-  PetscReal                 lower[3], upper[3];
-  PetscReal                 alpha, beta;
-  PatchworkTensorQuadrature quadrature;
-  PatchworkTensorBC         bc;
+  PatchworkTensorInfo       info;       /* what the operator is; info.dm is referenced here */
   PatchworkScatter          scatter;
   PetscBool                 serial;     /* one rank: kernels act on the global arrays, no ghost exchange */
   PetscBool                 descvalid;  /* the descriptors below match the settings above */

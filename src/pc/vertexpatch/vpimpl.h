@@ -4,7 +4,6 @@
 
 #include "../../sys/pwimpl.h"
 #include <patchwork/patch_kernel.h>
-#include <patchwork/basis1d.h>
 #include <petsc/private/pcimpl.h> /* a new PC type fills pc->ops, like PETSc's own PCs */
 
 typedef struct {
