@@ -105,7 +105,7 @@ else
 	@$(MAKE) --no-print-directory $(CUDA_OBJ) $(BUILD)/tests/gpu/test_tensor_kernels
 endif
 
-$(BUILD)/tests/gpu/test_tensor_kernels: tests/gpu/test_tensor_kernels.cu $(CUDA_OBJ) $(CORE_SRC)
+$(BUILD)/tests/gpu/test_tensor_kernels: tests/gpu/test_tensor_kernels.cu $(CUDA_OBJ) $(CORE_SRC) $(wildcard src/core/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  NVLD  $@"
 	@$(PW_NVCC) $(PW_NVCC_FLAGS) -o $@ $< $(CUDA_OBJ) $(CORE_SRC) -lm
@@ -121,7 +121,7 @@ $(BUILD)/examples/%: examples/%.c $(LIBNAME) include/patchwork.h
 tests: $(UNIT) $(PTESTS)
 
 # PETSc-free unit tests of src/core
-$(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_SRC) $(wildcard include/patchwork/*.h)
+$(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_SRC) $(wildcard include/patchwork/*.h src/core/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CCLD  $@"
 	@$(CC) -std=c99 -O2 -Wall -Wextra -Iinclude -o $@ $< $(CORE_SRC) -lm

@@ -25,7 +25,12 @@
    Nodes on the global boundary are read as zero in x when op.dirichlet (never written).
 
    Solve (the paper's "global" variant and the additive smoother): y += omega * R_j^T A_j^{-1} R_j r
-   for every patch of the color, r read through op.in box. */
+   for every patch of the color, r read through op.in box.
+
+   Residual (first half of the paper's "separate" variant): for every patch of the color,
+   R_j y = R_j b - Abar_j Rbar_j x, i.e. the residual at the patch's interior nodes computed from its
+   closure (it equals the global residual there: an interior node's cells are all in the patch).
+   Only those nodes of y are written (assigned); y must not alias x or b. Followed by Solve on y. */
 typedef struct {
   PatchworkTensorDesc op;                     /* level operator: coefficients, nodes, boxes, dirichlet */
   int                 color;                  /* bit d = parity of v_d of the patches handled */
@@ -71,15 +76,25 @@ int  PatchworkGeneralizedEigen(int n, const double *K, const double *M, double *
 void PatchworkPatchSmoothRef(const PatchworkPatchDesc *d, const double *x, const double *b, double *y);
 void PatchworkPatchSmoothRefFloat(const PatchworkPatchDesc *d, const float *x, const float *b, float *y);
 void PatchworkPatchSolveRef(const PatchworkPatchDesc *d, const double *r, double *y);
+void PatchworkPatchSolveRefFloat(const PatchworkPatchDesc *d, const float *r, float *y);
+void PatchworkPatchResidualRef(const PatchworkPatchDesc *d, const double *x, const double *b, double *y);
+void PatchworkPatchResidualRefFloat(const PatchworkPatchDesc *d, const float *x, const float *b, float *y);
 void PatchworkProlongRef(const PatchworkTransferDesc *d, const double *coarse, double *fine);
+void PatchworkProlongRefFloat(const PatchworkTransferDesc *d, const float *coarse, float *fine);
 void PatchworkRestrictRef(const PatchworkTransferDesc *d, const double *fine, double *coarse);
+void PatchworkRestrictRefFloat(const PatchworkTransferDesc *d, const float *fine, float *coarse);
 
 /* CUDA (cuda/), device pointers, stream a cudaStream_t; return 0 or a cudaError_t code */
 int PatchworkPatchSmoothCUDA(const PatchworkPatchDesc *d, const double *x, const double *b, double *y, void *stream);
 int PatchworkPatchSmoothCUDAFloat(const PatchworkPatchDesc *d, const float *x, const float *b, float *y, void *stream);
 int PatchworkPatchSolveCUDA(const PatchworkPatchDesc *d, const double *r, double *y, void *stream);
+int PatchworkPatchSolveCUDAFloat(const PatchworkPatchDesc *d, const float *r, float *y, void *stream);
+int PatchworkPatchResidualCUDA(const PatchworkPatchDesc *d, const double *x, const double *b, double *y, void *stream);
+int PatchworkPatchResidualCUDAFloat(const PatchworkPatchDesc *d, const float *x, const float *b, float *y, void *stream);
 int PatchworkProlongCUDA(const PatchworkTransferDesc *d, const double *coarse, double *fine, void *stream);
+int PatchworkProlongCUDAFloat(const PatchworkTransferDesc *d, const float *coarse, float *fine, void *stream);
 int PatchworkRestrictCUDA(const PatchworkTransferDesc *d, const double *fine, double *coarse, void *stream);
+int PatchworkRestrictCUDAFloat(const PatchworkTransferDesc *d, const float *fine, float *coarse, void *stream);
 #ifdef __cplusplus
 }
 #endif

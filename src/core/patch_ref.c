@@ -10,12 +10,16 @@
    Assumptions, checked with assert(): 1 <= vertex_start, vertex_end <= N_d (interior vertices only);
    for d >= dim the vertex range is [0,1); the in box holds the N^d nodes (the solve: the NI^d
    interior nodes) and the out box the NI^d interior nodes of every patch of the color in the range.
-   x may alias y (then the in and out boxes must be the same): a patch's nodes are all read before
-   its interior is written, and a patch of one color never reads another's interior, so the in-place
-   update is the multiplicative one. The code is serial: patches are visited in order.
+   In the smoother x may alias y (then the in and out boxes must be the same): a patch's nodes are
+   all read before its interior is written, and a patch of one color never reads another's interior,
+   so the in-place update is the multiplicative one. The residual assigns b - Abar x at the patch
+   interiors; there y must not alias x or b (a later patch's closure would read what an earlier one
+   wrote). The code is serial: patches are visited in order.
+
+   Each algorithm is written once, in patch_ref_impl.h, and instantiated here in double and in float.
 
    Work arrays live on the stack: three tensors of N^d entries and one of NI^d, about 280 KB in 3D
-   at k = 10 (half in float). */
+   at k = 10 (half in float), plus the 1D data in the working precision (12 KB in double). */
 #include <assert.h>
 #include <stddef.h>
 #include <patchwork/patch_kernel.h>
@@ -105,136 +109,6 @@ static int ClosureRow(const PatchLoop *p, const PatchworkTensorDesc *op, const i
   return 1;
 }
 
-/* ---------------------------------------------------------------------------------------------
-   Double precision. The float section below repeats it with float everywhere. */
-
-/* Contraction along one direction of a tensor of shape [nout][p][s] into one of shape [nout][m][s]:
-   v[(o m + i) s + r] (+)= alpha sum_q A[i p + q] u[(o p + q) s + r], A row major m x p; add
-   selects += (accumulate into v) over =. (Reordering the loops to run innermost over the
-   contiguous r measured no faster at these sizes with -O2.) */
-static void Contract(int m, int p, int nout, int s, const double *A, double alpha, int add, const double *u, double *v)
-{
-  for (int o = 0; o < nout; o++) {
-    const double *uo = u + (ptrdiff_t)o * p * s;
-    double       *vo = v + (ptrdiff_t)o * m * s;
-
-    for (int i = 0; i < m; i++) {
-      const double *Ai = A + i * p;
-
-      for (int r = 0; r < s; r++) {
-        double sum = 0.0;
-
-        for (int q = 0; q < p; q++) sum += Ai[q] * uo[q * s + r];
-        if (add) vo[i * s + r] += alpha * sum;
-        else vo[i * s + r] = alpha * sum;
-      }
-    }
-  }
-}
-
-/*
-  r -= Abar X for the closure values X (in B0, overwritten); B1, B2 are work arrays. Factored so that
-  three closure-sized arrays suffice and each 1D matrix is applied once per intermediate:
-    2D: a = Pm_x X, b = cm a + cs0 Ps_x X;                  Abar X = Pm_y b + cs1 Ps_y a
-    3D: a = Pm_x X, b = cm a + cs0 Ps_x X, w = Pm_y b + cs1 Ps_y a, c = Pm_y a;  Abar X = Pm_z w + cs2 Ps_z c
-*/
-static void PatchResidual(const PatchLoop *p, const double *Pm, const double *Ps, double cm, const double cs[3], double *B0, double *B1, double *B2, double *r)
-{
-  const int np = p->np, ni = p->ni, nx = p->dim == 2 ? np : np * np;
-
-  Contract(ni, np, nx, 1, Pm, 1.0, 0, B0, B1);
-  Contract(ni, np, nx, 1, Ps, 1.0, 0, B0, B2);
-  for (int q = 0; q < nx * ni; q++) B2[q] = cm * B1[q] + cs[0] * B2[q];
-  if (p->dim == 2) {
-    Contract(ni, np, 1, ni, Pm, -1.0, 1, B2, r);
-    Contract(ni, np, 1, ni, Ps, -cs[1], 1, B1, r);
-  } else {
-    Contract(ni, np, np, ni, Pm, 1.0, 0, B2, B0);
-    Contract(ni, np, np, ni, Ps, cs[1], 1, B1, B0);
-    Contract(ni, np, np, ni, Pm, 1.0, 0, B1, B2);
-    Contract(ni, np, 1, ni * ni, Pm, -1.0, 1, B0, r);
-    Contract(ni, np, 1, ni * ni, Ps, -cs[2], 1, B2, r);
-  }
-}
-
-/* (S(x)S(x)S) diag(1/(cm + cs.lam)) (S(x)S(x)S)^T r with r in u (overwritten) and the work array
-   v; returns the one of the two that holds the result */
-static double *FastDiagSolve(const PatchLoop *p, const double *S, const double *ST, const double *lam, double cm, const double cs[3], double *u, double *v)
-{
-  const int ni = p->ni, nt = p->dim == 2 ? ni * ni : ni * ni * ni;
-  double   *w;
-  int       q = 0, s = 1;
-
-  for (int dir = 0; dir < p->dim; dir++, s *= ni) {
-    Contract(ni, ni, nt / (s * ni), s, ST, 1.0, 0, u, v);
-    w = u, u = v, v = w;
-  }
-  for (int l = 0; l < p->nint[2]; l++) {
-    for (int j = 0; j < ni; j++) {
-      const double base = cm + cs[1] * lam[j] + (p->dim == 3 ? cs[2] * lam[l] : 0.0);
-
-      for (int i = 0; i < ni; i++, q++) u[q] /= base + cs[0] * lam[i];
-    }
-  }
-  s = 1;
-  for (int dir = 0; dir < p->dim; dir++, s *= ni) {
-    Contract(ni, ni, nt / (s * ni), s, S, 1.0, 0, u, v);
-    w = u, u = v, v = w;
-  }
-  return u;
-}
-
-/* The smoother (x != NULL: local residual from the patch closure of x) and the solve (x == NULL:
-   the residual is b itself at the patch interior) */
-static void PatchSweep(const PatchworkPatchDesc *d, const double *x, const double *b, double *y)
-{
-  const PatchworkTensorDesc *op = &d->op;
-  double    B0[PW_PATCH_MAX_NODES], B1[PW_PATCH_MAX_NODES], B2[PW_PATCH_MAX_NODES];
-  double    R[PW_PATCH_MAX_NI * PW_PATCH_MAX_NI * PW_PATCH_MAX_NI], ST[PW_PATCH_MAX_NI * PW_PATCH_MAX_NI];
-  PatchLoop p;
-  int       v[3], g0[3];
-
-  if (!SetUpLoop(d, x != NULL, &p)) return;
-  for (int i = 0; i < p.ni; i++)
-    for (int j = 0; j < p.ni; j++) ST[i * p.ni + j] = d->eigvec[j * p.ni + i];
-  for (v[2] = p.vfirst[2]; v[2] <= p.vlast[2]; v[2] += 2) {
-    for (v[1] = p.vfirst[1]; v[1] <= p.vlast[1]; v[1] += 2) {
-      for (v[0] = p.vfirst[0]; v[0] <= p.vlast[0]; v[0] += 2) {
-        const double *t;
-
-        PatchOrigin(&p, v, g0);
-        for (int l = 0; l < p.nint[2]; l++)
-          for (int j = 0; j < p.nint[1]; j++) {
-            const ptrdiff_t o = RowStart(op->in_start, op->in_size, g0, 1, j + p.ioff[1], l + p.ioff[2]);
-
-            for (int i = 0; i < p.nint[0]; i++) R[(l * p.nint[1] + j) * p.nint[0] + i] = b[o + i];
-          }
-        if (x) {
-          /* the whole closure is read before the interior is written: x may be y */
-          for (int l = 0; l < p.n[2]; l++)
-            for (int j = 0; j < p.n[1]; j++) {
-              const ptrdiff_t o   = RowStart(op->in_start, op->in_size, g0, 0, j, l);
-              double         *row = B0 + (l * p.n[1] + j) * p.n[0];
-              int             ilo, ihi;
-
-              for (int i = 0; i < p.n[0]; i++) row[i] = 0.0;
-              if (ClosureRow(&p, op, g0, j, l, &ilo, &ihi))
-                for (int i = ilo; i < ihi; i++) row[i] = x[o + i];
-            }
-          PatchResidual(&p, d->patch_mass, d->patch_stiff, op->coef_mass, op->coef_stiff, B0, B1, B2, R);
-        }
-        t = FastDiagSolve(&p, d->eigvec, ST, d->eigval, op->coef_mass, op->coef_stiff, R, B0);
-        for (int l = 0; l < p.nint[2]; l++)
-          for (int j = 0; j < p.nint[1]; j++) {
-            const ptrdiff_t o = RowStart(op->out_start, op->out_size, g0, 1, j + p.ioff[1], l + p.ioff[2]);
-
-            for (int i = 0; i < p.nint[0]; i++) y[o + i] += d->omega * t[(l * p.nint[1] + j) * p.nint[0] + i];
-          }
-      }
-    }
-  }
-}
-
 /* In place, one array is read through the in box and written through the out box: they must agree */
 static void AssertSameBoxes(const PatchworkPatchDesc *d, const void *x, const void *y)
 {
@@ -244,144 +118,23 @@ static void AssertSameBoxes(const PatchworkPatchDesc *d, const void *x, const vo
   (void)y;
 }
 
-void PatchworkPatchSmoothRef(const PatchworkPatchDesc *d, const double *x, const double *b, double *y)
-{
-  AssertSameBoxes(d, x, y);
-  PatchSweep(d, x, b, y);
-}
+/* What one sweep over the patches of a color does with the local residual */
+typedef enum {
+  PATCH_SMOOTH,  /* y += omega A_j^{-1} (b - Abar_j x) */
+  PATCH_SOLVE,   /* y += omega A_j^{-1} b */
+  PATCH_RESIDUAL /* y  = b - Abar_j x */
+} PatchMode;
 
-void PatchworkPatchSolveRef(const PatchworkPatchDesc *d, const double *r, double *y)
-{
-  AssertSameBoxes(d, r, y);
-  PatchSweep(d, NULL, r, y);
-}
+/* The algorithms once, instantiated in double and in float (every operation in float, as on the
+   device): patch_ref_impl.h is a template on PW_REAL, PW_FN(name) names the instance */
+#define PW_REAL  double
+#define PW_FN(n) n
+#include "patch_ref_impl.h"
+#undef PW_REAL
+#undef PW_FN
 
-/* ---------------------------------------------------------------------------------------------
-   Single precision: the same steps with every operation in float, as on the device */
-
-static void ContractFloat(int m, int p, int nout, int s, const float *A, float alpha, int add, const float *u, float *v)
-{
-  for (int o = 0; o < nout; o++) {
-    const float *uo = u + (ptrdiff_t)o * p * s;
-    float       *vo = v + (ptrdiff_t)o * m * s;
-
-    for (int i = 0; i < m; i++) {
-      const float *Ai = A + i * p;
-
-      for (int r = 0; r < s; r++) {
-        float sum = 0.0f;
-
-        for (int q = 0; q < p; q++) sum += Ai[q] * uo[q * s + r];
-        if (add) vo[i * s + r] += alpha * sum;
-        else vo[i * s + r] = alpha * sum;
-      }
-    }
-  }
-}
-
-static void PatchResidualFloat(const PatchLoop *p, const float *Pm, const float *Ps, float cm, const float cs[3], float *B0, float *B1, float *B2, float *r)
-{
-  const int np = p->np, ni = p->ni, nx = p->dim == 2 ? np : np * np;
-
-  ContractFloat(ni, np, nx, 1, Pm, 1.0f, 0, B0, B1);
-  ContractFloat(ni, np, nx, 1, Ps, 1.0f, 0, B0, B2);
-  for (int q = 0; q < nx * ni; q++) B2[q] = cm * B1[q] + cs[0] * B2[q];
-  if (p->dim == 2) {
-    ContractFloat(ni, np, 1, ni, Pm, -1.0f, 1, B2, r);
-    ContractFloat(ni, np, 1, ni, Ps, -cs[1], 1, B1, r);
-  } else {
-    ContractFloat(ni, np, np, ni, Pm, 1.0f, 0, B2, B0);
-    ContractFloat(ni, np, np, ni, Ps, cs[1], 1, B1, B0);
-    ContractFloat(ni, np, np, ni, Pm, 1.0f, 0, B1, B2);
-    ContractFloat(ni, np, 1, ni * ni, Pm, -1.0f, 1, B0, r);
-    ContractFloat(ni, np, 1, ni * ni, Ps, -cs[2], 1, B2, r);
-  }
-}
-
-static float *FastDiagSolveFloat(const PatchLoop *p, const float *S, const float *ST, const float *lam, float cm, const float cs[3], float *u, float *v)
-{
-  const int ni = p->ni, nt = p->dim == 2 ? ni * ni : ni * ni * ni;
-  float    *w;
-  int       q = 0, s = 1;
-
-  for (int dir = 0; dir < p->dim; dir++, s *= ni) {
-    ContractFloat(ni, ni, nt / (s * ni), s, ST, 1.0f, 0, u, v);
-    w = u, u = v, v = w;
-  }
-  for (int l = 0; l < p->nint[2]; l++) {
-    for (int j = 0; j < ni; j++) {
-      const float base = cm + cs[1] * lam[j] + (p->dim == 3 ? cs[2] * lam[l] : 0.0f);
-
-      for (int i = 0; i < ni; i++, q++) u[q] /= base + cs[0] * lam[i];
-    }
-  }
-  s = 1;
-  for (int dir = 0; dir < p->dim; dir++, s *= ni) {
-    ContractFloat(ni, ni, nt / (s * ni), s, S, 1.0f, 0, u, v);
-    w = u, u = v, v = w;
-  }
-  return u;
-}
-
-void PatchworkPatchSmoothRefFloat(const PatchworkPatchDesc *d, const float *x, const float *b, float *y)
-{
-  const PatchworkTensorDesc *op = &d->op;
-  float     B0[PW_PATCH_MAX_NODES], B1[PW_PATCH_MAX_NODES], B2[PW_PATCH_MAX_NODES];
-  float     R[PW_PATCH_MAX_NI * PW_PATCH_MAX_NI * PW_PATCH_MAX_NI];
-  float     Pm[PW_PATCH_MAX_NI * PW_PATCH_MAX_N], Ps[PW_PATCH_MAX_NI * PW_PATCH_MAX_N];
-  float     S[PW_PATCH_MAX_NI * PW_PATCH_MAX_NI], ST[PW_PATCH_MAX_NI * PW_PATCH_MAX_NI], lam[PW_PATCH_MAX_NI];
-  float     cm, cs[3], omega;
-  PatchLoop p;
-  int       v[3], g0[3];
-
-  AssertSameBoxes(d, x, y);
-  if (!SetUpLoop(d, 1, &p)) return;
-  /* round the data once, so all arithmetic below is in float as on the device */
-  for (int q = 0; q < p.ni * p.np; q++) {
-    Pm[q] = (float)d->patch_mass[q];
-    Ps[q] = (float)d->patch_stiff[q];
-  }
-  for (int i = 0; i < p.ni; i++) {
-    lam[i] = (float)d->eigval[i];
-    for (int j = 0; j < p.ni; j++) {
-      S[i * p.ni + j]  = (float)d->eigvec[i * p.ni + j];
-      ST[i * p.ni + j] = (float)d->eigvec[j * p.ni + i];
-    }
-  }
-  cm    = (float)op->coef_mass;
-  omega = (float)d->omega;
-  for (int dir = 0; dir < 3; dir++) cs[dir] = dir < op->dim ? (float)op->coef_stiff[dir] : 0.0f;
-  for (v[2] = p.vfirst[2]; v[2] <= p.vlast[2]; v[2] += 2) {
-    for (v[1] = p.vfirst[1]; v[1] <= p.vlast[1]; v[1] += 2) {
-      for (v[0] = p.vfirst[0]; v[0] <= p.vlast[0]; v[0] += 2) {
-        const float *t;
-
-        PatchOrigin(&p, v, g0);
-        for (int l = 0; l < p.nint[2]; l++)
-          for (int j = 0; j < p.nint[1]; j++) {
-            const ptrdiff_t o = RowStart(op->in_start, op->in_size, g0, 1, j + p.ioff[1], l + p.ioff[2]);
-
-            for (int i = 0; i < p.nint[0]; i++) R[(l * p.nint[1] + j) * p.nint[0] + i] = b[o + i];
-          }
-        for (int l = 0; l < p.n[2]; l++)
-          for (int j = 0; j < p.n[1]; j++) {
-            const ptrdiff_t o   = RowStart(op->in_start, op->in_size, g0, 0, j, l);
-            float          *row = B0 + (l * p.n[1] + j) * p.n[0];
-            int             ilo, ihi;
-
-            for (int i = 0; i < p.n[0]; i++) row[i] = 0.0f;
-            if (ClosureRow(&p, op, g0, j, l, &ilo, &ihi))
-              for (int i = ilo; i < ihi; i++) row[i] = x[o + i];
-          }
-        PatchResidualFloat(&p, Pm, Ps, cm, cs, B0, B1, B2, R);
-        t = FastDiagSolveFloat(&p, S, ST, lam, cm, cs, R, B0);
-        for (int l = 0; l < p.nint[2]; l++)
-          for (int j = 0; j < p.nint[1]; j++) {
-            const ptrdiff_t o = RowStart(op->out_start, op->out_size, g0, 1, j + p.ioff[1], l + p.ioff[2]);
-
-            for (int i = 0; i < p.nint[0]; i++) y[o + i] += omega * t[(l * p.nint[1] + j) * p.nint[0] + i];
-          }
-      }
-    }
-  }
-}
+#define PW_REAL  float
+#define PW_FN(n) n##Float
+#include "patch_ref_impl.h"
+#undef PW_REAL
+#undef PW_FN

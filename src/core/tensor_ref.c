@@ -11,7 +11,8 @@
    - the in box and the out box each contain every node of every cell in [cell_start, cell_end);
    - for d >= dim the cell range is [0,1) (2D convention of the header);
    - cell_start/cell_end lie within the global grid, nodes[d] = k*N_d + 1.
-   The code is serial: cells are visited in order and added straight into y. */
+   The code is serial: cells are visited in order and added straight into y. The apply is written
+   once, in tensor_ref_impl.h, and instantiated here in double and in float. */
 #include <assert.h>
 #include <stddef.h>
 #include <patchwork/tensor_kernel.h>
@@ -78,148 +79,19 @@ static void CellOffsets(const PatchworkTensorDesc *d, const int e[3], ptrdiff_t 
   }
 }
 
-/* v = A applied along the direction of stride s of the n^dim tensor u (ntot entries):
-   v[o + i*s + r] = sum_p A[i*n+p] u[o + p*s + r] */
-static void Contract(int n, int ntot, int s, const double *A, const double *u, double *v)
-{
-  for (int o = 0; o < ntot; o += n * s) {
-    for (int i = 0; i < n; i++) {
-      for (int r = 0; r < s; r++) {
-        double sum = 0.0;
+/* The operator once, instantiated in double and in float (every operation in float, as on the
+   device): tensor_ref_impl.h is a template on PW_REAL, PW_FN(name) names the instance */
+#define PW_REAL  double
+#define PW_FN(n) n
+#include "tensor_ref_impl.h"
+#undef PW_REAL
+#undef PW_FN
 
-        for (int p = 0; p < n; p++) sum += A[i * n + p] * u[o + p * s + r];
-        v[o + i * s + r] = sum;
-      }
-    }
-  }
-}
-
-static void ContractFloat(int n, int ntot, int s, const float *A, const float *u, float *v)
-{
-  for (int o = 0; o < ntot; o += n * s) {
-    for (int i = 0; i < n; i++) {
-      for (int r = 0; r < s; r++) {
-        float sum = 0.0f;
-
-        for (int p = 0; p < n; p++) sum += A[i * n + p] * u[o + p * s + r];
-        v[o + i * s + r] = sum;
-      }
-    }
-  }
-}
-
-/* v = A_K u by sum factorization; u is overwritten (used as workspace) */
-static void CellApply(int dim, int n, const double *M, const double *K, double cm, const double cs[3], double *u, double *v)
-{
-  double a[PW_MAX_CELL_NODES], b[PW_MAX_CELL_NODES], c[PW_MAX_CELL_NODES], t[PW_MAX_CELL_NODES];
-
-  if (dim == 2) {
-    const int nt = n * n;
-
-    /* v = M_y (cm M_x u + cs0 K_x u) + cs1 K_y M_x u */
-    Contract(n, nt, 1, M, u, a);
-    Contract(n, nt, 1, K, u, b);
-    for (int q = 0; q < nt; q++) t[q] = cm * a[q] + cs[0] * b[q];
-    Contract(n, nt, n, M, t, v);
-    Contract(n, nt, n, K, a, t);
-    for (int q = 0; q < nt; q++) v[q] += cs[1] * t[q];
-  } else {
-    const int nt = n * n * n;
-
-    /* a = M_x u, b = K_x u; c = M_y a, u <- cs1 K_y a + cs0 M_y b; v = M_z (cm c + u) + cs2 K_z c */
-    Contract(n, nt, 1, M, u, a);
-    Contract(n, nt, 1, K, u, b);
-    Contract(n, nt, n, M, a, c);
-    Contract(n, nt, n, K, a, t);
-    for (int q = 0; q < nt; q++) u[q] = cs[1] * t[q];
-    Contract(n, nt, n, M, b, t);
-    for (int q = 0; q < nt; q++) u[q] = cm * c[q] + (u[q] + cs[0] * t[q]);
-    Contract(n, nt, n * n, M, u, v);
-    Contract(n, nt, n * n, K, c, t);
-    for (int q = 0; q < nt; q++) v[q] += cs[2] * t[q];
-  }
-}
-
-/* Same as CellApply, every operation in float */
-static void CellApplyFloat(int dim, int n, const float *M, const float *K, float cm, const float cs[3], float *u, float *v)
-{
-  float a[PW_MAX_CELL_NODES], b[PW_MAX_CELL_NODES], c[PW_MAX_CELL_NODES], t[PW_MAX_CELL_NODES];
-
-  if (dim == 2) {
-    const int nt = n * n;
-
-    ContractFloat(n, nt, 1, M, u, a);
-    ContractFloat(n, nt, 1, K, u, b);
-    for (int q = 0; q < nt; q++) t[q] = cm * a[q] + cs[0] * b[q];
-    ContractFloat(n, nt, n, M, t, v);
-    ContractFloat(n, nt, n, K, a, t);
-    for (int q = 0; q < nt; q++) v[q] += cs[1] * t[q];
-  } else {
-    const int nt = n * n * n;
-
-    ContractFloat(n, nt, 1, M, u, a);
-    ContractFloat(n, nt, 1, K, u, b);
-    ContractFloat(n, nt, n, M, a, c);
-    ContractFloat(n, nt, n, K, a, t);
-    for (int q = 0; q < nt; q++) u[q] = cs[1] * t[q];
-    ContractFloat(n, nt, n, M, b, t);
-    for (int q = 0; q < nt; q++) u[q] = cm * c[q] + (u[q] + cs[0] * t[q]);
-    ContractFloat(n, nt, n * n, M, u, v);
-    ContractFloat(n, nt, n * n, K, c, t);
-    for (int q = 0; q < nt; q++) v[q] += cs[2] * t[q];
-  }
-}
-
-void PatchworkTensorApplyRef(const PatchworkTensorDesc *d, const double *x, double *y)
-{
-  const int n  = d->degree + 1;
-  const int nt = CellNodes(d, 0) * CellNodes(d, 1) * CellNodes(d, 2);
-  double    u[PW_MAX_CELL_NODES], v[PW_MAX_CELL_NODES];
-  ptrdiff_t in[PW_MAX_CELL_NODES], out[PW_MAX_CELL_NODES];
-  int       e[3];
-
-  if (!CheckCells(d, 1)) return;
-  for (e[2] = d->cell_start[2]; e[2] < d->cell_end[2]; e[2]++) {
-    for (e[1] = d->cell_start[1]; e[1] < d->cell_end[1]; e[1]++) {
-      for (e[0] = d->cell_start[0]; e[0] < d->cell_end[0]; e[0]++) {
-        CellOffsets(d, e, in, out);
-        for (int q = 0; q < nt; q++) u[q] = in[q] < 0 ? 0.0 : x[in[q]];
-        CellApply(d->dim, n, d->mass1d, d->stiff1d, d->coef_mass, d->coef_stiff, u, v);
-        for (int q = 0; q < nt; q++)
-          if (out[q] >= 0) y[out[q]] += v[q];
-      }
-    }
-  }
-}
-
-void PatchworkTensorApplyRefFloat(const PatchworkTensorDesc *d, const float *x, float *y)
-{
-  const int n  = d->degree + 1;
-  const int nt = CellNodes(d, 0) * CellNodes(d, 1) * CellNodes(d, 2);
-  float     u[PW_MAX_CELL_NODES], v[PW_MAX_CELL_NODES], M[PW_MAX_N * PW_MAX_N], K[PW_MAX_N * PW_MAX_N], cs[3], cm;
-  ptrdiff_t in[PW_MAX_CELL_NODES], out[PW_MAX_CELL_NODES];
-  int       e[3];
-
-  if (!CheckCells(d, 1)) return;
-  /* Round the data once, so all arithmetic below is in float as on the device */
-  for (int q = 0; q < n * n; q++) {
-    M[q] = (float)d->mass1d[q];
-    K[q] = (float)d->stiff1d[q];
-  }
-  cm = (float)d->coef_mass;
-  for (int dir = 0; dir < 3; dir++) cs[dir] = dir < d->dim ? (float)d->coef_stiff[dir] : 0.0f;
-  for (e[2] = d->cell_start[2]; e[2] < d->cell_end[2]; e[2]++) {
-    for (e[1] = d->cell_start[1]; e[1] < d->cell_end[1]; e[1]++) {
-      for (e[0] = d->cell_start[0]; e[0] < d->cell_end[0]; e[0]++) {
-        CellOffsets(d, e, in, out);
-        for (int q = 0; q < nt; q++) u[q] = in[q] < 0 ? 0.0f : x[in[q]];
-        CellApplyFloat(d->dim, n, M, K, cm, cs, u, v);
-        for (int q = 0; q < nt; q++)
-          if (out[q] >= 0) y[out[q]] += v[q];
-      }
-    }
-  }
-}
+#define PW_REAL  float
+#define PW_FN(n) n##Float
+#include "tensor_ref_impl.h"
+#undef PW_REAL
+#undef PW_FN
 
 /* diag(A_K) = cm m(x)m(x)m + cs0 m(x)m(x)s + cs1 m(x)s(x)m + cs2 s(x)m(x)m with m = diag(M), s = diag(K):
    the same for every cell, so it is formed once and scattered. */

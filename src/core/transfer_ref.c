@@ -12,7 +12,8 @@
    Assumptions, checked with assert(): fine_nodes[d] = 2 k N_d + 1; the fine cell range lies in
    [0, 2 N_d); the fine box holds the nodes of those fine cells and the coarse box those of their
    coarse parents; for d >= dim everything is the single node 0. Serial: cells are visited in order
-   and added straight into the output. */
+   and added straight into the output. Each algorithm is written once, in transfer_ref_impl.h, and
+   instantiated here in double and in float. */
 #include <assert.h>
 #include <stddef.h>
 #include <string.h>
@@ -99,79 +100,16 @@ static void CellOffsets(const PatchworkTransferDesc *d, const int f[3], ptrdiff_
   }
 }
 
-/* v = A applied along the direction of stride s of the n^dim tensor u (ntot entries):
-   v[o + i*s + r] = sum_p A[i*n+p] u[o + p*s + r] */
-static void Contract(int n, int ntot, int s, const double *A, const double *u, double *v)
-{
-  for (int o = 0; o < ntot; o += n * s) {
-    for (int i = 0; i < n; i++) {
-      for (int r = 0; r < s; r++) {
-        double sum = 0.0;
+/* The algorithms once, instantiated in double and in float (every operation in float, as on the
+   device): transfer_ref_impl.h is a template on PW_REAL, PW_FN(name) names the instance */
+#define PW_REAL  double
+#define PW_FN(n) n
+#include "transfer_ref_impl.h"
+#undef PW_REAL
+#undef PW_FN
 
-        for (int p = 0; p < n; p++) sum += A[i * n + p] * u[o + p * s + r];
-        v[o + i * s + r] = sum;
-      }
-    }
-  }
-}
-
-/* u <- (A[a_z](x)A[a_y](x)A[a_x]) u, one 1D matrix per direction chosen by the child index; v is
-   work; returns the array holding the result */
-static double *ChildApply(int dim, int n, const double *A[2], const int a[3], double *u, double *v)
-{
-  const int ntot = dim == 2 ? n * n : n * n * n;
-  double   *w;
-  int       s = 1;
-
-  for (int dir = 0; dir < dim; dir++, s *= n) {
-    Contract(n, ntot, s, A[a[dir]], u, v);
-    w = u, u = v, v = w;
-  }
-  return u;
-}
-
-/* Shared loop of prolong (transpose = 0: coarse -> fine) and restrict (transpose = 1: fine -> coarse) */
-static void Transfer(const PatchworkTransferDesc *d, int transpose, const double *x, double *y)
-{
-  const int n = d->degree + 1, nt = d->dim == 2 ? n * n : n * n * n;
-  double    IT[2][PW_MAX_N * PW_MAX_N], u[PW_MAX_CELL_NODES], v[PW_MAX_CELL_NODES], wt[PW_MAX_CELL_NODES], *res;
-  ptrdiff_t fine[PW_MAX_CELL_NODES], coarse[PW_MAX_CELL_NODES];
-  const double *A[2];
-  int       f[3], a[3];
-
-  if (!CheckCells(d)) return;
-  for (int c = 0; c < 2; c++)
-    for (int i = 0; i < n; i++)
-      for (int j = 0; j < n; j++) IT[c][i * n + j] = d->interp[c][j * n + i];
-  A[0] = transpose ? IT[0] : d->interp[0];
-  A[1] = transpose ? IT[1] : d->interp[1];
-  for (f[2] = d->cell_start[2]; f[2] < d->cell_end[2]; f[2]++) {
-    for (f[1] = d->cell_start[1]; f[1] < d->cell_end[1]; f[1]++) {
-      for (f[0] = d->cell_start[0]; f[0] < d->cell_end[0]; f[0]++) {
-        for (int dir = 0; dir < 3; dir++) a[dir] = f[dir] % 2;
-        CellOffsets(d, f, fine, wt, coarse);
-        if (!transpose) {
-          for (int q = 0; q < nt; q++) u[q] = coarse[q] < 0 ? 0.0 : x[coarse[q]];
-          res = ChildApply(d->dim, n, A, a, u, v);
-          for (int q = 0; q < nt; q++)
-            if (fine[q] >= 0) y[fine[q]] += wt[q] * res[q];
-        } else {
-          for (int q = 0; q < nt; q++) u[q] = fine[q] < 0 ? 0.0 : wt[q] * x[fine[q]];
-          res = ChildApply(d->dim, n, A, a, u, v);
-          for (int q = 0; q < nt; q++)
-            if (coarse[q] >= 0) y[coarse[q]] += res[q];
-        }
-      }
-    }
-  }
-}
-
-void PatchworkProlongRef(const PatchworkTransferDesc *d, const double *coarse, double *fine)
-{
-  Transfer(d, 0, coarse, fine);
-}
-
-void PatchworkRestrictRef(const PatchworkTransferDesc *d, const double *fine, double *coarse)
-{
-  Transfer(d, 1, fine, coarse);
-}
+#define PW_REAL  float
+#define PW_FN(n) n##Float
+#include "transfer_ref_impl.h"
+#undef PW_REAL
+#undef PW_FN

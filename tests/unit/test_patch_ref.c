@@ -5,7 +5,12 @@
        grid for the residual, a dense inverse of A_I, patches visited one by one),
    (d) one patch covering all unknowns solves A x = b in one step,
    (e) the float smoother against the double one,
-   (f) a multiplicative sweep over all colors reduces the energy norm of the error.
+   (f) a multiplicative sweep over all colors reduces the energy norm of the error,
+   (g) the residual (first half of the "separate" smoother) against the global residual from the
+       tensor apply, and only patch interiors written,
+   (h) residual + solve reproduces the fused smoother,
+   (i) the float residual, solve and smoother against the double ones, node by node within derived
+       rounding bounds (the worst err/bound ratios are printed at the end).
    PETSc-free. Prints one line per check and returns 1 if any check failed; --quick runs fewer
    degrees (for valgrind). */
 #include <float.h>
@@ -817,6 +822,367 @@ static void TestSweep(int *fails, int dim, int k, int dirichlet, uint64_t *seed)
   LevelDestroy(&L);
 }
 
+/* ---------------------------------------------------------------------------------------------
+   (g) the residual against the global residual b - A x; (h) residual + solve = fused smoother;
+   (i) float residual, solve and smoother against double, node by node */
+
+/* Largest err/bound seen by the checks of (g) and (i), printed at the end: how far inside its
+   derived bound each kernel stays */
+typedef struct {
+  double res, res_node, res_float, solve_float, smooth_float;
+} Worst;
+
+/* running max of err/bound that keeps a NaN; a zero bound admits only a zero error */
+static double RatioMax(double m, double err, double bound)
+{
+  const double r = err == 0 ? 0.0 : err / bound;
+
+  return isnan(m) || isnan(r) ? NAN : fmax(m, r);
+}
+
+/* mark[i] = 1 at the interior nodes of the patches of d's color in its vertex range, else 0 */
+static void MarkInteriors(const Level *L, const PatchworkPatchDesc *d, char *mark)
+{
+  long *idx = Malloc(sizeof(long) * L->nid);
+  int   v[3];
+
+  memset(mark, 0, L->nn);
+  for (v[2] = d->vertex_start[2]; v[2] < d->vertex_end[2]; v[2]++)
+    for (v[1] = d->vertex_start[1]; v[1] < d->vertex_end[1]; v[1]++)
+      for (v[0] = d->vertex_start[0]; v[0] < d->vertex_end[0]; v[0]++) {
+        int skip = 0;
+
+        for (int dir = 0; dir < L->dim; dir++)
+          if (v[dir] % 2 != ((d->color >> dir) & 1)) skip = 1;
+        if (skip) continue;
+        PatchInterior(L, v, idx);
+        for (int q = 0; q < L->nid; q++) mark[idx[q]] = 1;
+      }
+  free(idx);
+}
+
+/* d's operator on the whole grid (every cell, both boxes the grid). absval: |1D matrices| and
+   |coefficients|: applied to |x| it gives the sum of the absolute values of all the terms of A x
+   node by node, the scale of the rounding error of any evaluation order. */
+static void WholeGridOp(const Level *L, const PatchworkPatchDesc *d, int absval, PatchworkTensorDesc *g)
+{
+  *g = d->op;
+  for (int dir = 0; dir < 3; dir++) {
+    g->cell_start[dir] = 0;
+    g->cell_end[dir]   = L->ncell[dir];
+    g->in_start[dir] = g->out_start[dir] = 0;
+    g->in_size[dir] = g->out_size[dir] = L->nodes[dir];
+  }
+  if (!absval) return;
+  for (int q = 0; q < L->n * L->n; q++) {
+    g->mass1d[q]  = fabs(g->mass1d[q]);
+    g->stiff1d[q] = fabs(g->stiff1d[q]);
+  }
+  g->coef_mass = fabs(g->coef_mass);
+  for (int dir = 0; dir < 3; dir++) g->coef_stiff[dir] = fabs(g->coef_stiff[dir]);
+}
+
+/* w = |A| u (|A^T| u with transpose) along the direction of stride s of the ni^d tensor u (nt entries) */
+static void AbsApply1D(int ni, int nt, int s, const double *A, int transpose, const double *u, double *w)
+{
+  for (int q = 0; q < nt; q++) {
+    const int i = (q / s) % ni, base = q - i * s;
+    double    sum = 0.0;
+
+    for (int p = 0; p < ni; p++) sum += fabs(transpose ? A[p * ni + i] : A[i * ni + p]) * u[base + p * s];
+    w[q] = sum;
+  }
+}
+
+/* B = |S|^(x)d diag(1/(cm + cs.lam)) |S^T|^(x)d |v| at every patch interior of the color: the node-
+   wise scale of the rounding error of the fast-diagonalization solve of v (every step is a sum of
+   products, and the denominators are sums of positive terms, so their errors are relative) */
+static void AbsSolveBound(const Level *L, const PatchworkPatchDesc *d, const double *v, double *B)
+{
+  const int     ni = L->ni, nt = L->nid;
+  const double *lam = d->eigval, cm = d->op.coef_mass, *cs = d->op.coef_stiff;
+  long         *idx = Malloc(sizeof(long) * nt);
+  double       *u0 = Malloc(sizeof(double) * nt), *w0 = Malloc(sizeof(double) * nt);
+  int           vv[3];
+
+  for (vv[2] = d->vertex_start[2]; vv[2] < d->vertex_end[2]; vv[2]++)
+    for (vv[1] = d->vertex_start[1]; vv[1] < d->vertex_end[1]; vv[1]++)
+      for (vv[0] = d->vertex_start[0]; vv[0] < d->vertex_end[0]; vv[0]++) {
+        double *u = u0, *w = w0, *t;
+        int     skip = 0;
+
+        for (int dir = 0; dir < L->dim; dir++)
+          if (vv[dir] % 2 != ((d->color >> dir) & 1)) skip = 1;
+        if (skip) continue;
+        PatchInterior(L, vv, idx);
+        for (int q = 0; q < nt; q++) u[q] = fabs(v[idx[q]]);
+        for (int dir = 0, s = 1; dir < L->dim; dir++, s *= ni) {
+          AbsApply1D(ni, nt, s, d->eigvec, 1, u, w); /* |S^T| */
+          t = u, u = w, w = t;
+        }
+        for (int q = 0; q < nt; q++) {
+          const int i = q % ni, j = (q / ni) % ni, l = q / (ni * ni);
+
+          u[q] /= cm + cs[0] * lam[i] + cs[1] * lam[j] + (L->dim == 3 ? cs[2] * lam[l] : 0.0);
+        }
+        for (int dir = 0, s = 1; dir < L->dim; dir++, s *= ni) {
+          AbsApply1D(ni, nt, s, d->eigvec, 0, u, w); /* |S| */
+          t = u, u = w, w = t;
+        }
+        for (int q = 0; q < nt; q++) B[idx[q]] = u[q];
+      }
+  free(idx);
+  free(u0);
+  free(w0);
+}
+
+/* Arrays of one level: global ones (g), and box ones (b; any box fits in nn entries) */
+typedef struct {
+  double *xg, *bg, *y0g, *xz, *ag, *sg, *bnd, *g1, *g2, *g3;
+  char   *mark;
+  double *xb, *bb, *rb, *y1, *y2, *xx;
+  float  *xf, *bf, *rf, *yf;
+} Work;
+
+static void WorkCreate(long nn, Work *W)
+{
+  double **dp[] = {&W->xg, &W->bg, &W->y0g, &W->xz, &W->ag, &W->sg, &W->bnd, &W->g1, &W->g2, &W->g3, &W->xb, &W->bb, &W->rb, &W->y1, &W->y2, &W->xx};
+  float  **fp[] = {&W->xf, &W->bf, &W->rf, &W->yf};
+
+  for (size_t i = 0; i < sizeof(dp) / sizeof(dp[0]); i++) *dp[i] = Malloc(sizeof(double) * nn);
+  for (size_t i = 0; i < sizeof(fp) / sizeof(fp[0]); i++) *fp[i] = Malloc(sizeof(float) * nn);
+  W->mark = Malloc(nn);
+}
+
+static void WorkDestroy(Work *W)
+{
+  double *dp[] = {W->xg, W->bg, W->y0g, W->xz, W->ag, W->sg, W->bnd, W->g1, W->g2, W->g3, W->xb, W->bb, W->rb, W->y1, W->y2, W->xx};
+  float  *fp[] = {W->xf, W->bf, W->rf, W->yf};
+
+  for (size_t i = 0; i < sizeof(dp) / sizeof(dp[0]); i++) free(dp[i]);
+  for (size_t i = 0; i < sizeof(fp) / sizeof(fp[0]); i++) free(fp[i]);
+  free(W->mark);
+}
+
+/* Global index of entry q of a box array */
+static long BoxToGlobal(const Level *L, const int start[3], const int size[3], long q)
+{
+  const int x = (int)(q % size[0]), y = (int)((q / size[0]) % size[1]), z = (int)(q / ((long)size[0] * size[1]));
+
+  return GIndex(L, start[0] + x, start[1] + y, start[2] + z);
+}
+
+/* Rounding chains (roundings in sequence that a term goes through; u = unit roundoff, a result
+   is then within gamma_L = L u/(1 - L u) times the sum of the |terms| of the exact one):
+   - patch residual b - Abar x: d contractions over the np = 2k+1 closure nodes (np roundings each:
+     np-1 additions and the product), the combination with the coefficients and the two updates of
+     r (4), and, in float, the rounding of the d 1D factors and the coefficient (d+1);
+   - tensor apply, then b - A x: d contractions over n = k+1 cell nodes, the coefficient products
+     and sums of CellApply (4), up to 2^d cell contributions added into a node, the subtraction (1). */
+static double ResidualChain(const Level *L)
+{
+  return L->dim * (2 * L->k + 2) + 5;
+}
+
+static double ApplyChain(const Level *L)
+{
+  return L->dim * L->n + 5 + (1 << L->dim);
+}
+
+/*
+  (g) y = Residual(x, b) (out box prefilled with a sentinel) against b - A x from
+  PatchworkTensorApplyRef on the whole grid, at every interior node of every patch of the color; the
+  sentinel must survive everywhere else. Both evaluate the same sums in different orders:
+  - normwise, each is within ResidualTol (gamma of the dense term count 2^d n^d + 2 times
+    ||b|| + ||A|| ||x||) of the exact value, so they differ by at most twice that;
+  - node by node, by at most (ResidualChain + ApplyChain) u (1 + O(u)) times the scale
+    |b| + |A||x| (WholeGridOp absval; it bounds the patch's |Abar||x| at an interior node, all of
+    whose cells are in the patch): DBL_EPSILON = 2u covers the O(u).
+  Leaves the kernel's residual in W->rb and the scale |b| + |A||x| in W->sg.
+*/
+static void CheckResidual(int *fails, const Level *L, const PatchworkPatchDesc *d, const char *what, Work *W, Worst *worst)
+{
+  const double        sentinel = -7.0e77;
+  const long          nout     = BoxCount(d->op.out_size);
+  PatchworkTensorDesc g, ga;
+  double              err = 0.0, rnode = 0.0, tol;
+  long                nbad = 0;
+
+  BoxFromGlobal(L, d->op.in_start, d->op.in_size, W->xg, W->xb);
+  BoxFromGlobal(L, d->op.in_start, d->op.in_size, W->bg, W->bb);
+  for (long q = 0; q < nout; q++) W->rb[q] = sentinel;
+  PatchworkPatchResidualRef(d, W->xb, W->bb, W->rb);
+
+  WholeGridOp(L, d, 0, &g);
+  memset(W->ag, 0, sizeof(double) * L->nn);
+  PatchworkTensorApplyRef(&g, W->xz, W->ag);
+  for (long i = 0; i < L->nn; i++) W->g1[i] = fabs(W->xz[i]);
+  WholeGridOp(L, d, 1, &ga);
+  memset(W->sg, 0, sizeof(double) * L->nn);
+  PatchworkTensorApplyRef(&ga, W->g1, W->sg);
+  for (long i = 0; i < L->nn; i++) W->sg[i] += fabs(W->bg[i]);
+  MarkInteriors(L, d, W->mark);
+  for (long q = 0; q < nout; q++) {
+    const long i = BoxToGlobal(L, d->op.out_start, d->op.out_size, q);
+
+    if (W->mark[i]) {
+      const double e = fabs(W->rb[q] - (W->bg[i] - W->ag[i]));
+
+      err   = RatioMax(err, e, 1.0);
+      rnode = RatioMax(rnode, e, (ResidualChain(L) + ApplyChain(L)) * DBL_EPSILON * W->sg[i]);
+    } else nbad += W->rb[q] != sentinel;
+  }
+  tol             = 2.0 * ResidualTol(L, DBL_EPSILON, MaxAbs(L->nn, W->bg), MaxAbs(L->nn, W->xz));
+  worst->res      = RatioMax(worst->res, err, tol);
+  worst->res_node = RatioMax(worst->res_node, rnode, 1.0);
+  Check(fails, err, tol, "%s residual vs b - A x (tensor apply, whole grid), normwise", what);
+  Check(fails, rnode, 1.0, "%s residual vs b - A x (tensor apply, whole grid), node by node: max err/bound", what);
+  Check(fails, nbad, 0, "%s residual: only patch interiors written", what);
+}
+
+/*
+  (h) The fused smoother is the residual followed by the solve: y = x; r = Residual(x, b);
+  y += Solve(r) against y = Smooth(x, b) out of place (y starting as x) and in place. The CPU
+  reference does the same operations in the same order on the same values either way (the residual
+  is stored and read back exactly), so the results agree bit for bit, the tightest "to rounding".
+  Needs W->rb from CheckResidual.
+*/
+static void CheckSeparate(int *fails, const Level *L, const PatchworkPatchDesc *d, const char *what, Work *W)
+{
+  PatchworkPatchDesc ds = *d, di = *d;
+  long               ndiff = 0;
+
+  for (int dir = 0; dir < 3; dir++) {
+    ds.op.in_start[dir]  = d->op.out_start[dir]; /* the solve reads r where the residual wrote it */
+    ds.op.in_size[dir]   = d->op.out_size[dir];
+    di.op.out_start[dir] = d->op.in_start[dir]; /* in place: one array, one box */
+    di.op.out_size[dir]  = d->op.in_size[dir];
+  }
+  BoxFromGlobal(L, d->op.out_start, d->op.out_size, W->xg, W->y1);
+  BoxFromGlobal(L, d->op.out_start, d->op.out_size, W->xg, W->y2);
+  memcpy(W->xx, W->xb, sizeof(double) * BoxCount(d->op.in_size));
+  PatchworkPatchSolveRef(&ds, W->rb, W->y1);
+  PatchworkPatchSmoothRef(d, W->xb, W->bb, W->y2);
+  PatchworkPatchSmoothRef(&di, W->xx, W->bb, W->xx);
+  GlobalFromBox(L, d->op.out_start, d->op.out_size, W->xg, W->y1, W->g1);
+  GlobalFromBox(L, d->op.out_start, d->op.out_size, W->xg, W->y2, W->g2);
+  GlobalFromBox(L, d->op.in_start, d->op.in_size, W->xg, W->xx, W->g3);
+  for (long i = 0; i < L->nn; i++) ndiff += W->g1[i] != W->g2[i] || W->g1[i] != W->g3[i];
+  Check(fails, ndiff, 0, "%s residual + solve = smooth (out of place, in place): nodes not bit for bit equal", what);
+}
+
+/*
+  (i) Float kernels against the double ones on the same (float-representable) inputs, node by node
+  at the patch interiors of the color, as err/bound <= 1. Bounds (u = FLT_EPSILON/2 is the unit
+  roundoff; a result computed through L roundings in sequence is exact for data perturbed by
+  gamma_L = L u/(1 - L u) relatively, term by term):
+  - residual b - Abar x: L_res = ResidualChain, against the scale |b| + |A||x| of (g).
+  - solve: 2d contractions over ni = 2k-1 nodes, 2d rounded entries of S, the denominator (d+1
+    rounded coefficients, the rounded lam, d+1 products, d sums, all positive) and the division:
+    L_sol = 2 d ni + 3 d + 4, against B(|r|) = |S|^(x)d |Lam|^-1 |S^T|^(x)d |r| (AbsSolveBound);
+    then omega t (rounded omega, product: +2) and the update y + omega t (u |y|).
+  - smoother: the solve of the float residual: (L_sol + L_res + 2) against B(|b| + |A||x|) (the
+    residual's error mapped by the solve), plus u |y|.
+  The double kernel's own error is smaller by 2^-29 and the 1/(1 - L u) factor is below 1.01:
+  taking FLT_EPSILON = 2u instead of u covers both (that factor 2 is the only slack). These are
+  worst-case bounds: the products |S| |S^T| do not see the cancellation in the oscillating
+  eigenvectors, so for random data the solve's and the smoother's ratios fall with the degree
+  (measured 0.4 at k=1 down to 5e-4 at 3D k=8), while the residual's stays near 0.05.
+*/
+static void CheckFloat(int *fails, const Level *L, const PatchworkPatchDesc *d, const char *what, Work *W, Worst *worst)
+{
+  const float         sentinel = -7.0e37f;
+  const long          nin = BoxCount(d->op.in_size), nout = BoxCount(d->op.out_size);
+  const int           dim = L->dim, ni = L->ni;
+  const double        lres = ResidualChain(L), lsol = 2 * dim * ni + 3 * dim + 4, eps = FLT_EPSILON, om = d->omega;
+  double              rres = 0.0, rsol = 0.0, rsmo = 0.0;
+  long                nbad = 0;
+
+  for (long q = 0; q < nin; q++) {
+    W->xf[q] = (float)W->xb[q];
+    W->bf[q] = (float)W->bb[q];
+  }
+
+  /* residual (the double one is in W->rb) */
+  for (long q = 0; q < nout; q++) W->rf[q] = sentinel;
+  PatchworkPatchResidualRefFloat(d, W->xf, W->bf, W->rf);
+  for (long q = 0; q < nout; q++) {
+    const long i = BoxToGlobal(L, d->op.out_start, d->op.out_size, q);
+
+    if (W->mark[i]) rres = RatioMax(rres, fabs(W->rf[q] - W->rb[q]), lres * eps * W->sg[i]);
+    else nbad += W->rf[q] != sentinel;
+  }
+  Check(fails, rres, 1.0, "%s float residual vs double: max err/bound", what);
+  Check(fails, nbad, 0, "%s float residual: only patch interiors written", what);
+
+  /* solve of r = b onto y0 */
+  AbsSolveBound(L, d, W->bg, W->bnd);
+  BoxFromGlobal(L, d->op.out_start, d->op.out_size, W->y0g, W->y1);
+  for (long q = 0; q < nout; q++) W->yf[q] = (float)W->y1[q];
+  PatchworkPatchSolveRef(d, W->bb, W->y1);
+  PatchworkPatchSolveRefFloat(d, W->bf, W->yf);
+  for (long q = 0; q < nout; q++) {
+    const long i = BoxToGlobal(L, d->op.out_start, d->op.out_size, q);
+
+    if (W->mark[i]) rsol = RatioMax(rsol, fabs(W->yf[q] - W->y1[q]), (lsol + 2) * eps * om * W->bnd[i] + eps * fabs(W->y1[q]));
+    else nbad += W->yf[q] != (float)W->y0g[i];
+  }
+  Check(fails, rsol, 1.0, "%s float solve vs double: max err/bound", what);
+
+  /* smoother onto y0, out of place */
+  AbsSolveBound(L, d, W->sg, W->bnd);
+  BoxFromGlobal(L, d->op.out_start, d->op.out_size, W->y0g, W->y1);
+  for (long q = 0; q < nout; q++) W->yf[q] = (float)W->y1[q];
+  PatchworkPatchSmoothRef(d, W->xb, W->bb, W->y1);
+  PatchworkPatchSmoothRefFloat(d, W->xf, W->bf, W->yf);
+  for (long q = 0; q < nout; q++) {
+    const long i = BoxToGlobal(L, d->op.out_start, d->op.out_size, q);
+
+    if (W->mark[i]) rsmo = RatioMax(rsmo, fabs(W->yf[q] - W->y1[q]), (lsol + lres + 2) * eps * om * W->bnd[i] + eps * fabs(W->y1[q]));
+    else nbad += W->yf[q] != (float)W->y0g[i];
+  }
+  Check(fails, rsmo, 1.0, "%s float smooth vs double: max err/bound", what);
+  Check(fails, nbad, 0, "%s float solve, smooth: only patch interiors written", what);
+  worst->res_float    = RatioMax(worst->res_float, rres, 1.0);
+  worst->solve_float  = RatioMax(worst->solve_float, rsol, 1.0);
+  worst->smooth_float = RatioMax(worst->smooth_float, rsmo, 1.0);
+}
+
+/* (g)-(i) on one level and case, for both boundary conditions and every color */
+static void TestSeparate(int *fails, int dim, int k, int quad, const Case *c, uint64_t *seed, Worst *worst)
+{
+  PatchworkPatchDesc d;
+  Level              L;
+  Work               W;
+  char               what[96];
+
+  LevelCreate(dim, k, quad, c->ncell, 0, 0, seed, &L, &d);
+  WorkCreate(L.nn, &W);
+  for (int dirichlet = 0; dirichlet <= 1; dirichlet++)
+    for (int color = 0; color < (1 << dim); color++) {
+      L.dirichlet = d.op.dirichlet = dirichlet;
+      d.color                      = color;
+      d.omega                      = 0.8;
+      SetBoxes(&L, c, &d);
+      /* float-representable inputs, so that (i) sees the same data; xz: x with the eliminated
+         nodes zeroed, what the kernels read */
+      for (long i = 0; i < L.nn; i++) {
+        int gx = i % L.nodes[0], gy = (i / L.nodes[0]) % L.nodes[1], gz = i / ((long)L.nodes[0] * L.nodes[1]);
+
+        W.xg[i]  = (float)(2 * Rand(seed) - 1);
+        W.bg[i]  = (float)(2 * Rand(seed) - 1);
+        W.y0g[i] = (float)(2 * Rand(seed) - 1);
+        W.xz[i]  = dirichlet && IsBoundary(&L, gx, gy, gz) ? 0.0 : W.xg[i];
+      }
+      snprintf(what, sizeof(what), "patch %dD k=%2d %-5s %-6s dirichlet=%d color=%d", dim, k, quad ? "gll" : "gauss", c->name, dirichlet, color);
+      CheckResidual(fails, &L, &d, what, &W, worst);
+      CheckSeparate(fails, &L, &d, what, &W);
+      CheckFloat(fails, &L, &d, what, &W, worst);
+    }
+  WorkDestroy(&W);
+  LevelDestroy(&L);
+}
+
 /* A color with no vertex in the range leaves y untouched (and reads nothing) */
 static void TestEmpty(int *fails, uint64_t *seed)
 {
@@ -824,6 +1190,7 @@ static void TestEmpty(int *fails, uint64_t *seed)
   PatchworkPatchDesc d;
   Level              L;
   double             y[4] = {1, 2, 3, 4}, x[4] = {0, 0, 0, 0}, err = 0.0;
+  float              yf[4] = {1, 2, 3, 4}, xf[4] = {0, 0, 0, 0};
 
   LevelCreate(3, 2, PW_QUAD_GAUSS, nc, 1, 0, seed, &L, &d);
   d.vertex_start[0] = 2;
@@ -831,8 +1198,12 @@ static void TestEmpty(int *fails, uint64_t *seed)
   d.color           = 1;
   PatchworkPatchSmoothRef(&d, x, x, y);
   PatchworkPatchSolveRef(&d, x, y);
-  for (int i = 0; i < 4; i++) err = fmax(err, fabs(y[i] - (i + 1)));
-  Check(fails, err, 0, "patch 3D empty color in the vertex range adds nothing");
+  PatchworkPatchResidualRef(&d, x, x, y);
+  PatchworkPatchSmoothRefFloat(&d, xf, xf, yf);
+  PatchworkPatchSolveRefFloat(&d, xf, yf);
+  PatchworkPatchResidualRefFloat(&d, xf, xf, yf);
+  for (int i = 0; i < 4; i++) err = fmax(err, fmax(fabs(y[i] - (i + 1)), fabs(yf[i] - (i + 1))));
+  Check(fails, err, 0, "patch 3D empty color in the vertex range: smooth, solve, residual (double, float) write nothing");
   LevelDestroy(&L);
 }
 
@@ -850,6 +1221,7 @@ int main(int argc, char **argv)
   };
   int      fails = 0, quick = argc > 1 && !strcmp(argv[1], "--quick");
   uint64_t seed  = 0x2545F4914F6CDD1DULL;
+  Worst    worst = {0, 0, 0, 0, 0};
 
   TestEigen(&fails, quick ? 4 : PW_MAX_DEGREE, &seed);
   for (int dim = 2; dim <= 3; dim++) {
@@ -863,7 +1235,15 @@ int main(int argc, char **argv)
     for (int k = 1; k <= kmax; k++)
       for (int dirichlet = 0; dirichlet <= 1; dirichlet++) TestSweep(&fails, dim, k, dirichlet, &seed);
   }
+  for (int dim = 2; dim <= 3; dim++) {
+    const int kmax = quick ? 3 : dim == 2 ? PW_MAX_DEGREE : 8;
+
+    for (int k = 1; k <= kmax; k++)
+      for (int c = 0; c < 2; c++) TestSeparate(&fails, dim, k, (k + c) % 2, &cases[dim - 2][c], &seed, &worst);
+  }
   TestEmpty(&fails, &seed);
+  printf("worst err/bound: residual (double) normwise %.3g, node by node %.3g; float residual %.3g, float solve %.3g, float smooth %.3g\n", worst.res, worst.res_node, worst.res_float,
+         worst.solve_float, worst.smooth_float);
   printf("%s: %d check(s) failed\n", fails ? "FAIL" : "ok  ", fails);
   return fails ? 1 : 0;
 }

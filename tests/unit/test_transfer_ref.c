@@ -4,7 +4,9 @@
    - a brute-force global interpolation matrix, entry by entry from Lagrange evaluations at the fine
      nodes' coordinates (no weights, no sum factorization),
    - the transpose identity <P x, y> = <x, P^T y>,
-   - partitions of the fine cells into offset sub-boxes, summed, against the whole range.
+   - partitions of the fine cells into offset sub-boxes, summed, against the whole range,
+   - the float kernels against the double ones, node by node within a derived rounding bound (the
+     worst err/bound ratios are printed at the end).
    PETSc-free. Prints one line per check and returns 1 if any check failed. */
 #include <float.h>
 #include <math.h>
@@ -418,6 +420,106 @@ static void TestPartition(int *fails, const Mesh *m, int dirichlet, uint64_t *se
   free(bout);
 }
 
+/* running max of err/bound that keeps a NaN; a zero bound admits only a zero error */
+static double RatioMax(double m, double err, double bound)
+{
+  const double r = err == 0 ? 0.0 : err / bound;
+
+  return isnan(m) || isnan(r) ? NAN : fmax(m, r);
+}
+
+/* max over a box of |yf - yd| / (L FLT_EPSILON (|y0| + s)), s the global scale gathered over the box */
+static double FloatRatio(long nb, const float *yf, const double *yd, const double *y0, const double *s, double L)
+{
+  double r = 0.0;
+
+  for (long q = 0; q < nb; q++) r = RatioMax(r, fabs(yf[q] - yd[q]), L * FLT_EPSILON * (fabs(y0[q]) + s[q]));
+  return r;
+}
+
+/*
+  (d) Float prolong and restrict against double on the same float-representable inputs, node by node,
+  on the whole range and on the offset sub-boxes of (c), as err/bound <= 1. With u = FLT_EPSILON/2
+  the unit roundoff, a value computed through a chain of L roundings per term is off by at most
+  gamma_L = L u/(1 - L u) times the sum of the |terms|:
+  - prolong: a fine value is y0 plus <= 2^d cell contributions W (I(x)I(x)I) u_c; a term carries d
+    interp entries rounded to float (d), d contractions of n = k+1 terms (n roundings each: n-1
+    additions and the product), the weight W (a power of 2: exact) and up to 2^d additions into y:
+    L = d (n + 1) + 2^d, against |y0| + |P||x| (the weighted cell sums of |I(x)I(x)I| |x| are the
+    rows of |P||x|, BruteTransfer absval; a sub-range of cells sums fewer of them).
+  - restrict: the same with up to 4^d cell contributions to a coarse node: L = d (n + 1) + 4^d,
+    against |y0| + |P^T||x|.
+  The double kernel's own error is smaller by 2^-29 and 1/(1 - L u) < 1.01: FLT_EPSILON = 2u
+  instead of u covers both. The worst ratio is returned in *worst (prolong, restrict).
+*/
+static void TestFloat(int *fails, const Mesh *m, int dirichlet, uint64_t *seed, double worst[2])
+{
+  const int cs0[3] = {0, 0, 0}, ce0[3] = {2 * m->nc[0], 2 * m->nc[1], m->dim == 3 ? 2 * m->nc[2] : 1};
+  const double lpro = m->dim * (m->k + 2) + (1 << m->dim), lres = m->dim * (m->k + 2) + (1 << (2 * m->dim));
+  PatchworkTransferDesc d;
+  long    ncn = Count(m->cn), nfn = Count(m->fn), nmax = nfn > ncn ? nfn : ncn;
+  double *xc = Malloc(sizeof(double) * ncn), *xf = Malloc(sizeof(double) * nfn), *sf = Malloc(sizeof(double) * nfn), *scl = Malloc(sizeof(double) * ncn);
+  double *bin = Malloc(sizeof(double) * nmax), *y0 = Malloc(sizeof(double) * nmax), *yd = Malloc(sizeof(double) * nmax), *sb = Malloc(sizeof(double) * nmax);
+  float  *fin = Malloc(sizeof(float) * nmax), *yf = Malloc(sizeof(float) * nmax);
+  double  rp = 0.0, rr = 0.0;
+  int     split[3], part[3];
+
+  for (long i = 0; i < ncn; i++) xc[i] = (float)(2 * Rand(seed) - 1);
+  for (long i = 0; i < nfn; i++) xf[i] = (float)(2 * Rand(seed) - 1);
+  memset(sf, 0, sizeof(double) * nfn);
+  memset(scl, 0, sizeof(double) * ncn);
+  BruteTransfer(m, dirichlet, 1, 0, xc, sf);  /* |P||x_c| */
+  BruteTransfer(m, dirichlet, 1, 1, xf, scl); /* |P^T||x_f| */
+  for (int dir = 0; dir < 3; dir++) split[dir] = dir < m->dim ? (ce0[dir] / 2) | 1 : 1;
+  /* part -1: the whole range on exact boxes; then the 2^d parts of (c) on ghosted boxes */
+  for (int p = -1; p < (1 << m->dim); p++) {
+    int cs[3], ce[3];
+    long nf, nc;
+
+    for (int dir = 0; dir < 3; dir++) {
+      part[dir] = (p >> dir) & 1;
+      cs[dir]   = p < 0 || !part[dir] ? cs0[dir] : split[dir];
+      ce[dir]   = p < 0 || part[dir] ? ce0[dir] : split[dir];
+      if (dir >= m->dim) cs[dir] = 0, ce[dir] = 1;
+    }
+    SetupDesc(m, cs, ce, p < 0 ? 0 : 1, dirichlet, &d);
+    nf = Count(d.fine_size);
+    nc = Count(d.coarse_size);
+
+    /* prolong onto random y0 */
+    BoxGather(m->cn, d.coarse_start, d.coarse_size, xc, bin);
+    for (long q = 0; q < nc; q++) fin[q] = (float)bin[q];
+    for (long q = 0; q < nf; q++) yf[q] = (float)(y0[q] = yd[q] = (float)(2 * Rand(seed) - 1));
+    PatchworkProlongRef(&d, bin, yd);
+    PatchworkProlongRefFloat(&d, fin, yf);
+    BoxGather(m->fn, d.fine_start, d.fine_size, sf, sb);
+    rp = RatioMax(rp, FloatRatio(nf, yf, yd, y0, sb, lpro), 1.0);
+
+    /* restrict onto random y0 */
+    BoxGather(m->fn, d.fine_start, d.fine_size, xf, bin);
+    for (long q = 0; q < nf; q++) fin[q] = (float)bin[q];
+    for (long q = 0; q < nc; q++) yf[q] = (float)(y0[q] = yd[q] = (float)(2 * Rand(seed) - 1));
+    PatchworkRestrictRef(&d, bin, yd);
+    PatchworkRestrictRefFloat(&d, fin, yf);
+    BoxGather(m->cn, d.coarse_start, d.coarse_size, scl, sb);
+    rr = RatioMax(rr, FloatRatio(nc, yf, yd, y0, sb, lres), 1.0);
+  }
+  Check(fails, rp, 1.0, "transfer %dD k=%d dirichlet=%d float prolong vs double (whole, %d sub-boxes): max err/bound", m->dim, m->k, dirichlet, 1 << m->dim);
+  Check(fails, rr, 1.0, "transfer %dD k=%d dirichlet=%d float restrict vs double (whole, %d sub-boxes): max err/bound", m->dim, m->k, dirichlet, 1 << m->dim);
+  worst[0] = RatioMax(worst[0], rp, 1.0);
+  worst[1] = RatioMax(worst[1], rr, 1.0);
+  free(xc);
+  free(xf);
+  free(sf);
+  free(scl);
+  free(bin);
+  free(y0);
+  free(yd);
+  free(sb);
+  free(fin);
+  free(yf);
+}
+
 /* Bad degrees are refused; an empty cell range adds nothing */
 static void TestEdges(int *fails)
 {
@@ -425,14 +527,17 @@ static void TestEdges(int *fails)
   Mesh   m;
   const int nc[3] = {2, 2, 2}, cs[3] = {1, 0, 0}, ce[3] = {1, 4, 4};
   double x[4] = {0, 0, 0, 0}, y[4] = {1, 2, 3, 4}, err = 0.0;
+  float  xf[4] = {0, 0, 0, 0}, yf[4] = {1, 2, 3, 4};
 
   Check(fails, !PatchworkTransferSetUp1D(0, &d) + !PatchworkTransferSetUp1D(PW_MAX_DEGREE + 1, &d), 0, "transfer setup refuses degree 0 and %d", PW_MAX_DEGREE + 1);
   MeshCreate(3, 2, nc, &m);
   SetupDesc(&m, cs, ce, 0, 1, &d);
   PatchworkProlongRef(&d, x, y);
   PatchworkRestrictRef(&d, x, y);
-  for (int i = 0; i < 4; i++) err = fmax(err, fabs(y[i] - (i + 1)));
-  Check(fails, err, 0, "transfer 3D empty cell range adds nothing");
+  PatchworkProlongRefFloat(&d, xf, yf);
+  PatchworkRestrictRefFloat(&d, xf, yf);
+  for (int i = 0; i < 4; i++) err = fmax(err, fmax(fabs(y[i] - (i + 1)), fabs(yf[i] - (i + 1))));
+  Check(fails, err, 0, "transfer 3D empty cell range adds nothing (double, float)");
 }
 
 int main(int argc, char **argv)
@@ -442,6 +547,7 @@ int main(int argc, char **argv)
   const int nc[2][3] = {{3, 2, 1}, {2, 2, 2}};
   int       fails = 0, quick = argc > 1 && !strcmp(argv[1], "--quick");
   uint64_t  seed  = 0x9E3779B97F4A7C15ULL;
+  double    worst[2] = {0, 0};
 
   for (int dim = 2; dim <= 3; dim++) {
     const int kmax = quick ? 4 : dim == 2 ? PW_MAX_DEGREE : 8;
@@ -454,10 +560,12 @@ int main(int argc, char **argv)
       for (int dirichlet = 0; dirichlet <= 1; dirichlet++) {
         TestBrute(&fails, &m, dirichlet, &seed);
         TestPartition(&fails, &m, dirichlet, &seed);
+        TestFloat(&fails, &m, dirichlet, &seed, worst);
       }
     }
   }
   TestEdges(&fails);
+  printf("worst err/bound: float prolong %.3g, float restrict %.3g\n", worst[0], worst[1]);
   printf("%s: %d check(s) failed\n", fails ? "FAIL" : "ok  ", fails);
   return fails ? 1 : 0;
 }
