@@ -1,20 +1,26 @@
 /* Throughput of the vertex-patch smoother and transfer kernels (include/patchwork/patch_kernel.h),
    PETSc-free.
 
-   Smoother: one smoothing step = the 2^dim colors in sequence, in place (y = x, the multiplicative
-   smoother of the V-cycle), on the whole grid with Dirichlet conditions, for 3D degrees 1..8 and 2D
-   degrees 2..10 at about --size DoF (grid nodes), in double and float; also the solve alone (the
-   additive smoother's kernel) in double. Reported: the median time of --reps timed steps (CUDA events)
-   after warm-up, DoF/s (grid nodes per second), and GFLOP/s with the percentage of the FP64 / FP32
-   peak (--peak64 / --peak32 TFLOP/s; defaults: H100 SXM 33.4 / 65.3). Flops are those the kernels
-   execute with the even-odd split (a multiply-add counts 2; the reciprocals of the eigenvalue sums
-   count 0), per patch: 3D x pass NP^2 lines of 2 products (NI x NP), y pass NI NP lines of 3, z pass
-   NI^2 lines of 2 plus S^T, and 6 NI^2 lines of the transforms S / S^T in the solve (NP = 2k+1,
-   NI = 2k-1); the column "flop/DoF" gives the count per grid node and step.
+   Smoother: one smoothing step = the 2^dim colors in sequence, in place (the multiplicative smoother
+   of the V-cycle), on the whole grid with Dirichlet conditions, for 3D degrees 1..8 and 2D degrees
+   2..10 at about --size DoF (grid nodes), in double and float, by the paper's kernel variants (Cui et
+   al. 2024, Table 4):
+     fused     PatchworkPatchSmoothCUDA per color (local residual, solve and update in one kernel)
+     separate  per color PatchworkPatchResidualCUDA into r, then PatchworkPatchSolveCUDA from r
+     solve     PatchworkPatchSolveCUDA per color alone: the local part of the "global" variant (whose
+               residual is a MatMult, bench_tensor_kernels) and the additive smoother's kernel
+   Reported: the median time of --reps timed steps (CUDA events) after warm-up, DoF/s (grid nodes per
+   second), and GFLOP/s with the percentage of the FP64 / FP32 peak (--peak64 / --peak32 TFLOP/s;
+   defaults: H100 SXM 33.4 / 65.3). Flops are those the kernels execute with the even-odd split (a
+   multiply-add counts 2; the reciprocals of the eigenvalue sums count 0), per patch: 3D x pass NP^2
+   lines of 2 products (NI x NP), y pass NI NP lines of 3, z pass NI^2 lines of 2 plus S^T, and 6 NI^2
+   lines of the transforms S / S^T in the solve (NP = 2k+1, NI = 2k-1); separate executes the fused
+   kernel's flops (the z pass's S^T moves into the solve kernel). The column "flop/DoF" gives the
+   count per grid node and step.
 
    Transfer: prolongation coarse -> fine and restriction fine -> coarse between the grid and its
-   coarsening by two, as fine DoF/s and effective bandwidth (prolong: coarse read, fine read and
-   written; restrict: fine read, coarse read and written).
+   coarsening by two, in double and float, as fine DoF/s and effective bandwidth (prolong: coarse
+   read, fine read and written; restrict: fine read, coarse read and written).
 
    Usage: bench_patch_kernels [--quick] [--reps N] [--size DOF] [--dim 2|3] [--k K] [--peak64 T] [--peak32 T] */
 #include <cuda_runtime.h>
@@ -187,7 +193,7 @@ int main(int argc, char **argv)
   printf("# device: %s, %d SMs; peaks assumed %.1f TFLOP/s FP64, %.1f FP32\n", p.name, p.multiProcessorCount, peak64, peak32);
   printf("# smoothing step = all 2^dim colors in place, Dirichlet, whole grid of ~%.0e DoF, Gauss quadrature; median of %d\n", size, reps);
 
-  /* buffers for the largest grid: x, b (and y of the solve), in double */
+  /* buffers for the largest grid: x, b and y (the solve's output, the separate variant's r), in double */
   long long maxdof = 0;
   for (int dim = 2; dim <= 3; dim++)
     for (int k = 1; k <= (dim == 3 ? 8 : 10); k++) {
@@ -201,7 +207,7 @@ int main(int argc, char **argv)
   CHECK_CUDA(cudaMalloc(&y, maxdof * sizeof(double)));
   CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 
-  printf("%3s %2s %11s %-13s %9s %8s %9s %9s %7s\n", "dim", "k", "DoF", "kernel", "ms/step", "GDoF/s", "flop/DoF", "GFLOP/s", "%peak");
+  printf("%3s %2s %11s %-15s %9s %8s %9s %9s %7s\n", "dim", "k", "DoF", "kernel", "ms/step", "GDoF/s", "flop/DoF", "GFLOP/s", "%peak");
   for (int dim = 3; dim >= 2; dim--) {
     if (only_dim && dim != only_dim) continue;
     for (int k = dim == 3 ? 1 : 2; k <= (dim == 3 ? 8 : 10); k++) {
@@ -211,32 +217,49 @@ int main(int argc, char **argv)
       MakePatchDesc(dim, k, cells, &d);
       const long long nodes = (long long)k * cells + 1, dof = dim == 3 ? nodes * nodes * nodes : nodes * nodes;
       const double    npatch = pow(cells - 1.0, dim);
-      for (int variant = 0; variant < 3; variant++) { /* smooth double, smooth float, solve double */
-        const bool   fl = variant == 1, solve = variant == 2;
-        const double flops = npatch * FlopsPerPatch(dim, k, solve), peak = fl ? peak32 : peak64;
-        Fill<double><<<1024, 256, 0, s>>>((double *)b, dof, 17u + k);
-        if (fl) {
-          Fill<float><<<1024, 256, 0, s>>>((float *)x, dof, 3u + k);
-          Fill<float><<<1024, 256, 0, s>>>((float *)b, dof, 5u + k);
-        } else Fill<double><<<1024, 256, 0, s>>>((double *)x, dof, 3u + k);
-        const double ms = TimeIt(reps, s, [&]() {
-          for (int c = 0; c < (1 << dim); c++) {
-            d.color = c;
-            if (solve) CHECK_RET(PatchworkPatchSolveCUDA(&d, (const double *)b, (double *)y, s));
-            else if (fl) CHECK_RET(PatchworkPatchSmoothCUDAFloat(&d, (const float *)x, (const float *)b, (float *)x, s));
-            else CHECK_RET(PatchworkPatchSmoothCUDA(&d, (const double *)x, (const double *)b, (double *)x, s));
+      for (int fl = 0; fl <= 1; fl++) {
+        for (int variant = 0; variant < 3; variant++) { /* fused, separate, solve */
+          const bool   solve = variant == 2;
+          const double flops = npatch * FlopsPerPatch(dim, k, solve), peak = fl ? peak32 : peak64;
+          char         name[32];
+          if (fl) {
+            Fill<float><<<1024, 256, 0, s>>>((float *)x, dof, 3u + k);
+            Fill<float><<<1024, 256, 0, s>>>((float *)b, dof, 5u + k);
+          } else {
+            Fill<double><<<1024, 256, 0, s>>>((double *)x, dof, 3u + k);
+            Fill<double><<<1024, 256, 0, s>>>((double *)b, dof, 17u + k);
           }
-        });
-        const double gflops = flops / (ms * 1e-3) / 1e9;
-        printf("%3d %2d %11lld %-13s %9.3f %8.3f %9.0f %9.1f %6.1f%%\n", dim, k, dof, solve ? "solve-double" : fl ? "smooth-float" : "smooth-double", ms, dof / (ms * 1e-3) / 1e9,
-               flops / dof, gflops, 100.0 * gflops / (peak * 1e3));
-        fflush(stdout);
+          const double ms = TimeIt(reps, s, [&]() {
+            for (int c = 0; c < (1 << dim); c++) {
+              d.color = c;
+              if (fl) {
+                float *xf = (float *)x, *bf = (float *)b, *yf = (float *)y;
+                if (variant == 0) CHECK_RET(PatchworkPatchSmoothCUDAFloat(&d, xf, bf, xf, s));
+                else if (variant == 1) {
+                  CHECK_RET(PatchworkPatchResidualCUDAFloat(&d, xf, bf, yf, s));
+                  CHECK_RET(PatchworkPatchSolveCUDAFloat(&d, yf, xf, s));
+                } else CHECK_RET(PatchworkPatchSolveCUDAFloat(&d, bf, yf, s));
+              } else {
+                double *xd = (double *)x, *bd = (double *)b, *yd = (double *)y;
+                if (variant == 0) CHECK_RET(PatchworkPatchSmoothCUDA(&d, xd, bd, xd, s));
+                else if (variant == 1) {
+                  CHECK_RET(PatchworkPatchResidualCUDA(&d, xd, bd, yd, s));
+                  CHECK_RET(PatchworkPatchSolveCUDA(&d, yd, xd, s));
+                } else CHECK_RET(PatchworkPatchSolveCUDA(&d, bd, yd, s));
+              }
+            }
+          });
+          const double gflops = flops / (ms * 1e-3) / 1e9;
+          snprintf(name, sizeof(name), "%s-%s", variant == 0 ? "fused" : variant == 1 ? "separate" : "solve", fl ? "float" : "double");
+          printf("%3d %2d %11lld %-15s %9.3f %8.3f %9.0f %9.1f %6.1f%%\n", dim, k, dof, name, ms, dof / (ms * 1e-3) / 1e9, flops / dof, gflops, 100.0 * gflops / (peak * 1e3));
+          fflush(stdout);
+        }
       }
     }
   }
 
   printf("\n# transfer between the grid (~%.0e fine DoF) and its coarsening by two, Dirichlet, whole grid\n", size);
-  printf("%3s %2s %11s %-9s %9s %8s %8s\n", "dim", "k", "fine DoF", "kernel", "ms", "GDoF/s", "GB/s");
+  printf("%3s %2s %11s %-15s %9s %8s %8s\n", "dim", "k", "fine DoF", "kernel", "ms", "GDoF/s", "GB/s");
   for (int dim = 3; dim >= 2; dim--) {
     if (only_dim && dim != only_dim) continue;
     for (int k = 1; k <= (dim == 3 ? 8 : 10); k++) {
@@ -260,16 +283,31 @@ int main(int argc, char **argv)
         nf *= fn;
         ncn *= cn;
       }
-      Fill<double><<<1024, 256, 0, s>>>((double *)x, nf, 7u + k);
-      Fill<double><<<1024, 256, 0, s>>>((double *)b, ncn, 9u + k);
-      for (int tr = 0; tr < 2; tr++) {
-        const double ms = TimeIt(reps, s, [&]() {
-          if (tr) CHECK_RET(PatchworkRestrictCUDA(&t, (const double *)x, (double *)b, s));
-          else CHECK_RET(PatchworkProlongCUDA(&t, (const double *)b, (double *)x, s));
-        });
-        const double bytes = tr ? 8.0 * nf + 16.0 * ncn : 8.0 * ncn + 16.0 * nf;
-        printf("%3d %2d %11lld %-9s %9.3f %8.3f %8.1f\n", dim, k, nf, tr ? "restrict" : "prolong", ms, nf / (ms * 1e-3) / 1e9, bytes / (ms * 1e-3) / 1e9);
-        fflush(stdout);
+      for (int fl = 0; fl <= 1; fl++) {
+        const double ws = fl ? 4.0 : 8.0; /* bytes per value */
+        if (fl) {
+          Fill<float><<<1024, 256, 0, s>>>((float *)x, nf, 7u + k);
+          Fill<float><<<1024, 256, 0, s>>>((float *)b, ncn, 9u + k);
+        } else {
+          Fill<double><<<1024, 256, 0, s>>>((double *)x, nf, 7u + k);
+          Fill<double><<<1024, 256, 0, s>>>((double *)b, ncn, 9u + k);
+        }
+        for (int tr = 0; tr < 2; tr++) {
+          char         name[32];
+          const double ms = TimeIt(reps, s, [&]() {
+            if (fl) {
+              if (tr) CHECK_RET(PatchworkRestrictCUDAFloat(&t, (const float *)x, (float *)b, s));
+              else CHECK_RET(PatchworkProlongCUDAFloat(&t, (const float *)b, (float *)x, s));
+            } else {
+              if (tr) CHECK_RET(PatchworkRestrictCUDA(&t, (const double *)x, (double *)b, s));
+              else CHECK_RET(PatchworkProlongCUDA(&t, (const double *)b, (double *)x, s));
+            }
+          });
+          const double bytes = tr ? ws * nf + 2 * ws * ncn : ws * ncn + 2 * ws * nf;
+          snprintf(name, sizeof(name), "%s-%s", tr ? "restrict" : "prolong", fl ? "float" : "double");
+          printf("%3d %2d %11lld %-15s %9.3f %8.3f %8.1f\n", dim, k, nf, name, ms, nf / (ms * 1e-3) / 1e9, bytes / (ms * 1e-3) / 1e9);
+          fflush(stdout);
+        }
       }
     }
   }

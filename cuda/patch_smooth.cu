@@ -1,7 +1,9 @@
 /* CUDA kernels of the vertex-patch smoother (contract: include/patchwork/patch_kernel.h; CPU
-   reference: src/core/patch_ref.c): PatchworkPatchSmoothCUDA(Float), the fused smoother of the
-   paper's eq. (8) (local residual from the patch closure, fast-diagonalization solve, update), and
-   PatchworkPatchSolveCUDA, the solve alone.
+   reference: src/core/patch_ref.c), in double and float: PatchworkPatchSmoothCUDA(Float), the fused
+   smoother of the paper's eq. (8) (local residual from the patch closure, fast-diagonalization solve,
+   update); PatchworkPatchSolveCUDA(Float), the solve alone; and PatchworkPatchResidualCUDA(Float),
+   the local residual alone, written to the patch interiors (with the solve after it, the paper's
+   "separate" variant: sec. 3.1, Table 4).
 
    Algorithm per patch (3D; 2D drops z). With NP = 2k+1 nodes and NI = 2k-1 interior nodes per
    direction, the 1D data are folded on the host into M = Pm, Kx = cs0 Ps, Ky = cs1 Ps,
@@ -21,7 +23,10 @@
      solve x (j,l) : S^T along x, times 1/D, S along x, all in registers                   NI^2 lines
      solve y (i,l) : S along y                                                             NI^2 lines
      solve z (i,j) : S along z in registers, y(i,j,:) += omega t                           NI^2 lines
-   (the solve kernel starts with the z pass reading r instead of the residual).
+   (the solve kernel starts with the z pass reading r instead of the residual). The residual kernel is
+   the smoother kernel instantiated with RES = true: the same gather, x and y passes, and a z pass that
+   stores r to y(i,j,:) instead of transforming it; the solve passes are compiled out. It keeps the
+   smoother's layouts and launch geometry (the solve's would not hold the closure).
 
    Launch geometry: a block of TB threads holds C patches (C > 1 at low degree, where a patch has too
    few lines to fill a block) with linear thread indexing: in every pass, thread t takes line t of
@@ -283,6 +288,16 @@ struct SmoothCoef {
   typename Types<T, K, EO>::Rect R[DIM == 3 ? 7 : 4];
 };
 
+/* The residual kernel's: the matrices alone (same uses as in SmoothCoef) */
+template <typename T, int K, bool EO, int DIM>
+struct ResidualCoef {
+  typename Types<T, K, EO>::Rect R[DIM == 3 ? 7 : 4];
+};
+
+/* Coefficients of the smoother (RES false) or of the residual kernel (RES true) */
+template <typename T, int K, bool EO, int DIM, bool RES>
+using LocalCoef = typename std::conditional<RES, ResidualCoef<T, K, EO, DIM>, SmoothCoef<T, K, EO, DIM>>::type;
+
 /* The patches of one launch: patch t = (tx,ty,tz) (lexicographic, t < count) is that of vertex
    first + 2 t; its local node (0,0,0) is global node k (v - 1) */
 struct PGeom {
@@ -417,7 +432,6 @@ template <> struct LaySolve2<10, 4> { static constexpr int C = 6, TB = 128, LD =
 template <typename T, int K, bool EO>
 struct Passes3 {
   static constexpr int NP = 2 * K + 1, NI = 2 * K - 1;
-  using SC = SmoothCoef<T, K, EO, 3>;
   using VC = SolveCoef<T, K, EO, 3>;
 
   /* gather, line (i,j) of NP^2: X(i,j,:) = x, Dirichlet nodes zero */
@@ -447,8 +461,8 @@ PW_UNROLL
   }
 
   /* x pass, line (j,l) of NP^2: X(:,j,l) -> a = M u -> X, b = Kx u -> B */
-  template <class L>
-  PW_HD static void PassX(const SC &cf, const PGeom &g, T *sx, T *sb, long long p0, int ln)
+  template <class L, class CF>
+  PW_HD static void PassX(const CF &cf, const PGeom &g, T *sx, T *sb, long long p0, int ln)
   {
     const int q = ln / (NP * NP), r = ln - q * NP * NP, j = r % NP, l = r / NP;
 
@@ -468,8 +482,8 @@ PW_UNROLL
   }
 
   /* y pass, line (i,l) of NI x NP: c = M a -> X, d = Ky a + M b -> B */
-  template <class L>
-  PW_HD static void PassY(const SC &cf, const PGeom &g, T *sx, T *sb, long long p0, int ln)
+  template <class L, class CF>
+  PW_HD static void PassY(const CF &cf, const PGeom &g, T *sx, T *sb, long long p0, int ln)
   {
     const int q = ln / (NI * NP), r = ln - q * NI * NP, i = r % NI, l = r / NI;
 
@@ -492,9 +506,10 @@ PW_UNROLL
     }
   }
 
-  /* z pass, line (i,j) of NI^2: v = Az c + M d, r = b - v, S^T r along z -> X */
-  template <class L>
-  PW_HD static void PassZ(const SC &cf, const PGeom &g, const T *b, T *sx, const T *sb, long long p0, int ln)
+  /* z pass, line (i,j) of NI^2: v = Az c + M d, r = b - v; smoother: S^T r along z -> X; RES (the
+     residual kernel): y(i,j,:) = r */
+  template <class L, bool RES, class CF>
+  PW_HD static void PassZ(const CF &cf, const PGeom &g, const T *b, T *sx, const T *sb, T *y, long long p0, int ln)
   {
     const int q = ln / (NI * NI), r = ln - q * NI * NI, i = r % NI, j = r / NI;
     int       o[3];
@@ -504,7 +519,7 @@ PW_UNROLL
     const T        *cb = sb + q * L::CSB + j * L::LDB + i;
     const long long plane = (long long)g.in_size[0] * g.in_size[1];
     const T        *bp    = b + BoxIdx(g.in_start, g.in_size, o[0] + 1 + i, o[1] + 1 + j, o[2] + 1);
-    T               cv[NP], dv[NP], v[NI], h[NI];
+    T               cv[NP], dv[NP], v[NI];
 
 PW_UNROLL
     for (int m = 0; m < NP; m++) {
@@ -515,9 +530,17 @@ PW_UNROLL
     MatVec<true>(cf.R[R_MZ], dv, v);
 PW_UNROLL
     for (int l = 0; l < NI; l++) v[l] = bp[l * plane] - v[l];
-    ToModes(cf.sv.S[S_TOZ], v, h);
+    if constexpr (RES) {
+      const long long oplane = (long long)g.out_size[0] * g.out_size[1];
+      T              *yp     = y + BoxIdx(g.out_start, g.out_size, o[0] + 1 + i, o[1] + 1 + j, o[2] + 1);
 PW_UNROLL
-    for (int l = 0; l < NI; l++) ca[l * L::PS] = h[l];
+      for (int l = 0; l < NI; l++) yp[l * oplane] = v[l];
+    } else {
+      T h[NI];
+      ToModes(cf.sv.S[S_TOZ], v, h);
+PW_UNROLL
+      for (int l = 0; l < NI; l++) ca[l * L::PS] = h[l];
+    }
   }
 
   /* the solve's first pass, line (i,j) of NI^2: S^T r along z -> X */
@@ -603,7 +626,6 @@ PW_UNROLL
 template <typename T, int K, bool EO>
 struct Passes2 {
   static constexpr int NP = 2 * K + 1, NI = 2 * K - 1;
-  using SC = SmoothCoef<T, K, EO, 2>;
   using VC = SolveCoef<T, K, EO, 2>;
 
   /* gather, line i of NP: X(i,:) = x, Dirichlet nodes zero */
@@ -632,8 +654,8 @@ PW_UNROLL
   }
 
   /* x pass, line j of NP: a = M u -> X, b = Kx u -> B */
-  template <class L>
-  PW_HD static void PassX(const SC &cf, const PGeom &g, T *sx, T *sb, long long p0, int ln)
+  template <class L, class CF>
+  PW_HD static void PassX(const CF &cf, const PGeom &g, T *sx, T *sb, long long p0, int ln)
   {
     const int q = ln / NP, j = ln - q * NP;
 
@@ -652,9 +674,10 @@ PW_UNROLL
     }
   }
 
-  /* y pass, line i of NI: v = (cm M + cs1 K) a + M b, r = b - v, S^T r along y -> X */
-  template <class L>
-  PW_HD static void PassY(const SC &cf, const PGeom &g, const T *b, T *sx, const T *sb, long long p0, int ln)
+  /* y pass, line i of NI: v = (cm M + cs1 K) a + M b, r = b - v; smoother: S^T r along y -> X; RES
+     (the residual kernel): y(i,:) = r */
+  template <class L, bool RES, class CF>
+  PW_HD static void PassY(const CF &cf, const PGeom &g, const T *b, T *sx, const T *sb, T *y, long long p0, int ln)
   {
     const int q = ln / NI, i = ln - q * NI;
     int       o[3];
@@ -663,7 +686,7 @@ PW_UNROLL
     T       *ca = sx + q * L::CS + i;
     const T *cb = sb + q * L::CSB + i;
     const T *bp = b + BoxIdx(g.in_start, g.in_size, o[0] + 1 + i, o[1] + 1, 0);
-    T        av[NP], bv[NP], v[NI], h[NI];
+    T        av[NP], bv[NP], v[NI];
 
 PW_UNROLL
     for (int m = 0; m < NP; m++) {
@@ -674,9 +697,16 @@ PW_UNROLL
     MatVec<true>(cf.R[R2_MY], bv, v);
 PW_UNROLL
     for (int l = 0; l < NI; l++) v[l] = bp[(long long)l * g.in_size[0]] - v[l];
-    ToModes(cf.sv.S[S2_TOY], v, h);
+    if constexpr (RES) {
+      T *yp = y + BoxIdx(g.out_start, g.out_size, o[0] + 1 + i, o[1] + 1, 0);
 PW_UNROLL
-    for (int l = 0; l < NI; l++) ca[l * L::LD] = h[l];
+      for (int l = 0; l < NI; l++) yp[(long long)l * g.out_size[0]] = v[l];
+    } else {
+      T h[NI];
+      ToModes(cf.sv.S[S2_TOY], v, h);
+PW_UNROLL
+      for (int l = 0; l < NI; l++) ca[l * L::LD] = h[l];
+    }
   }
 
   /* the solve's first pass, line i of NI: S^T r along y -> X */
@@ -740,7 +770,9 @@ PW_UNROLL
 };
 
 /* ---------------------------------------------------------------------------------------------- */
-/* Kernels: the passes in order, separated by barriers. x and y may alias: no __restrict__. */
+/* Kernels: the passes in order, separated by barriers. x and y may alias: no __restrict__.
+   Smooth3D/2D with RES = true are the residual kernel: the smoother's passes up to the local
+   residual, which goes to y instead of into the solve (same layout, launch geometry and bounds). */
 
 /* Minimum resident blocks per SM for __launch_bounds__, which caps the registers (65536 per SM).
    Smooth3D<double, k=8> takes 112 registers (one block of 10 warps per SM); capping it at 96 for two
@@ -769,8 +801,8 @@ struct MinBlocks<2, K, 8, SOLVE> {
   static_assert((count) <= L::TB, "one line per thread"); \
   if (ln < (count))
 
-template <typename T, int K, bool EO>
-__global__ void __launch_bounds__(Lay3<K, sizeof(T)>::TB, (MinBlocks<3, K, sizeof(T), false>::value)) Smooth3D(const SmoothCoef<T, K, EO, 3> cf, const PGeom g, const T *x, const T *b, T *y)
+template <typename T, int K, bool EO, bool RES>
+__global__ void __launch_bounds__(Lay3<K, sizeof(T)>::TB, (MinBlocks<3, K, sizeof(T), false>::value)) Smooth3D(const LocalCoef<T, K, EO, 3, RES> cf, const PGeom g, const T *x, const T *b, T *y)
 {
   using L = Lay3<K, sizeof(T)>;
   using P = Passes3<T, K, EO>;
@@ -786,15 +818,17 @@ __global__ void __launch_bounds__(Lay3<K, sizeof(T)>::TB, (MinBlocks<3, K, sizeo
   __syncthreads();
   PW_FOR_LINES(C * NI * NP) P::template PassY<L>(cf, g, sx, sb, p0, ln);
   __syncthreads();
-  PW_FOR_LINES(C * NI * NI) P::template PassZ<L>(cf, g, b, sx, sb, p0, ln);
-  __syncthreads();
-  PW_FOR_LINES(C * NI * NI) P::template SolveY<L, true>(cf.sv, g, sx, p0, ln);
-  __syncthreads();
-  PW_FOR_LINES(C * NI * NI) P::template SolveX<L>(cf.sv, g, sx, p0, ln);
-  __syncthreads();
-  PW_FOR_LINES(C * NI * NI) P::template SolveY<L, false>(cf.sv, g, sx, p0, ln);
-  __syncthreads();
-  PW_FOR_LINES(C * NI * NI) P::template SolveZ<L>(cf.sv, g, sx, y, p0, ln);
+  PW_FOR_LINES(C * NI * NI) P::template PassZ<L, RES>(cf, g, b, sx, sb, y, p0, ln);
+  if constexpr (!RES) {
+    __syncthreads();
+    PW_FOR_LINES(C * NI * NI) P::template SolveY<L, true>(cf.sv, g, sx, p0, ln);
+    __syncthreads();
+    PW_FOR_LINES(C * NI * NI) P::template SolveX<L>(cf.sv, g, sx, p0, ln);
+    __syncthreads();
+    PW_FOR_LINES(C * NI * NI) P::template SolveY<L, false>(cf.sv, g, sx, p0, ln);
+    __syncthreads();
+    PW_FOR_LINES(C * NI * NI) P::template SolveZ<L>(cf.sv, g, sx, y, p0, ln);
+  }
 }
 
 template <typename T, int K, bool EO>
@@ -819,8 +853,8 @@ __global__ void __launch_bounds__(LaySolve3<K, sizeof(T)>::TB, (MinBlocks<3, K, 
   PW_FOR_LINES(C * NI * NI) P::template SolveZ<L>(cf, g, sx, y, p0, ln);
 }
 
-template <typename T, int K, bool EO>
-__global__ void __launch_bounds__(Lay2<K, sizeof(T)>::TB, (MinBlocks<2, K, sizeof(T), false>::value)) Smooth2D(const SmoothCoef<T, K, EO, 2> cf, const PGeom g, const T *x, const T *b, T *y)
+template <typename T, int K, bool EO, bool RES>
+__global__ void __launch_bounds__(Lay2<K, sizeof(T)>::TB, (MinBlocks<2, K, sizeof(T), false>::value)) Smooth2D(const LocalCoef<T, K, EO, 2, RES> cf, const PGeom g, const T *x, const T *b, T *y)
 {
   using L = Lay2<K, sizeof(T)>;
   using P = Passes2<T, K, EO>;
@@ -834,11 +868,13 @@ __global__ void __launch_bounds__(Lay2<K, sizeof(T)>::TB, (MinBlocks<2, K, sizeo
   __syncthreads();
   PW_FOR_LINES(C * NP) P::template PassX<L>(cf, g, sx, sb, p0, ln);
   __syncthreads();
-  PW_FOR_LINES(C * NI) P::template PassY<L>(cf, g, b, sx, sb, p0, ln);
-  __syncthreads();
-  PW_FOR_LINES(C * NI) P::template SolveX<L>(cf.sv, g, sx, p0, ln);
-  __syncthreads();
-  PW_FOR_LINES(C * NI) P::template SolveY<L>(cf.sv, g, sx, y, p0, ln);
+  PW_FOR_LINES(C * NI) P::template PassY<L, RES>(cf, g, b, sx, sb, y, p0, ln);
+  if constexpr (!RES) {
+    __syncthreads();
+    PW_FOR_LINES(C * NI) P::template SolveX<L>(cf.sv, g, sx, p0, ln);
+    __syncthreads();
+    PW_FOR_LINES(C * NI) P::template SolveY<L>(cf.sv, g, sx, y, p0, ln);
+  }
 }
 
 template <typename T, int K, bool EO>
@@ -1017,14 +1053,14 @@ static void SetSolveCoef(const PatchworkPatchDesc *d, const int *perm, SolveCoef
   cf.omega = (T)d->omega;
 }
 
-template <typename T, int K, bool EO, int DIM>
-static void SetSmoothCoef(const PatchworkPatchDesc *d, const int *perm, SmoothCoef<T, K, EO, DIM> &cf)
+/* The residual passes' matrices cf.R of a SmoothCoef or ResidualCoef */
+template <int K, int DIM, class CF>
+static void SetResidualMats(const PatchworkPatchDesc *d, CF &cf)
 {
   constexpr int NI = 2 * K - 1, NP = 2 * K + 1;
   const double  cm = d->op.coef_mass, *cs = d->op.coef_stiff;
   double        Kx[NI * NP], Ky[NI * NP], Az[NI * NP];
 
-  SetSolveCoef(d, perm, cf.sv);
   for (int r = 0; r < NI * NP; r++) {
     Kx[r] = cs[0] * d->patch_stiff[r];
     Ky[r] = DIM == 3 ? cs[1] * d->patch_stiff[r] : cm * d->patch_mass[r] + cs[1] * d->patch_stiff[r];
@@ -1046,6 +1082,19 @@ static void SetSmoothCoef(const PatchworkPatchDesc *d, const int *perm, SmoothCo
   }
 }
 
+template <typename T, int K, bool EO, int DIM>
+static void SetLocalCoef(const PatchworkPatchDesc *d, const int *perm, SmoothCoef<T, K, EO, DIM> &cf)
+{
+  SetSolveCoef(d, perm, cf.sv);
+  SetResidualMats<K, DIM>(d, cf);
+}
+
+template <typename T, int K, bool EO, int DIM>
+static void SetLocalCoef(const PatchworkPatchDesc *d, const int *, ResidualCoef<T, K, EO, DIM> &cf)
+{
+  SetResidualMats<K, DIM>(d, cf);
+}
+
 template <typename KernelT>
 static cudaError_t PrepareLaunch(KernelT kernel, size_t smem)
 {
@@ -1053,25 +1102,26 @@ static cudaError_t PrepareLaunch(KernelT kernel, size_t smem)
   return cudaSuccess;
 }
 
-template <int DIM, typename T, int K, bool EO>
+/* The smoother (RES false) or the residual kernel (RES true) */
+template <int DIM, typename T, int K, bool EO, bool RES>
 static cudaError_t LaunchSmooth(const PatchworkPatchDesc *d, const PGeom &g, const int *perm, const T *x, const T *b, T *y, cudaStream_t s)
 {
-  SmoothCoef<T, K, EO, DIM> cf;
-  cudaError_t               err;
+  LocalCoef<T, K, EO, DIM, RES> cf;
+  cudaError_t                   err;
 
   static_assert(sizeof(cf) + sizeof(PGeom) + 3 * sizeof(T *) <= 32764, "kernel parameters over 32764 bytes");
 
-  SetSmoothCoef(d, perm, cf);
+  SetLocalCoef(d, perm, cf);
   if constexpr (DIM == 3) {
     using L           = Lay3<K, sizeof(T)>;
     const size_t smem = (size_t)L::C * (L::CS + L::CSB) * sizeof(T);
-    if ((err = PrepareLaunch(Smooth3D<T, K, EO>, smem)) != cudaSuccess) return err;
-    Smooth3D<T, K, EO><<<(unsigned)((g.npatch + L::C - 1) / L::C), L::TB, smem, s>>>(cf, g, x, b, y);
+    if ((err = PrepareLaunch(Smooth3D<T, K, EO, RES>, smem)) != cudaSuccess) return err;
+    Smooth3D<T, K, EO, RES><<<(unsigned)((g.npatch + L::C - 1) / L::C), L::TB, smem, s>>>(cf, g, x, b, y);
   } else {
     using L           = Lay2<K, sizeof(T)>;
     const size_t smem = (size_t)L::C * (L::CS + L::CSB) * sizeof(T);
-    if ((err = PrepareLaunch(Smooth2D<T, K, EO>, smem)) != cudaSuccess) return err;
-    Smooth2D<T, K, EO><<<(unsigned)((g.npatch + L::C - 1) / L::C), L::TB, smem, s>>>(cf, g, x, b, y);
+    if ((err = PrepareLaunch(Smooth2D<T, K, EO, RES>, smem)) != cudaSuccess) return err;
+    Smooth2D<T, K, EO, RES><<<(unsigned)((g.npatch + L::C - 1) / L::C), L::TB, smem, s>>>(cf, g, x, b, y);
   }
   return cudaGetLastError();
 }
@@ -1099,54 +1149,61 @@ static cudaError_t LaunchSolve(const PatchworkPatchDesc *d, const PGeom &g, cons
   return cudaGetLastError();
 }
 
-/* Per dimension and degree: plain or even-odd */
+enum PatchOp { OP_SMOOTH, OP_SOLVE, OP_RESIDUAL };
+
+/* Per dimension and degree: plain or even-odd (the residual needs only the centro-symmetric
+   matrices, the solve also the symmetric / antisymmetric modes) */
 template <int DIM, typename T, int K>
-static cudaError_t Dispatch(const PatchworkPatchDesc *d, const PGeom &g, const T *x, const T *b, T *y, cudaStream_t s)
+static cudaError_t Dispatch(const PatchworkPatchDesc *d, const PGeom &g, PatchOp op, const T *x, const T *b, T *y, cudaStream_t s)
 {
   constexpr int NI = 2 * K - 1, NP = 2 * K + 1;
   int           perm[PW_PATCH_MAX_NI];
-  const bool    eo = CentroSymmetric(NI, NP, d->patch_mass) && CentroSymmetric(NI, NP, d->patch_stiff) && ModeOrder(NI, d->eigvec, perm);
+  const bool    eomat = CentroSymmetric(NI, NP, d->patch_mass) && CentroSymmetric(NI, NP, d->patch_stiff);
+  const bool    eo    = eomat && op != OP_RESIDUAL && ModeOrder(NI, d->eigvec, perm);
 
   if (!eo)
     for (int m = 0; m < NI; m++) perm[m] = m;
-  if (x) return eo ? LaunchSmooth<DIM, T, K, true>(d, g, perm, x, b, y, s) : LaunchSmooth<DIM, T, K, false>(d, g, perm, x, b, y, s);
-  return eo ? LaunchSolve<DIM, T, K, true>(d, g, perm, b, y, s) : LaunchSolve<DIM, T, K, false>(d, g, perm, b, y, s);
+  switch (op) {
+  case OP_SMOOTH: return eo ? LaunchSmooth<DIM, T, K, true, false>(d, g, perm, x, b, y, s) : LaunchSmooth<DIM, T, K, false, false>(d, g, perm, x, b, y, s);
+  case OP_RESIDUAL: return eomat ? LaunchSmooth<DIM, T, K, true, true>(d, g, perm, x, b, y, s) : LaunchSmooth<DIM, T, K, false, true>(d, g, perm, x, b, y, s);
+  default: return eo ? LaunchSolve<DIM, T, K, true>(d, g, perm, b, y, s) : LaunchSolve<DIM, T, K, false>(d, g, perm, b, y, s);
+  }
 }
 
-/* x != NULL: smooth (x, b); x == NULL: solve with r = b */
+/* smooth (x, b) -> y, solve r = b -> y, or residual (x, b) -> y */
 template <typename T>
-static cudaError_t PatchApply(const PatchworkPatchDesc *d, const T *x, const T *b, T *y, void *stream)
+static cudaError_t PatchApply(const PatchworkPatchDesc *d, PatchOp op, const T *x, const T *b, T *y, void *stream)
 {
   cudaStream_t s = (cudaStream_t)stream;
   PGeom        g;
   int          empty;
-  cudaError_t  err = MakeGeom(d, x != NULL, &g, &empty);
+  cudaError_t  err = MakeGeom(d, op != OP_SOLVE, &g, &empty);
 
   if (err != cudaSuccess || empty) return err;
   if (d->op.dim == 3) {
     switch (d->op.degree) {
-    case 1: return Dispatch<3, T, 1>(d, g, x, b, y, s);
-    case 2: return Dispatch<3, T, 2>(d, g, x, b, y, s);
-    case 3: return Dispatch<3, T, 3>(d, g, x, b, y, s);
-    case 4: return Dispatch<3, T, 4>(d, g, x, b, y, s);
-    case 5: return Dispatch<3, T, 5>(d, g, x, b, y, s);
-    case 6: return Dispatch<3, T, 6>(d, g, x, b, y, s);
-    case 7: return Dispatch<3, T, 7>(d, g, x, b, y, s);
-    case 8: return Dispatch<3, T, 8>(d, g, x, b, y, s);
+    case 1: return Dispatch<3, T, 1>(d, g, op, x, b, y, s);
+    case 2: return Dispatch<3, T, 2>(d, g, op, x, b, y, s);
+    case 3: return Dispatch<3, T, 3>(d, g, op, x, b, y, s);
+    case 4: return Dispatch<3, T, 4>(d, g, op, x, b, y, s);
+    case 5: return Dispatch<3, T, 5>(d, g, op, x, b, y, s);
+    case 6: return Dispatch<3, T, 6>(d, g, op, x, b, y, s);
+    case 7: return Dispatch<3, T, 7>(d, g, op, x, b, y, s);
+    case 8: return Dispatch<3, T, 8>(d, g, op, x, b, y, s);
     default: return cudaErrorInvalidValue;
     }
   }
   switch (d->op.degree) {
-  case 1: return Dispatch<2, T, 1>(d, g, x, b, y, s);
-  case 2: return Dispatch<2, T, 2>(d, g, x, b, y, s);
-  case 3: return Dispatch<2, T, 3>(d, g, x, b, y, s);
-  case 4: return Dispatch<2, T, 4>(d, g, x, b, y, s);
-  case 5: return Dispatch<2, T, 5>(d, g, x, b, y, s);
-  case 6: return Dispatch<2, T, 6>(d, g, x, b, y, s);
-  case 7: return Dispatch<2, T, 7>(d, g, x, b, y, s);
-  case 8: return Dispatch<2, T, 8>(d, g, x, b, y, s);
-  case 9: return Dispatch<2, T, 9>(d, g, x, b, y, s);
-  case 10: return Dispatch<2, T, 10>(d, g, x, b, y, s);
+  case 1: return Dispatch<2, T, 1>(d, g, op, x, b, y, s);
+  case 2: return Dispatch<2, T, 2>(d, g, op, x, b, y, s);
+  case 3: return Dispatch<2, T, 3>(d, g, op, x, b, y, s);
+  case 4: return Dispatch<2, T, 4>(d, g, op, x, b, y, s);
+  case 5: return Dispatch<2, T, 5>(d, g, op, x, b, y, s);
+  case 6: return Dispatch<2, T, 6>(d, g, op, x, b, y, s);
+  case 7: return Dispatch<2, T, 7>(d, g, op, x, b, y, s);
+  case 8: return Dispatch<2, T, 8>(d, g, op, x, b, y, s);
+  case 9: return Dispatch<2, T, 9>(d, g, op, x, b, y, s);
+  case 10: return Dispatch<2, T, 10>(d, g, op, x, b, y, s);
   default: return cudaErrorInvalidValue;
   }
 }
@@ -1156,17 +1213,36 @@ static cudaError_t PatchApply(const PatchworkPatchDesc *d, const T *x, const T *
 extern "C" int PatchworkPatchSmoothCUDA(const PatchworkPatchDesc *d, const double *x, const double *b, double *y, void *stream)
 {
   if (!x || !b || !y) return (int)cudaErrorInvalidValue;
-  return (int)PatchApply<double>(d, x, b, y, stream);
+  return (int)PatchApply<double>(d, OP_SMOOTH, x, b, y, stream);
 }
 
 extern "C" int PatchworkPatchSmoothCUDAFloat(const PatchworkPatchDesc *d, const float *x, const float *b, float *y, void *stream)
 {
   if (!x || !b || !y) return (int)cudaErrorInvalidValue;
-  return (int)PatchApply<float>(d, x, b, y, stream);
+  return (int)PatchApply<float>(d, OP_SMOOTH, x, b, y, stream);
 }
 
 extern "C" int PatchworkPatchSolveCUDA(const PatchworkPatchDesc *d, const double *r, double *y, void *stream)
 {
   if (!r || !y) return (int)cudaErrorInvalidValue;
-  return (int)PatchApply<double>(d, (const double *)NULL, r, y, stream);
+  return (int)PatchApply<double>(d, OP_SOLVE, (const double *)NULL, r, y, stream);
+}
+
+extern "C" int PatchworkPatchSolveCUDAFloat(const PatchworkPatchDesc *d, const float *r, float *y, void *stream)
+{
+  if (!r || !y) return (int)cudaErrorInvalidValue;
+  return (int)PatchApply<float>(d, OP_SOLVE, (const float *)NULL, r, y, stream);
+}
+
+/* y is written while other blocks still read x and b: it must be another array */
+extern "C" int PatchworkPatchResidualCUDA(const PatchworkPatchDesc *d, const double *x, const double *b, double *y, void *stream)
+{
+  if (!x || !b || !y || y == x || y == b) return (int)cudaErrorInvalidValue;
+  return (int)PatchApply<double>(d, OP_RESIDUAL, x, b, y, stream);
+}
+
+extern "C" int PatchworkPatchResidualCUDAFloat(const PatchworkPatchDesc *d, const float *x, const float *b, float *y, void *stream)
+{
+  if (!x || !b || !y || y == x || y == b) return (int)cudaErrorInvalidValue;
+  return (int)PatchApply<float>(d, OP_RESIDUAL, x, b, y, stream);
 }

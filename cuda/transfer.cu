@@ -14,10 +14,22 @@
    range get weight 0 and are neither read nor written (they may lie outside the boxes).
      prolong (3D): gather u (k+1)^3 -> x: P u -> y: P -> z: P, fine += w v (atomicAdd)
      restrict:     z: P^T (w f) -> y: P^T -> x: P^T, coarse += (atomicAdd)
+   2D drops the y pass of 3D (its last direction, y, plays the part of z).
+
+   Restriction is prolongation transposed, pass by pass in reverse order on the same shared-memory
+   layouts, so one kernel template (TR: restrict) runs both: a direction pass reads a line of one side
+   of its 1D operator and writes the other (P: the k+1 coarse-side values to the 2k+1 fine-side ones;
+   P^T: back), and the x pass (coarse side) and last pass (fine side) read or write global memory at
+   the end that touches it. The passes are also generic in the dimension: a line of the x pass is
+   (jy,jz) in 3D and jy in 2D, a line of the last pass (px,py) and px, both counted as one index r
+   whose node stride in shared memory is the same formula in either dimension. Shared memory per coarse
+   cell: A (u, then the y-pass result; 3D restrict: the z-pass result) and B (the x-pass side):
+     A: 3D (jx,jy,jz) at jx + N jy + N^2 jz, then (px,py,jz) at px + NF py + NF^2 jz; 2D (jx,jy)
+     B: (p,jy,jz) at p + NF jy + NF N jz (2D: jz = 0), the transposed passes read and write the same
    One line per thread and pass as in cuda/patch_smooth.cu (each use of P reads its own copy in the
    kernel parameters); C coarse cells per block. Fine nodes on the faces of a coarse cell and coarse
-   nodes are shared between blocks, hence the atomics. Double precision, degrees 1..8 in 3D and 1..10
-   in 2D; others and bad boxes return cudaErrorInvalidValue. */
+   nodes are shared between blocks, hence the atomics. Double and single precision (T), degrees 1..8
+   in 3D and 1..10 in 2D; others and bad boxes return cudaErrorInvalidValue. */
 #include <cuda_runtime.h>
 #include <patchwork/patch_kernel.h>
 
@@ -41,18 +53,19 @@ struct TGeom {
   long long ncells;
 };
 
-/* P[p (K+1) + j], three copies (one per direction pass) */
-template <int K>
+/* P[p (K+1) + j], one copy per direction pass */
+template <typename T, int K, int DIM>
 struct Interp {
-  double P[3][(2 * K + 1) * (K + 1)];
+  T P[DIM][(2 * K + 1) * (K + 1)];
 };
 
 template <int DIM, int K>
 struct TLay {
   static constexpr int NF = 2 * K + 1, N = K + 1;
-  static constexpr int LINES = DIM == 3 ? NF * NF : NF; /* the largest pass */
-  static constexpr int C     = DIM == 3 ? (256 / LINES > 0 ? 256 / LINES : 1) : 128 / LINES;
-  static constexpr int TB    = (C * LINES + 31) / 32 * 32;
+  static constexpr int NC    = DIM == 3 ? N * N : N;   /* lines of the gather and the x pass */
+  static constexpr int NL    = DIM == 3 ? NF * NF : NF; /* lines of the last pass (the largest) */
+  static constexpr int C     = DIM == 3 ? (256 / NL > 0 ? 256 / NL : 1) : 128 / NL;
+  static constexpr int TB    = (C * NL + 31) / 32 * 32;
   /* per cell: A holds u ((k+1)^d) then the y-pass result, B the x-pass result */
   static constexpr int SA = DIM == 3 ? NF * NF * N : NF * N;
   static constexpr int SB = DIM == 3 ? NF * N * N : NF * N;
@@ -63,17 +76,17 @@ PW_HD long long BoxIdx(const int start[3], const int size[3], int gx, int gy, in
   return ((long long)(gz - start[2]) * size[1] + (gy - start[1])) * size[0] + (gx - start[0]);
 }
 
-/* Weight of fine node p (0..2K) of coarse cell c in direction dir */
-template <int K>
-PW_HD double Weight(const TGeom &g, int dir, int c, int p)
+/* Weight of fine node p (0..2K) of coarse cell c in direction dir (0, 1/4, 1/2, 1: exact in T) */
+template <typename T, int K>
+PW_HD T Weight(const TGeom &g, int dir, int c, int p)
 {
   const int  f0 = 2 * c, gn = 2 * K * c + p, fn = g.fine_nodes[dir];
   const bool in0 = f0 >= g.cell_start[dir] && f0 < g.cell_end[dir], in1 = f0 + 1 >= g.cell_start[dir] && f0 + 1 < g.cell_end[dir];
   const bool bnd = gn == 0 || gn == fn - 1;
 
-  if (g.dirichlet && bnd) return 0.0;
-  const double W = (!bnd && gn % K == 0) ? 0.5 : 1.0;
-  return (in0 && p <= K ? W : 0.0) + (in1 && p >= K ? W : 0.0);
+  if (g.dirichlet && bnd) return T(0);
+  const T W = (!bnd && gn % K == 0) ? T(0.5) : T(1);
+  return (in0 && p <= K ? W : T(0)) + (in1 && p >= K ? W : T(0));
 }
 
 /* Coarse cell of slot q of the block, false past the last */
@@ -94,7 +107,8 @@ PW_HD bool CoarseCell(const TGeom &g, long long c0, int q, int c[3])
   return true;
 }
 
-PW_HD void AtomicAdd(double *p, double v)
+template <typename T>
+PW_HD void AtomicAdd(T *p, T v)
 {
 #ifdef __CUDA_ARCH__
   atomicAdd(p, v);
@@ -105,403 +119,188 @@ PW_HD void AtomicAdd(double *p, double v)
 
 PW_HD bool CoarseBoundary(const TGeom &g, int dir, int gc) { return g.dirichlet && (gc == 0 || gc == g.coarse_nodes[dir] - 1); }
 
-/* The passes of the kernels below, for thread t of the block whose first coarse cell is c0 (slot q
-   of the block: coarse cell c0 + q); host-callable, so that a CPU harness can run them. */
-template <int K>
-PW_HD void Prolong3DPass0(const Interp<K> &ip, const TGeom &g, const double *xc, double *yf, double *sa, double *sb, long long c0, int t)
+/* One direction of the transfer on a register line: out_m = (P u)_m (prolong: the K+1 coarse-side
+   values to the 2K+1 fine-side ones) or (P^T u)_m (restrict: back), each handed to emit(m, out_m) as
+   soon as it is summed (a store or an atomic: fewer values live at once) */
+template <bool TR, typename T, int K, class Emit>
+PW_HD void Line1D(const T (&P)[(2 * K + 1) * (K + 1)], const T (&u)[TR ? 2 * K + 1 : K + 1], Emit emit)
 {
-  using L = TLay<3, K>;
-  constexpr int N = L::N, C = L::C;
-  int           c[3];
+  constexpr int N = K + 1, NF = 2 * K + 1;
 
-  /* gather, line (jx,jy): u(jx,jy,:) -> A (jx + N jy + N^2 jz) */
-  if (t < C * N * N) {
-    const int q = t / (N * N), r = t - q * N * N, jx = r % N, jy = r / N;
-    if (CoarseCell<3>(g, c0, q, c)) {
-      const int       gx = K * c[0] + jx, gy = K * c[1] + jy, gz = K * c[2];
-      const bool      bxy   = CoarseBoundary(g, 0, gx) || CoarseBoundary(g, 1, gy);
-      const long long plane = (long long)g.coarse_size[0] * g.coarse_size[1];
-      const double   *xp    = xc + BoxIdx(g.coarse_start, g.coarse_size, gx, gy, gz);
+  if constexpr (TR) {
 PW_UNROLL
-      for (int jz = 0; jz < N; jz++) sa[q * L::SA + jz * N * N + jy * N + jx] = (bxy || CoarseBoundary(g, 2, gz + jz)) ? 0.0 : xp[jz * plane];
+    for (int j = 0; j < N; j++) {
+      T s = T(0);
+PW_UNROLL
+      for (int p = 0; p < NF; p++) s += P[p * N + j] * u[p];
+      emit(j, s);
+    }
+  } else {
+PW_UNROLL
+    for (int p = 0; p < NF; p++) {
+      T s = T(0);
+PW_UNROLL
+      for (int j = 0; j < N; j++) s += P[p * N + j] * u[j];
+      emit(p, s);
     }
   }
 }
 
-template <int K>
-PW_HD void Prolong3DPass1(const Interp<K> &ip, const TGeom &g, const double *xc, double *yf, double *sa, double *sb, long long c0, int t)
-{
-  using L = TLay<3, K>;
-  constexpr int NF = L::NF, N = L::N, C = L::C;
-  int           c[3];
+/* The passes of the kernel below, for thread t of the block whose first coarse cell is c0 (slot q of
+   the block: coarse cell c0 + q); TR: restrict. Host-callable, so that a CPU harness can run them. */
+template <typename T, int DIM, int K, bool TR>
+struct TPasses {
+  using L  = TLay<DIM, K>;
+  using IP = Interp<T, K, DIM>;
+  static constexpr int N = L::N, NF = L::NF, NC = L::NC, NL = L::NL, C = L::C, D = DIM - 1;
 
-  /* x pass, line (jy,jz): B(p,jy,jz) = sum_j P[p][j] u(j,jy,jz)  (B: p + NF jy + NF N jz) */
-  if (t < C * N * N) {
-    const int q = t / (N * N), r = t - q * N * N, jy = r % N, jz = r / N;
-    if (CoarseCell<3>(g, c0, q, c)) {
-      double u[N];
+  /* node stride of the last direction (z in 3D, y in 2D) in a box */
+  PW_HD static long long LastStride(const int size[3]) { return DIM == 3 ? (long long)size[0] * size[1] : (long long)size[0]; }
+
+  /* prolong's gather, line r = jx (+ N jy) of NC: u(jx,(jy,):) -> A (r + NC j) */
+  PW_HD static void Gather(const TGeom &g, const T *xc, T *sa, long long c0, int t)
+  {
+    int c[3];
+
+    if (t < C * NC) {
+      const int q = t / NC, r = t - q * NC, jx = r % N, jy = r / N; /* 2D: jy = 0 */
+      if (CoarseCell<DIM>(g, c0, q, c)) {
+        const int       gx = K * c[0] + jx, gy = K * c[1] + (DIM == 3 ? jy : 0), gz = K * c[2];
+        const int       gl = DIM == 3 ? gz : gy;
+        const bool      bxy    = CoarseBoundary(g, 0, gx) || (DIM == 3 && CoarseBoundary(g, 1, gy));
+        const long long stride = LastStride(g.coarse_size);
+        const T        *xp     = xc + BoxIdx(g.coarse_start, g.coarse_size, gx, gy, gz);
 PW_UNROLL
-      for (int j = 0; j < N; j++) u[j] = sa[q * L::SA + jz * N * N + jy * N + j];
-PW_UNROLL
-      for (int p = 0; p < NF; p++) {
-        double s = 0.0;
-PW_UNROLL
-        for (int j = 0; j < N; j++) s += ip.P[0][p * N + j] * u[j];
-        sb[q * L::SB + jz * NF * N + jy * NF + p] = s;
+        for (int j = 0; j < N; j++) sa[q * L::SA + j * NC + r] = (bxy || CoarseBoundary(g, D, gl + j)) ? T(0) : xp[j * stride];
       }
     }
   }
-}
 
-template <int K>
-PW_HD void Prolong3DPass2(const Interp<K> &ip, const TGeom &g, const double *xc, double *yf, double *sa, double *sb, long long c0, int t)
-{
-  using L = TLay<3, K>;
-  constexpr int NF = L::NF, N = L::N, C = L::C;
-  int           c[3];
+  /* x pass, line r = jy (+ N jz) of NC: prolong A(:,r) -> P -> B(:,r); restrict B(:,r) -> P^T ->
+     coarse(:,jy,jz) += */
+  PW_HD static void PassX(const IP &ip, const TGeom &g, T *yc, const T *sa, T *sb, long long c0, int t)
+  {
+    int c[3];
 
-  /* y pass, line (px,jz): A(px,py,jz) = sum_j P[py][j] B(px,j,jz)  (A: px + NF py + NF^2 jz) */
-  if (t < C * NF * N) {
-    const int q = t / (NF * N), r = t - q * NF * N, px = r % NF, jz = r / NF;
-    if (CoarseCell<3>(g, c0, q, c)) {
-      double u[N];
+    if (t < C * NC) {
+      const int q = t / NC, r = t - q * NC;
+      if (CoarseCell<DIM>(g, c0, q, c)) {
+        if constexpr (!TR) {
+          T u[N];
 PW_UNROLL
-      for (int j = 0; j < N; j++) u[j] = sb[q * L::SB + jz * NF * N + j * NF + px];
+          for (int j = 0; j < N; j++) u[j] = sa[q * L::SA + r * N + j];
+          T *const b = sb + q * L::SB + r * NF;
+          Line1D<false, T, K>(ip.P[0], u, [&](int p, T v) { b[p] = v; });
+        } else {
+          const int jy = r % N, jz = r / N, gy = K * c[1] + jy, gz = K * c[2] + (DIM == 3 ? jz : 0);
+          if (!CoarseBoundary(g, 1, gy) && (DIM == 2 || !CoarseBoundary(g, 2, gz))) {
+            T u[NF];
 PW_UNROLL
-      for (int p = 0; p < NF; p++) {
-        double s = 0.0;
-PW_UNROLL
-        for (int j = 0; j < N; j++) s += ip.P[1][p * N + j] * u[j];
-        sa[q * L::SA + jz * NF * NF + p * NF + px] = s;
-      }
-    }
-  }
-}
-
-template <int K>
-PW_HD void Prolong3DPass3(const Interp<K> &ip, const TGeom &g, const double *xc, double *yf, double *sa, double *sb, long long c0, int t)
-{
-  using L = TLay<3, K>;
-  constexpr int NF = L::NF, N = L::N, C = L::C;
-  int           c[3];
-
-  /* z pass, line (px,py): v = P A(px,py,:), fine += w v */
-  if (t < C * NF * NF) {
-    const int q = t / (NF * NF), r = t - q * NF * NF, px = r % NF, py = r / NF;
-    if (CoarseCell<3>(g, c0, q, c)) {
-      const double wxy = Weight<K>(g, 0, c[0], px) * Weight<K>(g, 1, c[1], py);
-      if (wxy != 0.0) {
-        double u[N];
-PW_UNROLL
-        for (int j = 0; j < N; j++) u[j] = sa[q * L::SA + j * NF * NF + py * NF + px];
-        const int       gx = 2 * K * c[0] + px, gy = 2 * K * c[1] + py, gz = 2 * K * c[2];
-        const long long plane = (long long)g.fine_size[0] * g.fine_size[1];
-PW_UNROLL
-        for (int p = 0; p < NF; p++) {
-          const double w = wxy * Weight<K>(g, 2, c[2], p);
-          double       s = 0.0;
-PW_UNROLL
-          for (int j = 0; j < N; j++) s += ip.P[2][p * N + j] * u[j];
-          if (w != 0.0) AtomicAdd(yf + BoxIdx(g.fine_start, g.fine_size, gx, gy, gz) + p * plane, w * s);
+            for (int p = 0; p < NF; p++) u[p] = sb[q * L::SB + r * NF + p];
+            T *const yp = yc + BoxIdx(g.coarse_start, g.coarse_size, K * c[0], gy, gz);
+            Line1D<true, T, K>(ip.P[0], u, [&](int j, T v) {
+              if (!CoarseBoundary(g, 0, K * c[0] + j)) AtomicAdd(yp + j, v);
+            });
+          }
         }
       }
     }
   }
-}
 
-template <int K>
-__global__ void __launch_bounds__(TLay<3, K>::TB) Prolong3D(const Interp<K> ip, const TGeom g, const double *__restrict__ xc, double *__restrict__ yf)
+  /* 3D y pass, line (px,jz) of NF N: prolong B(px,:,jz) -> P -> A(px,:,jz); restrict A -> P^T -> B */
+  PW_HD static void PassY(const IP &ip, const TGeom &g, T *sa, T *sb, long long c0, int t)
+  {
+    static_assert(DIM == 3, "3D only");
+    int c[3];
+
+    if (t < C * NF * N) {
+      const int q = t / (NF * N), r = t - q * NF * N, px = r % NF, jz = r / NF;
+      if (CoarseCell<3>(g, c0, q, c)) {
+        T *const a = sa + q * L::SA + jz * NF * NF + px, *const b = sb + q * L::SB + jz * NF * N + px;
+        T        u[TR ? NF : N];
+PW_UNROLL
+        for (int m = 0; m < (TR ? NF : N); m++) u[m] = TR ? a[m * NF] : b[m * NF];
+        Line1D<TR, T, K>(ip.P[1], u, [&](int m, T v) { (TR ? b : a)[m * NF] = v; });
+      }
+    }
+  }
+
+  /* last pass (z in 3D, y in 2D), line r = px (+ NF py) of NL, on the fine side: prolong
+     S(r,:) -> P -> fine += w v; restrict fine -> w f -> P^T -> S(r,:), with S = A in 3D, B in 2D
+     (node j of the line at r + NL j either way) */
+  PW_HD static void PassLast(const IP &ip, const TGeom &g, const T *xf, T *yf, T *sa, T *sb, long long c0, int t)
+  {
+    int c[3];
+
+    if (t < C * NL) {
+      const int q = t / NL, r = t - q * NL, px = r % NF, py = r / NF; /* 2D: py = 0 */
+      if (CoarseCell<DIM>(g, c0, q, c)) {
+        T *const        s      = DIM == 3 ? sa + q * L::SA + r : sb + q * L::SB + r;
+        const T         wxy    = DIM == 3 ? Weight<T, K>(g, 0, c[0], px) * Weight<T, K>(g, 1, c[1], py) : Weight<T, K>(g, 0, c[0], px);
+        const int       gx     = 2 * K * c[0] + px, gy = 2 * K * c[1] + (DIM == 3 ? py : 0), gz = 2 * K * c[2];
+        const long long stride = LastStride(g.fine_size);
+        if constexpr (!TR) {
+          if (wxy != T(0)) {
+            T u[N];
+PW_UNROLL
+            for (int j = 0; j < N; j++) u[j] = s[j * NL];
+            T *const yp = yf + BoxIdx(g.fine_start, g.fine_size, gx, gy, gz);
+            Line1D<false, T, K>(ip.P[D], u, [&](int p, T v) {
+              const T w = wxy * Weight<T, K>(g, D, c[D], p);
+              if (w != T(0)) AtomicAdd(yp + p * stride, w * v);
+            });
+          }
+        } else {
+          T f[NF];
+          if (wxy != T(0)) {
+            const T *xp = xf + BoxIdx(g.fine_start, g.fine_size, gx, gy, gz);
+PW_UNROLL
+            for (int p = 0; p < NF; p++) {
+              const T w = wxy * Weight<T, K>(g, D, c[D], p);
+              f[p]      = w != T(0) ? w * xp[p * stride] : T(0);
+            }
+          } else {
+PW_UNROLL
+            for (int p = 0; p < NF; p++) f[p] = T(0);
+          }
+          Line1D<true, T, K>(ip.P[D], f, [&](int j, T v) { s[j * NL] = v; });
+        }
+      }
+    }
+  }
+};
+
+/* prolong (TR false): x coarse, y fine; restrict (TR true): x fine, y coarse */
+template <typename T, int DIM, int K, bool TR>
+__global__ void __launch_bounds__(TLay<DIM, K>::TB) Transfer(const Interp<T, K, DIM> ip, const TGeom g, const T *__restrict__ x, T *__restrict__ y)
 {
-  using L = TLay<3, K>;
+  using L = TLay<DIM, K>;
+  using P = TPasses<T, DIM, K, TR>;
   constexpr int C = L::C;
-  __shared__ double sa[C * L::SA], sb[C * L::SB];
-  const int         t  = threadIdx.x;
-  const long long   c0 = (long long)blockIdx.x * C;
+  /* 2D restrict never touches A */
+  __shared__ T    sa[TR && DIM == 2 ? 1 : C * L::SA], sb[C * L::SB];
+  const int       t  = threadIdx.x;
+  const long long c0 = (long long)blockIdx.x * C;
 
-  Prolong3DPass0<K>(ip, g, xc, yf, sa, sb, c0, t);
-  __syncthreads();
-  Prolong3DPass1<K>(ip, g, xc, yf, sa, sb, c0, t);
-  __syncthreads();
-  Prolong3DPass2<K>(ip, g, xc, yf, sa, sb, c0, t);
-  __syncthreads();
-  Prolong3DPass3<K>(ip, g, xc, yf, sa, sb, c0, t);
-}
-
-template <int K>
-PW_HD void Restrict3DPass0(const Interp<K> &ip, const TGeom &g, const double *xf, double *yc, double *sa, double *sb, long long c0, int t)
-{
-  using L = TLay<3, K>;
-  constexpr int NF = L::NF, N = L::N, C = L::C;
-  int           c[3];
-
-  /* z pass, line (px,py): A(px,py,jz) = sum_p P[p][jz] w f(px,py,p)  (A: px + NF py + NF^2 jz) */
-  if (t < C * NF * NF) {
-    const int q = t / (NF * NF), r = t - q * NF * NF, px = r % NF, py = r / NF;
-    if (CoarseCell<3>(g, c0, q, c)) {
-      const double wxy = Weight<K>(g, 0, c[0], px) * Weight<K>(g, 1, c[1], py);
-      double       f[NF];
-      if (wxy != 0.0) {
-        const int       gx = 2 * K * c[0] + px, gy = 2 * K * c[1] + py, gz = 2 * K * c[2];
-        const long long plane = (long long)g.fine_size[0] * g.fine_size[1];
-        const double   *xp    = xf + BoxIdx(g.fine_start, g.fine_size, gx, gy, gz);
-PW_UNROLL
-        for (int p = 0; p < NF; p++) {
-          const double w = wxy * Weight<K>(g, 2, c[2], p);
-          f[p]           = w != 0.0 ? w * xp[p * plane] : 0.0;
-        }
-      } else {
-PW_UNROLL
-        for (int p = 0; p < NF; p++) f[p] = 0.0;
-      }
-PW_UNROLL
-      for (int j = 0; j < N; j++) {
-        double s = 0.0;
-PW_UNROLL
-        for (int p = 0; p < NF; p++) s += ip.P[0][p * N + j] * f[p];
-        sa[q * L::SA + j * NF * NF + py * NF + px] = s;
-      }
+  if constexpr (!TR) {
+    P::Gather(g, x, sa, c0, t);
+    __syncthreads();
+    P::PassX(ip, g, NULL, sa, sb, c0, t);
+    __syncthreads();
+    if constexpr (DIM == 3) {
+      P::PassY(ip, g, sa, sb, c0, t);
+      __syncthreads();
     }
-  }
-}
-
-template <int K>
-PW_HD void Restrict3DPass1(const Interp<K> &ip, const TGeom &g, const double *xf, double *yc, double *sa, double *sb, long long c0, int t)
-{
-  using L = TLay<3, K>;
-  constexpr int NF = L::NF, N = L::N, C = L::C;
-  int           c[3];
-
-  /* y pass, line (px,jz): B(px,jy,jz) = sum_p P[p][jy] A(px,p,jz)  (B: px + NF jy + NF N jz) */
-  if (t < C * NF * N) {
-    const int q = t / (NF * N), r = t - q * NF * N, px = r % NF, jz = r / NF;
-    if (CoarseCell<3>(g, c0, q, c)) {
-      double u[NF];
-PW_UNROLL
-      for (int p = 0; p < NF; p++) u[p] = sa[q * L::SA + jz * NF * NF + p * NF + px];
-PW_UNROLL
-      for (int j = 0; j < N; j++) {
-        double s = 0.0;
-PW_UNROLL
-        for (int p = 0; p < NF; p++) s += ip.P[1][p * N + j] * u[p];
-        sb[q * L::SB + jz * NF * N + j * NF + px] = s;
-      }
+    P::PassLast(ip, g, NULL, y, sa, sb, c0, t);
+  } else {
+    P::PassLast(ip, g, x, NULL, sa, sb, c0, t);
+    __syncthreads();
+    if constexpr (DIM == 3) {
+      P::PassY(ip, g, sa, sb, c0, t);
+      __syncthreads();
     }
+    P::PassX(ip, g, y, sa, sb, c0, t);
   }
-}
-
-template <int K>
-PW_HD void Restrict3DPass2(const Interp<K> &ip, const TGeom &g, const double *xf, double *yc, double *sa, double *sb, long long c0, int t)
-{
-  using L = TLay<3, K>;
-  constexpr int NF = L::NF, N = L::N, C = L::C;
-  int           c[3];
-
-  /* x pass, line (jy,jz): coarse(jx,jy,jz) += sum_p P[p][jx] B(p,jy,jz) */
-  if (t < C * N * N) {
-    const int q = t / (N * N), r = t - q * N * N, jy = r % N, jz = r / N;
-    if (CoarseCell<3>(g, c0, q, c)) {
-      const int gy = K * c[1] + jy, gz = K * c[2] + jz;
-      if (!CoarseBoundary(g, 1, gy) && !CoarseBoundary(g, 2, gz)) {
-        double u[NF];
-PW_UNROLL
-        for (int p = 0; p < NF; p++) u[p] = sb[q * L::SB + jz * NF * N + jy * NF + p];
-        double *yp = yc + BoxIdx(g.coarse_start, g.coarse_size, K * c[0], gy, gz);
-PW_UNROLL
-        for (int j = 0; j < N; j++) {
-          double s = 0.0;
-PW_UNROLL
-          for (int p = 0; p < NF; p++) s += ip.P[2][p * N + j] * u[p];
-          if (!CoarseBoundary(g, 0, K * c[0] + j)) AtomicAdd(yp + j, s);
-        }
-      }
-    }
-  }
-}
-
-template <int K>
-__global__ void __launch_bounds__(TLay<3, K>::TB) Restrict3D(const Interp<K> ip, const TGeom g, const double *__restrict__ xf, double *__restrict__ yc)
-{
-  using L = TLay<3, K>;
-  constexpr int C = L::C;
-  __shared__ double sa[C * L::SA], sb[C * L::SB];
-  const int         t  = threadIdx.x;
-  const long long   c0 = (long long)blockIdx.x * C;
-
-  Restrict3DPass0<K>(ip, g, xf, yc, sa, sb, c0, t);
-  __syncthreads();
-  Restrict3DPass1<K>(ip, g, xf, yc, sa, sb, c0, t);
-  __syncthreads();
-  Restrict3DPass2<K>(ip, g, xf, yc, sa, sb, c0, t);
-}
-
-template <int K>
-PW_HD void Prolong2DPass0(const Interp<K> &ip, const TGeom &g, const double *xc, double *yf, double *sa, double *sb, long long c0, int t)
-{
-  using L = TLay<2, K>;
-  constexpr int N = L::N, C = L::C;
-  int           c[3];
-
-  /* gather, line jx: u(jx,:) -> A (jx + N jy) */
-  if (t < C * N) {
-    const int q = t / N, jx = t - q * N;
-    if (CoarseCell<2>(g, c0, q, c)) {
-      const int     gx = K * c[0] + jx, gy = K * c[1];
-      const bool    bx = CoarseBoundary(g, 0, gx);
-      const double *xp = xc + BoxIdx(g.coarse_start, g.coarse_size, gx, gy, 0);
-PW_UNROLL
-      for (int jy = 0; jy < N; jy++) sa[q * L::SA + jy * N + jx] = (bx || CoarseBoundary(g, 1, gy + jy)) ? 0.0 : xp[(long long)jy * g.coarse_size[0]];
-    }
-  }
-}
-
-template <int K>
-PW_HD void Prolong2DPass1(const Interp<K> &ip, const TGeom &g, const double *xc, double *yf, double *sa, double *sb, long long c0, int t)
-{
-  using L = TLay<2, K>;
-  constexpr int NF = L::NF, N = L::N, C = L::C;
-  int           c[3];
-
-  /* x pass, line jy: B(p,jy) = sum_j P[p][j] u(j,jy)  (B: p + NF jy) */
-  if (t < C * N) {
-    const int q = t / N, jy = t - q * N;
-    if (CoarseCell<2>(g, c0, q, c)) {
-      double u[N];
-PW_UNROLL
-      for (int j = 0; j < N; j++) u[j] = sa[q * L::SA + jy * N + j];
-PW_UNROLL
-      for (int p = 0; p < NF; p++) {
-        double s = 0.0;
-PW_UNROLL
-        for (int j = 0; j < N; j++) s += ip.P[0][p * N + j] * u[j];
-        sb[q * L::SB + jy * NF + p] = s;
-      }
-    }
-  }
-}
-
-template <int K>
-PW_HD void Prolong2DPass2(const Interp<K> &ip, const TGeom &g, const double *xc, double *yf, double *sa, double *sb, long long c0, int t)
-{
-  using L = TLay<2, K>;
-  constexpr int NF = L::NF, N = L::N, C = L::C;
-  int           c[3];
-
-  /* y pass, line px: v = P B(px,:), fine += w v */
-  if (t < C * NF) {
-    const int q = t / NF, px = t - q * NF;
-    if (CoarseCell<2>(g, c0, q, c)) {
-      const double wx = Weight<K>(g, 0, c[0], px);
-      if (wx != 0.0) {
-        double u[N];
-PW_UNROLL
-        for (int j = 0; j < N; j++) u[j] = sb[q * L::SB + j * NF + px];
-        double *yp = yf + BoxIdx(g.fine_start, g.fine_size, 2 * K * c[0] + px, 2 * K * c[1], 0);
-PW_UNROLL
-        for (int p = 0; p < NF; p++) {
-          const double w = wx * Weight<K>(g, 1, c[1], p);
-          double       s = 0.0;
-PW_UNROLL
-          for (int j = 0; j < N; j++) s += ip.P[1][p * N + j] * u[j];
-          if (w != 0.0) AtomicAdd(yp + (long long)p * g.fine_size[0], w * s);
-        }
-      }
-    }
-  }
-}
-
-template <int K>
-__global__ void __launch_bounds__(TLay<2, K>::TB) Prolong2D(const Interp<K> ip, const TGeom g, const double *__restrict__ xc, double *__restrict__ yf)
-{
-  using L = TLay<2, K>;
-  constexpr int C = L::C;
-  __shared__ double sa[C * L::SA], sb[C * L::SB];
-  const int         t  = threadIdx.x;
-  const long long   c0 = (long long)blockIdx.x * C;
-
-  Prolong2DPass0<K>(ip, g, xc, yf, sa, sb, c0, t);
-  __syncthreads();
-  Prolong2DPass1<K>(ip, g, xc, yf, sa, sb, c0, t);
-  __syncthreads();
-  Prolong2DPass2<K>(ip, g, xc, yf, sa, sb, c0, t);
-}
-
-template <int K>
-PW_HD void Restrict2DPass0(const Interp<K> &ip, const TGeom &g, const double *xf, double *yc, double *sa, double *sb, long long c0, int t)
-{
-  using L = TLay<2, K>;
-  constexpr int NF = L::NF, N = L::N, C = L::C;
-  int           c[3];
-
-  /* y pass, line px: B(px,jy) = sum_p P[p][jy] w f(px,p)  (B: px + NF jy) */
-  if (t < C * NF) {
-    const int q = t / NF, px = t - q * NF;
-    if (CoarseCell<2>(g, c0, q, c)) {
-      const double wx = Weight<K>(g, 0, c[0], px);
-      double       f[NF];
-      if (wx != 0.0) {
-        const double *xp = xf + BoxIdx(g.fine_start, g.fine_size, 2 * K * c[0] + px, 2 * K * c[1], 0);
-PW_UNROLL
-        for (int p = 0; p < NF; p++) {
-          const double w = wx * Weight<K>(g, 1, c[1], p);
-          f[p]           = w != 0.0 ? w * xp[(long long)p * g.fine_size[0]] : 0.0;
-        }
-      } else {
-PW_UNROLL
-        for (int p = 0; p < NF; p++) f[p] = 0.0;
-      }
-PW_UNROLL
-      for (int j = 0; j < N; j++) {
-        double s = 0.0;
-PW_UNROLL
-        for (int p = 0; p < NF; p++) s += ip.P[0][p * N + j] * f[p];
-        sb[q * L::SB + j * NF + px] = s;
-      }
-    }
-  }
-}
-
-template <int K>
-PW_HD void Restrict2DPass1(const Interp<K> &ip, const TGeom &g, const double *xf, double *yc, double *sa, double *sb, long long c0, int t)
-{
-  using L = TLay<2, K>;
-  constexpr int NF = L::NF, N = L::N, C = L::C;
-  int           c[3];
-
-  /* x pass, line jy: coarse(jx,jy) += sum_p P[p][jx] B(p,jy) */
-  if (t < C * N) {
-    const int q = t / N, jy = t - q * N;
-    if (CoarseCell<2>(g, c0, q, c)) {
-      const int gy = K * c[1] + jy;
-      if (!CoarseBoundary(g, 1, gy)) {
-        double u[NF];
-PW_UNROLL
-        for (int p = 0; p < NF; p++) u[p] = sb[q * L::SB + jy * NF + p];
-        double *yp = yc + BoxIdx(g.coarse_start, g.coarse_size, K * c[0], gy, 0);
-PW_UNROLL
-        for (int j = 0; j < N; j++) {
-          double s = 0.0;
-PW_UNROLL
-          for (int p = 0; p < NF; p++) s += ip.P[1][p * N + j] * u[p];
-          if (!CoarseBoundary(g, 0, K * c[0] + j)) AtomicAdd(yp + j, s);
-        }
-      }
-    }
-  }
-}
-
-template <int K>
-__global__ void __launch_bounds__(TLay<2, K>::TB) Restrict2D(const Interp<K> ip, const TGeom g, const double *__restrict__ xf, double *__restrict__ yc)
-{
-  using L = TLay<2, K>;
-  constexpr int C = L::C;
-  __shared__ double sb[C * L::SB];
-  double *const     sa = NULL;
-  const int         t  = threadIdx.x;
-  const long long   c0 = (long long)blockIdx.x * C;
-
-  Restrict2DPass0<K>(ip, g, xf, yc, sa, sb, c0, t);
-  __syncthreads();
-  Restrict2DPass1<K>(ip, g, xf, yc, sa, sb, c0, t);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -550,37 +349,33 @@ static cudaError_t MakeTGeom(const PatchworkTransferDesc *d, TGeom *g, int *empt
   return cudaSuccess;
 }
 
-template <int K>
-static void MakeInterp(const PatchworkTransferDesc *d, Interp<K> &ip)
+template <typename T, int K, int DIM>
+static void MakeInterp(const PatchworkTransferDesc *d, Interp<T, K, DIM> &ip)
 {
   constexpr int N = K + 1;
 
   for (int p = 0; p <= 2 * K; p++)
     for (int j = 0; j < N; j++) {
       const double v = p <= K ? d->interp[0][p * N + j] : d->interp[1][(p - K) * N + j];
-      for (int c = 0; c < 3; c++) ip.P[c][p * N + j] = v;
+      for (int c = 0; c < DIM; c++) ip.P[c][p * N + j] = (T)v;
     }
 }
 
-template <int DIM, int K>
-static cudaError_t Launch(const PatchworkTransferDesc *d, const TGeom &g, int transpose, const double *x, double *y, cudaStream_t s)
+template <typename T, int DIM, int K>
+static cudaError_t Launch(const PatchworkTransferDesc *d, const TGeom &g, int transpose, const T *x, T *y, cudaStream_t s)
 {
   using L = TLay<DIM, K>;
-  Interp<K>      ip;
-  const unsigned blocks = (unsigned)((g.ncells + L::C - 1) / L::C);
+  Interp<T, K, DIM> ip;
+  const unsigned    blocks = (unsigned)((g.ncells + L::C - 1) / L::C);
 
   MakeInterp(d, ip);
-  if constexpr (DIM == 3) {
-    if (transpose) Restrict3D<K><<<blocks, L::TB, 0, s>>>(ip, g, x, y);
-    else Prolong3D<K><<<blocks, L::TB, 0, s>>>(ip, g, x, y);
-  } else {
-    if (transpose) Restrict2D<K><<<blocks, L::TB, 0, s>>>(ip, g, x, y);
-    else Prolong2D<K><<<blocks, L::TB, 0, s>>>(ip, g, x, y);
-  }
+  if (transpose) Transfer<T, DIM, K, true><<<blocks, L::TB, 0, s>>>(ip, g, x, y);
+  else Transfer<T, DIM, K, false><<<blocks, L::TB, 0, s>>>(ip, g, x, y);
   return cudaGetLastError();
 }
 
-static cudaError_t Transfer(const PatchworkTransferDesc *d, int transpose, const double *x, double *y, void *stream)
+template <typename T>
+static cudaError_t TransferApply(const PatchworkTransferDesc *d, int transpose, const T *x, T *y, void *stream)
 {
   cudaStream_t s = (cudaStream_t)stream;
   TGeom        g;
@@ -592,28 +387,28 @@ static cudaError_t Transfer(const PatchworkTransferDesc *d, int transpose, const
   if (err != cudaSuccess || empty) return err;
   if (d->dim == 3) {
     switch (d->degree) {
-    case 1: return Launch<3, 1>(d, g, transpose, x, y, s);
-    case 2: return Launch<3, 2>(d, g, transpose, x, y, s);
-    case 3: return Launch<3, 3>(d, g, transpose, x, y, s);
-    case 4: return Launch<3, 4>(d, g, transpose, x, y, s);
-    case 5: return Launch<3, 5>(d, g, transpose, x, y, s);
-    case 6: return Launch<3, 6>(d, g, transpose, x, y, s);
-    case 7: return Launch<3, 7>(d, g, transpose, x, y, s);
-    case 8: return Launch<3, 8>(d, g, transpose, x, y, s);
+    case 1: return Launch<T, 3, 1>(d, g, transpose, x, y, s);
+    case 2: return Launch<T, 3, 2>(d, g, transpose, x, y, s);
+    case 3: return Launch<T, 3, 3>(d, g, transpose, x, y, s);
+    case 4: return Launch<T, 3, 4>(d, g, transpose, x, y, s);
+    case 5: return Launch<T, 3, 5>(d, g, transpose, x, y, s);
+    case 6: return Launch<T, 3, 6>(d, g, transpose, x, y, s);
+    case 7: return Launch<T, 3, 7>(d, g, transpose, x, y, s);
+    case 8: return Launch<T, 3, 8>(d, g, transpose, x, y, s);
     default: return cudaErrorInvalidValue;
     }
   }
   switch (d->degree) {
-  case 1: return Launch<2, 1>(d, g, transpose, x, y, s);
-  case 2: return Launch<2, 2>(d, g, transpose, x, y, s);
-  case 3: return Launch<2, 3>(d, g, transpose, x, y, s);
-  case 4: return Launch<2, 4>(d, g, transpose, x, y, s);
-  case 5: return Launch<2, 5>(d, g, transpose, x, y, s);
-  case 6: return Launch<2, 6>(d, g, transpose, x, y, s);
-  case 7: return Launch<2, 7>(d, g, transpose, x, y, s);
-  case 8: return Launch<2, 8>(d, g, transpose, x, y, s);
-  case 9: return Launch<2, 9>(d, g, transpose, x, y, s);
-  case 10: return Launch<2, 10>(d, g, transpose, x, y, s);
+  case 1: return Launch<T, 2, 1>(d, g, transpose, x, y, s);
+  case 2: return Launch<T, 2, 2>(d, g, transpose, x, y, s);
+  case 3: return Launch<T, 2, 3>(d, g, transpose, x, y, s);
+  case 4: return Launch<T, 2, 4>(d, g, transpose, x, y, s);
+  case 5: return Launch<T, 2, 5>(d, g, transpose, x, y, s);
+  case 6: return Launch<T, 2, 6>(d, g, transpose, x, y, s);
+  case 7: return Launch<T, 2, 7>(d, g, transpose, x, y, s);
+  case 8: return Launch<T, 2, 8>(d, g, transpose, x, y, s);
+  case 9: return Launch<T, 2, 9>(d, g, transpose, x, y, s);
+  case 10: return Launch<T, 2, 10>(d, g, transpose, x, y, s);
   default: return cudaErrorInvalidValue;
   }
 }
@@ -622,10 +417,20 @@ static cudaError_t Transfer(const PatchworkTransferDesc *d, int transpose, const
 
 extern "C" int PatchworkProlongCUDA(const PatchworkTransferDesc *d, const double *coarse, double *fine, void *stream)
 {
-  return (int)Transfer(d, 0, coarse, fine, stream);
+  return (int)TransferApply<double>(d, 0, coarse, fine, stream);
 }
 
 extern "C" int PatchworkRestrictCUDA(const PatchworkTransferDesc *d, const double *fine, double *coarse, void *stream)
 {
-  return (int)Transfer(d, 1, fine, coarse, stream);
+  return (int)TransferApply<double>(d, 1, fine, coarse, stream);
+}
+
+extern "C" int PatchworkProlongCUDAFloat(const PatchworkTransferDesc *d, const float *coarse, float *fine, void *stream)
+{
+  return (int)TransferApply<float>(d, 0, coarse, fine, stream);
+}
+
+extern "C" int PatchworkRestrictCUDAFloat(const PatchworkTransferDesc *d, const float *fine, float *coarse, void *stream)
+{
+  return (int)TransferApply<float>(d, 1, fine, coarse, stream);
 }
