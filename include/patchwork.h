@@ -75,19 +75,36 @@ PETSC_EXTERN const char *const PatchworkVPTypes[];
   PatchworkVPKernel - how a multiplicative smoothing step computes residuals (Cui et al. 2024, table 4)
 
   Values:
-+ PATCHWORK_VP_KERNEL_FUSED  - local residual on each patch and local solve in one kernel (default)
-- PATCHWORK_VP_KERNEL_GLOBAL - global residual with the operator, then the local solves
++ PATCHWORK_VP_KERNEL_FUSED    - local residual on each patch and local solve in one kernel (default)
+. PATCHWORK_VP_KERNEL_GLOBAL   - global residual with the operator, then the local solves
+- PATCHWORK_VP_KERNEL_SEPARATE - local residuals of one color's patches in one kernel, their solves in another
 E*/
 typedef enum {
   PATCHWORK_VP_KERNEL_FUSED,
-  PATCHWORK_VP_KERNEL_GLOBAL
+  PATCHWORK_VP_KERNEL_GLOBAL,
+  PATCHWORK_VP_KERNEL_SEPARATE
 } PatchworkVPKernel;
 PETSC_EXTERN const char *const PatchworkVPKernels[];
+
+/*E
+  PatchworkPrecision - the precision a preconditioner works in; the outer Krylov method stays in PetscScalar
+
+  Values:
++ PATCHWORK_PRECISION_SINGLE - float arrays owned by the preconditioner, converted on entry and exit of PCApply()
+- PATCHWORK_PRECISION_DOUBLE - PETSc vectors throughout
+E*/
+typedef enum {
+  PATCHWORK_PRECISION_SINGLE,
+  PATCHWORK_PRECISION_DOUBLE
+} PatchworkPrecision;
+PETSC_EXTERN const char *const PatchworkPrecisions[];
 
 PETSC_EXTERN PetscErrorCode PCVertexPatchSetLevels(PC, PetscInt);
 PETSC_EXTERN PetscErrorCode PCVertexPatchGetLevels(PC, PetscInt *);
 PETSC_EXTERN PetscErrorCode PCVertexPatchSetType(PC, PatchworkVPType);
 PETSC_EXTERN PetscErrorCode PCVertexPatchSetSmoothSteps(PC, PetscInt);
+PETSC_EXTERN PetscErrorCode PCVertexPatchSetPrecision(PC, PatchworkPrecision);
+PETSC_EXTERN PetscErrorCode PCVertexPatchGetPrecision(PC, PatchworkPrecision *);
 PETSC_EXTERN PetscErrorCode PCVertexPatchFMG(PC, Vec, Vec);
 
 /* DMDA node grids for Q_k elements */

@@ -95,6 +95,17 @@ same_run() {
   [ -n "$a" ] && [ "$(echo "$a" | sed 's/.*its=//')" = "$(echo "$b" | sed 's/.*its=//')" ]
 }
 
+# same_error "OPTS_A" "OPTS_B": the same iterations and an L2 error equal to 1e-5 relative (the float
+# V-cycle rounds the last correction of the double iterate at about 1e-7 of its size)
+same_error() {
+  local a b
+  a=$($B/examples/poisson $1 | grep summary: | sed -E 's/ solve_s=.*//')
+  b=$($B/examples/poisson $2 | grep summary: | sed -E 's/ solve_s=.*//')
+  echo "A: $a"; echo "B: $b"
+  [ -n "$a" ] && [ -n "$b" ] && [ "$(echo "$a" | grep -o 'its=[0-9]*')" = "$(echo "$b" | grep -o 'its=[0-9]*')" ] &&
+    awk -v a="$(echo "$a" | sed 's/.*l2err=//')" -v b="$(echo "$b" | sed 's/.*l2err=//')" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= 1e-5 * a) }'
+}
+
 # vp_mpi N DIM K CELLS [OPTIONS...]: the iteration count on N ranks is within 1 of the serial one
 vp_mpi() {
   local o="-dim $2 -degree $3 -cells $4 -rhs one -ksp_type gmres -ksp_pc_side right -ksp_rtol 1e-9 -pc_type vertexpatch ${*:5}" i1 in
@@ -155,13 +166,26 @@ for k in 1 2 3 4; do
 done
 
 VP="-rhs one -ksp_type gmres -ksp_pc_side right -ksp_rtol 1e-9 -pc_type vertexpatch"
-run vertexpatch/fused-eq-global  same_run "-dim 3 -degree 3 -cells 4 $VP" "-dim 3 -degree 3 -cells 4 $VP -pc_vertexpatch_kernel global"
+VPD="$VP -pc_vertexpatch_precision double"
+VPS="-ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch" # flexible: the float cycle is linear only to rounding
+run vertexpatch/fused-eq-global  same_run "-dim 3 -degree 3 -cells 4 $VPD" "-dim 3 -degree 3 -cells 4 $VPD -pc_vertexpatch_kernel global"
+run vertexpatch/fused-eq-separate same_run "-dim 3 -degree 3 -cells 4 $VPD" "-dim 3 -degree 3 -cells 4 $VPD -pc_vertexpatch_kernel separate"
+run vertexpatch/single-separate  same_error "-dim 2 -degree 4 -cells 8 $VPS" "-dim 2 -degree 4 -cells 8 $VPS -pc_vertexpatch_kernel separate"
+# the V-cycle in float inside double FGMRES reaches the double run's iterations and L2 error (paper table 7)
+run vertexpatch/single-eq-double-3d same_error "-dim 3 -degree 4 -cells 8 $VPS -pc_vertexpatch_precision double" "-dim 3 -degree 4 -cells 8 $VPS -pc_vertexpatch_precision single"
+run vertexpatch/single-eq-double-2d same_error "-dim 2 -degree 6 -cells 8 $VPS -pc_vertexpatch_precision double" "-dim 2 -degree 6 -cells 8 $VPS -pc_vertexpatch_precision single"
+run vertexpatch/single-global    same_error "-dim 2 -degree 2 -cells 16 $VPS -pc_vertexpatch_kernel global -pc_vertexpatch_precision double" "-dim 2 -degree 2 -cells 16 $VPS -pc_vertexpatch_kernel global"
+FMG="-fmg -ksp_type richardson -ksp_norm_type unpreconditioned -ksp_rtol 1e-9 -pc_type vertexpatch -ksp_max_it 6"
+run vertexpatch/single-fmg       same_error "-dim 2 -degree 3 -cells 16 $FMG -pc_vertexpatch_precision double" "-dim 2 -degree 3 -cells 16 $FMG"
 run vertexpatch/mpi-n2-2d        vp_mpi 2 2 4 16
 run vertexpatch/mpi-n4-3d        vp_mpi 4 3 2 8
+run vertexpatch/mpi-n2-separate  vp_mpi 2 3 3 8 -pc_vertexpatch_kernel separate
+run vertexpatch/mpi-single-falls-back bash -c "$MPIEXEC -n 2 $B/examples/poisson -dim 2 -degree 2 -cells 8 $VPS -ksp_view | grep 'precision: double (single was requested'"
 run vertexpatch/cg-symmetric     $B/examples/poisson -dim 3 -degree 4 -cells 4 -ksp_type cg -pc_type vertexpatch -pc_vertexpatch_symmetric -ksp_max_it 8
 run vertexpatch/additive         $B/examples/poisson -dim 2 -degree 3 -cells 8 $VP -pc_vertexpatch_type additive -ksp_max_it 40
 run vertexpatch/smoother-only    $B/examples/poisson -dim 2 -degree 3 -cells 8 $VP -pc_vertexpatch_levels 1 -ksp_max_it 200
 run vertexpatch/coarse-ksp       $B/examples/poisson -dim 2 -degree 2 -cells 12 $VP -ksp_view
+run vertexpatch/coarse-ksp-single same_error "-dim 2 -degree 2 -cells 12 $VPS -pc_vertexpatch_precision double" "-dim 2 -degree 2 -cells 12 $VPS"
 run vertexpatch/fmg              $B/examples/poisson -dim 3 -degree 3 -cells 8 -fmg -rhs one -ksp_type richardson -ksp_norm_type unpreconditioned -ksp_rtol 1e-9 -pc_type vertexpatch -ksp_max_it 4
 # PETSc's PCMG on the Patchwork hierarchy: the Chebyshev-Jacobi baseline, and PCVERTEXPATCH as its smoother
 run pcmg/chebyshev-jacobi        vp_its 3 4 8 1 12 -pc_type mg -mg_levels_ksp_type chebyshev -mg_levels_pc_type jacobi
@@ -195,6 +219,8 @@ if command -v valgrind >/dev/null 2>&1; then
   run valgrind/transfer_ref valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_transfer_ref --quick
   run valgrind/vertexpatch valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $B/examples/poisson -dim 2 -degree 3 -cells 8 $VP
+  run valgrind/vertexpatch-double-separate valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+                            $B/examples/poisson -dim 2 -degree 3 -cells 8 $VPD -pc_vertexpatch_kernel separate
 else
   report valgrind/poisson skip 0 "(SKIP: valgrind is not installed)"
 fi

@@ -19,10 +19,11 @@ typedef PetscOptionItems *PatchworkOptionItems;
 
 /* MatShellSetOperation() takes a PetscErrorCodeFn* since 3.24 */
 #if PETSC_VERSION_GE(3, 24, 0)
-  #define PatchworkShellOp(f) ((PetscErrorCodeFn *)(f))
+typedef PetscErrorCodeFn *PatchworkShellOpFn;
 #else
-  #define PatchworkShellOp(f) ((void (*)(void))(f))
+typedef void (*PatchworkShellOpFn)(void);
 #endif
+#define PatchworkShellOp(f) ((PatchworkShellOpFn)(f))
 
 
 #endif

@@ -4,6 +4,7 @@
 
 #include <patchwork.h>
 #include <patchwork/tensor_kernel.h>
+#include <patchwork/patch_kernel.h>
 #include "compat.h"
 
 PETSC_INTERN PetscBool PatchworkPackageInitialized;
@@ -30,6 +31,8 @@ PETSC_INTERN PetscErrorCode PatchworkTensorFillDesc(const PatchworkTensorInfo *,
    hierarchy: ops[0..n-1] coarse to fine (ops[n-1] is A, referenced), interp[l] from level l-1 to l */
 PETSC_INTERN PetscInt       PatchworkMaxLevels(PetscInt, const PetscInt[]);
 PETSC_INTERN PetscErrorCode PatchworkCreateHierarchy(Mat, PetscInt, Mat[], Mat[]);
+/* The kernel descriptor of a MatCreatePatchworkTransfer() (src/mat/transfer) */
+PETSC_INTERN PetscErrorCode PatchworkTransferGetDesc(Mat, PatchworkTransferDesc *);
 /* Register a log event unless one of that name exists (PCSetUp may run many times) */
 PETSC_INTERN PetscErrorCode PatchworkLogEventRegisterOnce(const char[], PetscClassId, PetscLogEvent *);
 

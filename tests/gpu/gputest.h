@@ -20,7 +20,7 @@ static double Rand(void) /* uniform in [-1,1) */
 
 #define CHECK_CUDA(call) \
   do { \
-    cudaError_t e_ = (call); \
+    cudaError_t e_ = (cudaError_t)(call); \
     if (e_ != cudaSuccess) { \
       printf("FAIL cuda error %s at %s:%d: %s\n", cudaGetErrorName(e_), __FILE__, __LINE__, cudaGetErrorString(e_)); \
       exit(1); \

@@ -2,7 +2,8 @@
 # Build and run the PETSc-free GPU checks of the CUDA kernels (run from the repo root, on a machine
 # with an NVIDIA GPU of compute capability 9.0), for each suite:
 #   tensor: the tensor-product operator (cuda/tensor_apply.cu)
-#   patch:  the vertex-patch smoother and the transfers (cuda/patch_smooth.cu, cuda/transfer.cu)
+#   patch:  the vertex-patch smoother and the transfers (cuda/patch_smooth.cu, cuda/transfer.cu), and
+#           the vector kernels of the single-precision cycles (cuda/vecops.cu)
 #   1. nvcc builds build/gpu-kernels/{test,bench}_<suite>_kernels (ptxas register report kept)
 #   2. the GPU-vs-CPU test, full
 #   3. the test with --quick under compute-sanitizer memcheck, then racecheck
@@ -56,6 +57,8 @@ build_patch() {
   { cat "$LOG/ptxas_patch.txt" "$LOG/ptxas_transfer.txt" | grep -i -E "warning|error" || true; } &&
     echo "+ $NVCC $FLAGS tests/gpu/test_patch_kernels.cu" &&
     "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra tests/gpu/test_patch_kernels.cu "$B/patch_smooth.o" "$B/transfer.o" "$B/fdm.o" "$B/patch_ref.o" "$B/transfer_ref.o" "$B/basis1d.o" -lm -o "$B/test_patch_kernels" &&
+    echo "+ $NVCC $FLAGS tests/gpu/test_vec_kernels.cu" &&
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra tests/gpu/test_vec_kernels.cu cuda/vecops.cu src/core/vecops_ref.c -o "$B/test_vec_kernels" &&
     echo "+ $NVCC $FLAGS bench/bench_patch_kernels.cu" &&
     "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra bench/bench_patch_kernels.cu "$B/patch_smooth.o" "$B/transfer.o" "$B/fdm.o" "$B/transfer_ref.o" "$B/basis1d.o" -lm -o "$B/bench_patch_kernels"
 }
@@ -129,6 +132,13 @@ run_suite() {
 
 has tensor && run_suite tensor ""
 has patch && run_suite patch "patch-"
+# the vector kernels of the single-precision cycles: test and memcheck (no benchmark: they stream)
+if has patch; then
+  "$B/test_vec_kernels" > "$LOG/vec-test.log" 2>&1 && st=ok || { st=FAIL; rc=1; }
+  note vec-test $st "$(tail -n 1 "$LOG/vec-test.log" | sed 's/^# //')"
+  timeout "$SAN_TIMEOUT" "$SAN" --tool memcheck --error-exitcode 3 "$B/test_vec_kernels" > "$LOG/vec-memcheck.log" 2>&1 && st=ok || { st=FAIL; rc=1; }
+  note vec-memcheck $st "$(grep -E 'ERROR SUMMARY' "$LOG/vec-memcheck.log" | tail -n 1 | sed 's/^========= //')"
+fi
 
 if has tensor; then
   echo

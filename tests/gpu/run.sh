@@ -4,14 +4,16 @@
 # CPU reference, the operator on device vectors vs an assembled matrix, the Poisson example on the
 # GPU), compute-sanitizer memcheck/racecheck, then the benchmarks. Logs go to $OUT (or build/gpu-out),
 # packed as logs.tar.gz; a short table is printed last.
-#   bash tests/gpu/run.sh [--no-bench] [--quick]
+#   bash tests/gpu/run.sh [--no-bench] [--quick] [--no-tests] [--no-cpu-suite]
+# (--no-tests: build and benchmarks only; one device call has 10 minutes, so a full run is two calls:
+#  `--no-bench --no-cpu-suite`, then `--no-tests`, back to back so the second finds the build)
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-build/gpu-out}
 L=build/gpu-logs
 mkdir -p "$OUT" "$L"
-BENCH=1 QUICK=
-for a in "$@"; do case $a in --no-bench) BENCH= ;; --quick) QUICK=1 ;; esac; done
+BENCH=1 QUICK= TESTS=1 CPUSUITE=1
+for a in "$@"; do case $a in --no-bench) BENCH= ;; --quick) QUICK=1 ;; --no-tests) TESTS= ;; --no-cpu-suite) CPUSUITE= ;; esac; done
 T0=$(date +%s)
 export PETSC_DIR=${PETSC_DIR:-/opt/patchwork/petsc-cuda} PETSC_ARCH=
 if [ ! -f "$PETSC_DIR/lib/petsc/conf/variables" ]; then
@@ -45,6 +47,7 @@ for t in mpicc mpicxx mpiexec nvcc compute-sanitizer; do printf "%s: %s\n" $t "$
 make -j16 lib examples tests bench cuda-check >"$L/build.log" 2>&1 || { tail -n 40 "$L/build.log"; row build FAIL "see build.log"; }
 echo "built in $(($(date +%s) - T0)) s"
 
+if [ -n "$TESTS" ]; then
 # --- kernels alone (PETSc-free): GPU vs CPU reference at every degree, compute-sanitizer memcheck
 #     and racecheck, kernel benchmarks; suites from KERNEL_SUITES (default: all)
 check kernels          env OUT="$L/kernels" bash tests/gpu/kernels.sh ${KERNEL_SUITES:-}
@@ -74,17 +77,32 @@ for pc in none vertexpatch; do
     row "gpu-no-copies-pc-$pc" FAIL "KSPSolve copies: '${c}' ($(grep '^KSPSolve' "$L/copies-$pc.log" | tr -s ' '))"; fi
 done
 check poisson-gpu-n2   $MPI -n 2 $P $GPU
-# --- PCVERTEXPATCH on device vectors: the iterations of the CPU run
-VP="-dim 3 -degree 4 -cells 8 -rhs one -ksp_type gmres -ksp_pc_side right -ksp_rtol 1e-9 -pc_type vertexpatch"
-vp_cpu=$(build/examples/poisson $VP 2>&1 | grep summary: | sed 's/ solve_s=.*//')
-vp_gpu=$(build/examples/poisson $VP $GPU 2>&1 | tee "$L/vertexpatch-gpu.log" | grep summary: | sed 's/ solve_s=.*//')
-if [ -n "$vp_cpu" ] && [ "$vp_cpu" = "$vp_gpu" ]; then row vertexpatch-gpu-vs-cpu ok "$(echo "$vp_gpu" | cut -c1-90)"; else
-  row vertexpatch-gpu-vs-cpu FAIL "cpu: $vp_cpu gpu: ${vp_gpu:-$(tail -n 3 "$L/vertexpatch-gpu.log" | head -1)}"; fi
+# --- PCVERTEXPATCH on device vectors: the iterations and L2 error of the CPU run (to 1e-5: the float
+#     cycle rounds differently on the GPU), every kernel variant in both precisions
+VP="-dim 3 -degree 4 -cells 8 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch"
+same_its_err() { # "summary A" "summary B"
+  [ -n "$1" ] && [ "$(echo "$1" | grep -o 'its=[0-9]*')" = "$(echo "$2" | grep -o 'its=[0-9]*')" ] &&
+    awk -v a="$(echo "$1" | sed 's/.*l2err=//')" -v b="$(echo "$2" | sed 's/.*l2err=//')" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= 1e-5 * a) }'
+}
+for v in "single fused" "double fused" "single separate" "double separate" "single global" "double global"; do
+  set -- $v
+  o="$VP -pc_vertexpatch_precision $1 -pc_vertexpatch_kernel $2"
+  vp_cpu=$(build/examples/poisson $o 2>&1 | grep summary: | sed 's/ solve_s=.*//')
+  vp_gpu=$(build/examples/poisson $o $GPU -ksp_view 2>&1 | tee "$L/vertexpatch-gpu-$1-$2.log" | grep summary: | sed 's/ solve_s=.*//')
+  if same_its_err "$vp_cpu" "$vp_gpu"; then row "vertexpatch-gpu-$1-$2" ok "$(echo "$vp_gpu" | sed 's/.*its=/its=/') (cpu $(echo "$vp_cpu" | grep -o 'l2err=.*'))"; else
+    row "vertexpatch-gpu-$1-$2" FAIL "cpu: $vp_cpu gpu: ${vp_gpu:-$(tail -n 3 "$L/vertexpatch-gpu-$1-$2.log" | head -1)}"; fi
+done
+check vertexpatch-gpu-n2 $MPI -n 2 build/examples/poisson $VP $GPU -pc_vertexpatch_kernel separate
 check poisson-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 build/examples/poisson -dim 3 -degree 3 -cells 3 $GPU
 check poisson-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 build/examples/poisson -dim 2 -degree 5 -cells 3 $GPU
+for v in fused separate global; do
+  check vp-memcheck-$v compute-sanitizer --tool memcheck --error-exitcode 1 build/examples/poisson -dim 3 -degree 3 -cells 4 $GPU -pc_type vertexpatch -ksp_type gmres -pc_vertexpatch_kernel $v
+done
+check vp-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 build/examples/poisson -dim 3 -degree 2 -cells 4 $GPU -pc_type vertexpatch -ksp_type gmres -pc_vertexpatch_kernel separate
 
 # --- the CPU suite against this (newer) PETSc
-check cpu-suite        bash tests/run.sh
+[ -n "$CPUSUITE" ] && check cpu-suite bash tests/run.sh
+fi
 
 # --- benchmarks
 if [ -n "$BENCH" ]; then

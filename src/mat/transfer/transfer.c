@@ -127,6 +127,21 @@ static PetscErrorCode MatView_Transfer(Mat P, PetscViewer viewer)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The kernel descriptor of a transfer made by MatCreatePatchworkTransfer(), for callers that run the
+   kernels on arrays of their own (PCVERTEXPATCH in single precision) */
+PetscErrorCode PatchworkTransferGetDesc(Mat P, PatchworkTransferDesc *desc)
+{
+  Mat_PatchworkTransfer *t;
+  PatchworkShellOpFn     mult;
+
+  PetscFunctionBegin;
+  PetscCall(MatShellGetOperation(P, MATOP_MULT, &mult));
+  PetscCheck(mult == PatchworkShellOp(MatMult_Transfer), PetscObjectComm((PetscObject)P), PETSC_ERR_ARG_WRONG, "Not a Patchwork transfer (MatCreatePatchworkTransfer())");
+  PetscCall(MatShellGetContext(P, &t));
+  *desc = t->desc;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /*@C
   MatCreatePatchworkTransfer - The Q_k interpolation from the grid of one Patchwork operator to the grid
   of another that refines it by two in every direction, as a matrix-free MATSHELL

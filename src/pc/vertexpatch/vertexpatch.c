@@ -2,7 +2,8 @@
 #include "vpimpl.h"
 
 const char *const PatchworkVPTypes[]   = {"multiplicative", "additive", "PatchworkVPType", "PATCHWORK_VP_", NULL};
-const char *const PatchworkVPKernels[] = {"fused", "global", "PatchworkVPKernel", "PATCHWORK_VP_KERNEL_", NULL};
+const char *const PatchworkVPKernels[] = {"fused", "global", "separate", "PatchworkVPKernel", "PATCHWORK_VP_KERNEL_", NULL};
+const char *const PatchworkPrecisions[] = {"single", "double", "PatchworkPrecision", "PATCHWORK_PRECISION_", NULL};
 
 static PetscBool  cited      = PETSC_FALSE;
 static const char citation[] = "@article{CuiGrosseBleyKanschatStrzodka2024,\n"
@@ -23,7 +24,8 @@ static PetscErrorCode PCSetFromOptions_VertexPatch(PC pc, PatchworkOptionItems P
   PetscCall(PetscOptionsInt("-pc_vertexpatch_smooth_steps", "Pre- and post-smoothing steps", "PCVertexPatchSetSmoothSteps", vp->smooth_steps, &vp->smooth_steps, NULL));
   PetscCheck(vp->smooth_steps >= 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "Need at least one smoothing step, got %" PetscInt_FMT, vp->smooth_steps);
   PetscCall(PetscOptionsEnum("-pc_vertexpatch_type", "How the patches are combined", "PCVertexPatchSetType", PatchworkVPTypes, (PetscEnum)vp->type, (PetscEnum *)&vp->type, NULL));
-  PetscCall(PetscOptionsEnum("-pc_vertexpatch_kernel", "Residual of the multiplicative smoother: local per patch or global", "PCVERTEXPATCH", PatchworkVPKernels, (PetscEnum)vp->kernel, (PetscEnum *)&vp->kernel, NULL));
+  PetscCall(PetscOptionsEnum("-pc_vertexpatch_kernel", "Residual of the multiplicative smoother: local per patch (fused with the solve, or separate) or global", "PCVERTEXPATCH", PatchworkVPKernels, (PetscEnum)vp->kernel, (PetscEnum *)&vp->kernel, NULL));
+  PetscCall(PetscOptionsEnum("-pc_vertexpatch_precision", "Precision of the V-cycle (the Krylov method stays in double)", "PCVertexPatchSetPrecision", PatchworkPrecisions, (PetscEnum)vp->precision, (PetscEnum *)&vp->precision, NULL));
   PetscCall(PetscOptionsBool("-pc_vertexpatch_symmetric", "Post-smoothing sweeps the colors in reverse order: a symmetric V-cycle, for CG", "PCVERTEXPATCH", vp->symmetric, &vp->symmetric, NULL));
   PetscCall(PetscOptionsReal("-pc_vertexpatch_omega", "Damping of the additive smoother (0: 1/2^dim)", "PCVERTEXPATCH", vp->omega, &vp->omega, NULL));
   PetscOptionsHeadEnd();
@@ -47,12 +49,13 @@ static PetscErrorCode PCView_VertexPatch(PC pc, PetscViewer viewer)
   if (vp->type == PATCHWORK_VP_ADDITIVE) PetscCall(PetscViewerASCIIPrintf(viewer, "damping %g\n", (double)vp->levels[0].patch.omega));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "%s kernel\n", PatchworkVPKernels[vp->kernel]));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  local solver: exact, fast diagonalization of the (2k-1)^%" PetscInt_FMT " = %" PetscInt_FMT " patch unknowns (1D generalized eigenproblems of size %" PetscInt_FMT ")\n", vp->dim, (PetscInt)PetscPowInt(2 * vp->degree - 1, vp->dim), 2 * vp->degree - 1));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  precision: double\n"));
+  if (vp->single) PetscCall(PetscViewerASCIIPrintf(viewer, "  precision: single (float V-cycle on the %s, double outside)\n", vp->device ? "GPU" : "CPU"));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "  precision: double%s\n", vp->precision == PATCHWORK_PRECISION_SINGLE ? " (single was requested; it runs on one rank only for now)" : ""));
   for (PetscInt l = vp->nlevels - 1; l >= 0; l--) {
     PC_VPLevel *L = &vp->levels[l];
     PetscInt    N;
 
-    PetscCall(VecGetSize(L->x, &N));
+    PetscCall(MatGetSize(L->A, &N, NULL));
     if (vp->dim == 2) PetscCall(PetscViewerASCIIPrintf(viewer, "  level %" PetscInt_FMT ": %" PetscInt_FMT " x %" PetscInt_FMT " cells, %" PetscInt_FMT " DoFs\n", l, L->cells[0], L->cells[1], N));
     else PetscCall(PetscViewerASCIIPrintf(viewer, "  level %" PetscInt_FMT ": %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " cells, %" PetscInt_FMT " DoFs\n", l, L->cells[0], L->cells[1], L->cells[2], N));
   }
@@ -76,6 +79,8 @@ static PetscErrorCode PCDestroy_VertexPatch(PC pc)
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCVertexPatchGetLevels_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCVertexPatchSetType_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCVertexPatchSetSmoothSteps_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCVertexPatchSetPrecision_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCVertexPatchGetPrecision_C", NULL));
   PetscCall(PetscFree(pc->data));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -115,6 +120,87 @@ static PetscErrorCode PCVertexPatchSetSmoothSteps_VP(PC pc, PetscInt n)
   PetscFunctionBegin;
   PetscCheck(n >= 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "Need at least one smoothing step, got %" PetscInt_FMT, n);
   ((PC_VertexPatch *)pc->data)->smooth_steps = n;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode PCVertexPatchSetPrecision_VP(PC pc, PatchworkPrecision p)
+{
+  PC_VertexPatch *vp = (PC_VertexPatch *)pc->data;
+
+  PetscFunctionBegin;
+  if (p != vp->precision) {
+    vp->precision = p;
+    PetscCall(PCReset_VertexPatch(pc));
+    pc->setupcalled = 0;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode PCVertexPatchGetPrecision_VP(PC pc, PatchworkPrecision *p)
+{
+  PC_VertexPatch *vp = (PC_VertexPatch *)pc->data;
+
+  PetscFunctionBegin;
+  *p = vp->levels ? (vp->single ? PATCHWORK_PRECISION_SINGLE : PATCHWORK_PRECISION_DOUBLE) : vp->precision;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  PCVertexPatchSetPrecision - Set the precision of the `PCVERTEXPATCH` V-cycle
+
+  Logically Collective
+
+  Input Parameters:
++ pc        - the preconditioner
+- precision - `PATCHWORK_PRECISION_SINGLE` (default) or `PATCHWORK_PRECISION_DOUBLE`
+
+  Options Database Key:
+. -pc_vertexpatch_precision <single,double> - the precision
+
+  Notes:
+  In single precision the whole cycle (smoothers, residuals, transfers, the coarse patch solve) runs
+  in float on arrays the PC owns, converted from and to the Krylov method's double vectors once per
+  `PCApply()` (Cui et al. 2024, table 7: the final accuracy of the outer double-precision Krylov
+  method is unchanged). It runs on one rank for now; on several the cycle runs in double and
+  `PCView()` says so.
+
+  The float cycle is a linear operator only up to float rounding. Use a flexible Krylov method
+  (`KSPFGMRES`, `KSPGCR`) or left preconditioning: PETSc's right-preconditioned `KSPGMRES` forms
+  its solution by applying the preconditioner once more to a combination of its basis vectors,
+  which brings the float rounding into the double iterate and limits its accuracy to about 1e-7
+  relative (measured: L2 error 1.04e-7 instead of 9.14e-8 on a 3D Q4 problem even at rtol 1e-12;
+  `KSPFGMRES` gives the double run's error to all printed digits).
+
+  Level: intermediate
+
+.seealso: `PCVERTEXPATCH`, `PCVertexPatchGetPrecision()`
+@*/
+PetscErrorCode PCVertexPatchSetPrecision(PC pc, PatchworkPrecision precision)
+{
+  PetscFunctionBegin;
+  PetscTryMethod(pc, "PCVertexPatchSetPrecision_C", (PC, PatchworkPrecision), (pc, precision));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  PCVertexPatchGetPrecision - Get the precision of the `PCVERTEXPATCH` V-cycle
+
+  Not Collective
+
+  Input Parameter:
+. pc - the preconditioner
+
+  Output Parameter:
+. precision - the precision the cycle runs in (after `PCSetUp()`), or the one requested before
+
+  Level: intermediate
+
+.seealso: `PCVERTEXPATCH`, `PCVertexPatchSetPrecision()`
+@*/
+PetscErrorCode PCVertexPatchGetPrecision(PC pc, PatchworkPrecision *precision)
+{
+  PetscFunctionBegin;
+  PetscUseMethod(pc, "PCVertexPatchGetPrecision_C", (PC, PatchworkPrecision *), (pc, precision));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -219,7 +305,8 @@ PetscErrorCode PCVertexPatchSetSmoothSteps(PC pc, PetscInt n)
 + -pc_vertexpatch_levels <n>                           - number of levels (default: as many as the grid allows)
 . -pc_vertexpatch_smooth_steps <1>                     - pre- and post-smoothing steps
 . -pc_vertexpatch_type <multiplicative,additive>       - how patches are combined
-. -pc_vertexpatch_kernel <fused,global>                - local (fused with the solve) or global residual
+. -pc_vertexpatch_kernel <fused,global,separate>       - local residual fused with the solve, global residual, or local residual in a kernel of its own
+. -pc_vertexpatch_precision <single,double>            - precision of the V-cycle (the Krylov method stays in double)
 . -pc_vertexpatch_symmetric <false>                    - post-smoothing sweeps the colors in reverse order: a symmetric V-cycle for CG
 . -pc_vertexpatch_omega <0>                            - damping of the additive smoother (0: 1/2^dim)
 - -pc_vertexpatch_coarse_ksp_type, -pc_vertexpatch_coarse_pc_type - coarse solver when the coarsest level is more than one patch
@@ -231,7 +318,8 @@ PetscErrorCode PCVertexPatchSetSmoothSteps(PC pc, PetscInt n)
   restriction its transpose. Pre- and post-smoothing sweep the 2^dim colors in the same order, as in
   the paper: the V-cycle is not symmetric (use GMRES or Richardson); -pc_vertexpatch_symmetric
   reverses the post-smoothing order for a symmetric V-cycle that can precondition CG, at a cost of
-  about one more iteration. Vectors of the DM's type choose the
+  about one more iteration. The cycle runs in single precision by default
+  (`PCVertexPatchSetPrecision()`): use `KSPFGMRES` around it for full double accuracy. Vectors of the DM's type choose the
   kernels: `-dm_vec_type cuda` runs the whole cycle on the GPU. With levels = 1 the PC is the
   smoother alone (forward sweeps from a zero guess).
 
@@ -251,6 +339,7 @@ PETSC_EXTERN PetscErrorCode PCCreate_VertexPatch(PC pc)
   vp->smooth_steps = 1;
   vp->type         = PATCHWORK_VP_MULTIPLICATIVE;
   vp->kernel       = PATCHWORK_VP_KERNEL_FUSED;
+  vp->precision    = PATCHWORK_PRECISION_SINGLE;
   pc->data         = vp;
 
   pc->ops->setup          = PCSetUp_VertexPatch;
@@ -263,5 +352,7 @@ PETSC_EXTERN PetscErrorCode PCCreate_VertexPatch(PC pc)
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCVertexPatchGetLevels_C", PCVertexPatchGetLevels_VP));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCVertexPatchSetType_C", PCVertexPatchSetType_VP));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCVertexPatchSetSmoothSteps_C", PCVertexPatchSetSmoothSteps_VP));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCVertexPatchSetPrecision_C", PCVertexPatchSetPrecision_VP));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCVertexPatchGetPrecision_C", PCVertexPatchGetPrecision_VP));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

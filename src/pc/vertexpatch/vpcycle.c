@@ -1,59 +1,181 @@
 /* PCVERTEXPATCH apply: the V-cycle. Moves data between global and ghosted local vectors and
-   dispatches every kernel to the CPU reference or CUDA by where the vectors live. */
+   dispatches every kernel to the CPU reference or CUDA by where the vectors live. In double
+   precision the level vectors are PETSc Vecs and the operators and transfers their Mats; in single
+   precision (one rank) they are float arrays the PC owns and the kernels are called on them directly. */
 #include "vpimpl.h"
+#include <patchwork/vec_kernel.h>
 
 typedef enum {
   K_SMOOTH,   /* y += local solves of the local residuals b - A x (x, b read; y may be x) */
-  K_SOLVE,    /* y += local solves of r */
+  K_SOLVE,    /* y += local solves of x */
+  K_RESIDUAL, /* y = b - A x at the interior nodes of the color's patches */
+  K_APPLY,    /* y += A x (single precision; zeroed y first) */
+  K_PROLONG,  /* y += P x */
+  K_RESTRICT, /* y += P^T x */
   K_BOUNDARY  /* y = x on Dirichlet nodes */
 } KernelKind;
 
-/* Run one kernel on the arrays of x (and b), adding into y */
+#if defined(PATCHWORK_HAVE_CUDA)
+static const char *const KernelNames[] = {"PatchworkPatchSmoothCUDA", "PatchworkPatchSmoothCUDAFloat", "PatchworkPatchSolveCUDA", "PatchworkPatchSolveCUDAFloat", "PatchworkPatchResidualCUDA", "PatchworkPatchResidualCUDAFloat", "PatchworkTensorApplyCUDA", "PatchworkTensorApplyCUDAFloat", "PatchworkProlongCUDA", "PatchworkProlongCUDAFloat", "PatchworkRestrictCUDA", "PatchworkRestrictCUDAFloat", "PatchworkTensorBoundaryCUDA", "(none)"};
+
+/* The CUDA kernel of each kind, double and float */
+static int LaunchCUDA(KernelKind kind, const void *desc, const double *x, const double *b, double *y, void *s)
+{
+  switch (kind) {
+  case K_SMOOTH: return PatchworkPatchSmoothCUDA((const PatchworkPatchDesc *)desc, x, b, y, s);
+  case K_SOLVE: return PatchworkPatchSolveCUDA((const PatchworkPatchDesc *)desc, x, y, s);
+  case K_RESIDUAL: return PatchworkPatchResidualCUDA((const PatchworkPatchDesc *)desc, x, b, y, s);
+  case K_APPLY: return PatchworkTensorApplyCUDA((const PatchworkTensorDesc *)desc, x, y, s);
+  case K_PROLONG: return PatchworkProlongCUDA((const PatchworkTransferDesc *)desc, x, y, s);
+  case K_RESTRICT: return PatchworkRestrictCUDA((const PatchworkTransferDesc *)desc, x, y, s);
+  case K_BOUNDARY: return PatchworkTensorBoundaryCUDA((const PatchworkTensorDesc *)desc, x, y, s);
+  }
+  return -1;
+}
+
+static int LaunchCUDAFloat(KernelKind kind, const void *desc, const float *x, const float *b, float *y, void *s)
+{
+  switch (kind) {
+  case K_SMOOTH: return PatchworkPatchSmoothCUDAFloat((const PatchworkPatchDesc *)desc, x, b, y, s);
+  case K_SOLVE: return PatchworkPatchSolveCUDAFloat((const PatchworkPatchDesc *)desc, x, y, s);
+  case K_RESIDUAL: return PatchworkPatchResidualCUDAFloat((const PatchworkPatchDesc *)desc, x, b, y, s);
+  case K_APPLY: return PatchworkTensorApplyCUDAFloat((const PatchworkTensorDesc *)desc, x, y, s);
+  case K_PROLONG: return PatchworkProlongCUDAFloat((const PatchworkTransferDesc *)desc, x, y, s);
+  case K_RESTRICT: return PatchworkRestrictCUDAFloat((const PatchworkTransferDesc *)desc, x, y, s);
+  case K_BOUNDARY: break; /* Dirichlet rows are handled on the caller's double vectors */
+  }
+  return -1;
+}
+#endif
+
+static void LaunchRef(KernelKind kind, const void *desc, const double *x, const double *b, double *y)
+{
+  switch (kind) {
+  case K_SMOOTH: PatchworkPatchSmoothRef((const PatchworkPatchDesc *)desc, x, b, y); break;
+  case K_SOLVE: PatchworkPatchSolveRef((const PatchworkPatchDesc *)desc, x, y); break;
+  case K_RESIDUAL: PatchworkPatchResidualRef((const PatchworkPatchDesc *)desc, x, b, y); break;
+  case K_APPLY: PatchworkTensorApplyRef((const PatchworkTensorDesc *)desc, x, y); break;
+  case K_PROLONG: PatchworkProlongRef((const PatchworkTransferDesc *)desc, x, y); break;
+  case K_RESTRICT: PatchworkRestrictRef((const PatchworkTransferDesc *)desc, x, y); break;
+  case K_BOUNDARY: PatchworkTensorBoundaryRef((const PatchworkTensorDesc *)desc, x, y); break;
+  }
+}
+
+static void LaunchRefFloat(KernelKind kind, const void *desc, const float *x, const float *b, float *y)
+{
+  switch (kind) {
+  case K_SMOOTH: PatchworkPatchSmoothRefFloat((const PatchworkPatchDesc *)desc, x, b, y); break;
+  case K_SOLVE: PatchworkPatchSolveRefFloat((const PatchworkPatchDesc *)desc, x, y); break;
+  case K_RESIDUAL: PatchworkPatchResidualRefFloat((const PatchworkPatchDesc *)desc, x, b, y); break;
+  case K_APPLY: PatchworkTensorApplyRefFloat((const PatchworkTensorDesc *)desc, x, y); break;
+  case K_PROLONG: PatchworkProlongRefFloat((const PatchworkTransferDesc *)desc, x, y); break;
+  case K_RESTRICT: PatchworkRestrictRefFloat((const PatchworkTransferDesc *)desc, x, y); break;
+  case K_BOUNDARY: break;
+  }
+}
+
+/* Run one kernel on raw arrays of the given precision and side, logging its flops */
+static PetscErrorCode RunArrays(PetscBool device, PetscBool single, KernelKind kind, const void *desc, const void *x, const void *b, void *y, PetscLogDouble flops)
+{
+  PetscFunctionBegin;
+  if (device) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    void *stream;
+    int   err;
+
+    PetscCall(PatchworkGetDeviceStream(&stream));
+    PetscCall(PetscLogGpuTimeBegin());
+    if (single) err = LaunchCUDAFloat(kind, desc, (const float *)x, (const float *)b, (float *)y, stream);
+    else err = LaunchCUDA(kind, desc, (const double *)x, (const double *)b, (double *)y, stream);
+    PetscCall(PetscLogGpuTimeEnd());
+    PetscCall(PatchworkCheckKernel(err, KernelNames[2 * kind + (single ? 1 : 0)]));
+    PetscCall(PetscLogGpuFlops(flops));
+#else
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "Device vectors, but Patchwork was built without CUDA: rebuild it against a PETSc configured with CUDA");
+#endif
+  } else {
+    if (single) LaunchRefFloat(kind, desc, (const float *)x, (const float *)b, (float *)y);
+    else LaunchRef(kind, desc, (const double *)x, (const double *)b, (double *)y);
+    PetscCall(PetscLogFlops(flops));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Run one kernel on the arrays of Vecs x (and b), writing y */
 static PetscErrorCode RunKernel(KernelKind kind, const void *desc, Vec x, Vec b, Vec y, PetscLogDouble flops)
 {
   PatchworkArrays a;
 
   PetscFunctionBegin;
   PetscCall(PatchworkArraysGet(x, b, y, &a));
-  if (a.device) {
+  PetscCall(RunArrays(a.device, PETSC_FALSE, kind, desc, a.r[0], a.r[1], a.w, flops));
+  PetscCall(PatchworkArraysRestore(&a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* single precision: the float arrays of the levels */
+
+static PetscErrorCode FloatZero(PC_VertexPatch *vp, PC_VPLevel *L, VPVec i)
+{
+  PetscFunctionBegin;
+  if (vp->device) {
 #if defined(PATCHWORK_HAVE_CUDA)
     void *stream;
 
     PetscCall(PatchworkGetDeviceStream(&stream));
-    PetscCall(PetscLogGpuTimeBegin());
-    switch (kind) {
-    case K_SMOOTH:
-      PatchworkCallKernel(PatchworkPatchSmoothCUDA((const PatchworkPatchDesc *)desc, a.r[0], a.r[1], a.w, stream));
-      break;
-    case K_SOLVE:
-      PatchworkCallKernel(PatchworkPatchSolveCUDA((const PatchworkPatchDesc *)desc, a.r[0], a.w, stream));
-      break;
-    case K_BOUNDARY:
-      PatchworkCallKernel(PatchworkTensorBoundaryCUDA((const PatchworkTensorDesc *)desc, a.r[0], a.w, stream));
-      break;
-    }
-    PetscCall(PetscLogGpuTimeEnd());
-    PetscCall(PetscLogGpuFlops(flops));
-#else
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "Device vectors, but Patchwork was built without CUDA: rebuild it against a PETSc configured with CUDA");
+    PatchworkCallKernel(PatchworkDeviceMemzero(L->f[i], (size_t)L->n * sizeof(float), stream));
 #endif
-  } else {
-    switch (kind) {
-    case K_SMOOTH:
-      PatchworkPatchSmoothRef((const PatchworkPatchDesc *)desc, a.r[0], a.r[1], a.w);
-      break;
-    case K_SOLVE:
-      PatchworkPatchSolveRef((const PatchworkPatchDesc *)desc, a.r[0], a.w);
-      break;
-    case K_BOUNDARY:
-      PatchworkTensorBoundaryRef((const PatchworkTensorDesc *)desc, a.r[0], a.w);
-      break;
-    }
-    PetscCall(PetscLogFlops(flops));
-  }
-  PetscCall(PatchworkArraysRestore(&a));
+  } else PetscCall(PetscArrayzero(L->f[i], L->n));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* L->f[y] = a L->f[y] + L->f[x] */
+static PetscErrorCode FloatAYPX(PC_VertexPatch *vp, PC_VPLevel *L, float a, VPVec x, VPVec y)
+{
+  PetscFunctionBegin;
+  if (vp->device) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    void *stream;
+
+    PetscCall(PatchworkGetDeviceStream(&stream));
+    PatchworkCallKernel(PatchworkVecAYPXFloatCUDA(L->n, a, L->f[x], L->f[y], stream));
+    PetscCall(PetscLogGpuFlops(2.0 * L->n));
+#endif
+  } else {
+    PatchworkVecAYPXFloatRef(L->n, a, L->f[x], L->f[y]);
+    PetscCall(PetscLogFlops(2.0 * L->n));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Between a double Vec and a float array of the level: to float when in, else back to double */
+static PetscErrorCode FloatConvert(PC_VertexPatch *vp, PC_VPLevel *L, Vec v, VPVec i, PetscBool in)
+{
+  PetscScalar *a;
+  PetscMemType mt;
+
+  PetscFunctionBegin;
+  if (in) PetscCall(VecGetArrayReadAndMemType(v, (const PetscScalar **)&a, &mt));
+  else PetscCall(VecGetArrayWriteAndMemType(v, &a, &mt));
+  PetscCheck((PetscMemTypeDevice(mt) ? PETSC_TRUE : PETSC_FALSE) == vp->device, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "PCVERTEXPATCH was set up for %s vectors but got a vector on the %s: use vectors of the operator's type (MatCreateVecs())", vp->device ? "device" : "host", PetscMemTypeDevice(mt) ? "device" : "host");
+  if (vp->device) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    void *stream;
+
+    PetscCall(PatchworkGetDeviceStream(&stream));
+    if (in) PatchworkCallKernel(PatchworkVecToFloatCUDA(L->n, a, L->f[i], stream));
+    else PatchworkCallKernel(PatchworkVecToDoubleCUDA(L->n, L->f[i], a, stream));
+#endif
+  } else if (in) PatchworkVecToFloatRef(L->n, a, L->f[i]);
+  else PatchworkVecToDoubleRef(L->n, L->f[i], a);
+  if (in) PetscCall(VecRestoreArrayReadAndMemType(v, (const PetscScalar **)&a));
+  else PetscCall(VecRestoreArrayWriteAndMemType(v, &a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* the operations of the cycle, in either precision */
 
 static PetscErrorCode ToLocal(DM dm, Vec g, Vec l)
 {
@@ -71,32 +193,71 @@ static PetscErrorCode AddToGlobal(DM dm, Vec l, Vec g)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* One patch kernel of one color on level L: y += corrections. On one rank it acts on the global
-   vectors in place; on several, on ghosted copies whose corrections are added back */
-static PetscErrorCode PatchColor(PC_VertexPatch *vp, PC_VPLevel *L, KernelKind kind, int color, Vec x, Vec b, Vec y)
+static PetscErrorCode Zero(PC_VertexPatch *vp, PC_VPLevel *L, VPVec i)
 {
-  PatchworkPatchDesc d = L->patch;
+  PetscFunctionBegin;
+  if (vp->single) PetscCall(FloatZero(vp, L, i));
+  else PetscCall(VecZeroEntries(L->v[i]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* One patch kernel of one color on level L, reading x (and b), writing y. On one rank it acts on the
+   level's arrays in place; on several, on ghosted copies whose corrections are added back */
+static PetscErrorCode PatchColor(PC_VertexPatch *vp, PC_VPLevel *L, KernelKind kind, int color, VPVec x, VPVec b, VPVec y)
+{
+  PatchworkPatchDesc   d     = L->patch;
+  const PetscLogDouble flops = L->smooth_flops / (1 << vp->dim);
 
   PetscFunctionBegin;
   d.color = color;
-  if (vp->serial) {
-    PetscCall(RunKernel(kind, &d, x, b, y, L->smooth_flops / (1 << vp->dim)));
-  } else {
-    PetscCall(ToLocal(L->dm, x, L->xloc));
+  if (vp->single) PetscCall(RunArrays(vp->device, PETSC_TRUE, kind, &d, L->f[x], kind == K_SOLVE ? NULL : L->f[b], L->f[y], flops));
+  else if (vp->serial) PetscCall(RunKernel(kind, &d, L->v[x], kind == K_SOLVE ? NULL : L->v[b], L->v[y], flops));
+  else {
+    PetscCall(ToLocal(L->dm, L->v[x], L->xloc));
     PetscCall(VecZeroEntries(L->yloc));
-    PetscCall(RunKernel(kind, &d, L->xloc, kind == K_SMOOTH ? L->bloc : NULL, L->yloc, L->smooth_flops / (1 << vp->dim)));
-    PetscCall(AddToGlobal(L->dm, L->yloc, y));
+    PetscCall(RunKernel(kind, &d, L->xloc, kind == K_SOLVE ? NULL : L->bloc, L->yloc, flops));
+    PetscCall(AddToGlobal(L->dm, L->yloc, L->v[y]));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The separate kernels of one color: the local residuals of the color's patches, then their solves */
+static PetscErrorCode PatchColorSeparate(PC_VertexPatch *vp, PC_VPLevel *L, int color)
+{
+  PatchworkPatchDesc   d     = L->patch;
+  const PetscLogDouble flops = L->smooth_flops / (1 << vp->dim);
+
+  PetscFunctionBegin;
+  d.color = color;
+  if (vp->single) {
+    PetscCall(RunArrays(vp->device, PETSC_TRUE, K_RESIDUAL, &d, L->f[VP_X], L->f[VP_B], L->f[VP_R], 0));
+    PetscCall(RunArrays(vp->device, PETSC_TRUE, K_SOLVE, &d, L->f[VP_R], NULL, L->f[VP_X], flops));
+  } else if (vp->serial) {
+    PetscCall(RunKernel(K_RESIDUAL, &d, L->v[VP_X], L->v[VP_B], L->v[VP_R], 0));
+    PetscCall(RunKernel(K_SOLVE, &d, L->v[VP_R], NULL, L->v[VP_X], flops));
+  } else { /* the residual at this rank's patch interiors needs no exchange before the solves */
+    PetscCall(ToLocal(L->dm, L->v[VP_X], L->xloc));
+    PetscCall(RunKernel(K_RESIDUAL, &d, L->xloc, L->bloc, L->rloc, 0));
+    PetscCall(VecZeroEntries(L->yloc));
+    PetscCall(RunKernel(K_SOLVE, &d, L->rloc, NULL, L->yloc, flops));
+    PetscCall(AddToGlobal(L->dm, L->yloc, L->v[VP_X]));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* r = b - A x on level L */
-static PetscErrorCode Residual(PC_VPLevel *L)
+static PetscErrorCode Residual(PC_VertexPatch *vp, PC_VPLevel *L)
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(L->ev_residual, 0, 0, 0, 0));
-  PetscCall(MatMult(L->A, L->x, L->r));
-  PetscCall(VecAYPX(L->r, -1.0, L->b));
+  if (vp->single) { /* Dirichlet rows of r are left at b: restriction and the solves never read them */
+    PetscCall(FloatZero(vp, L, VP_R));
+    PetscCall(RunArrays(vp->device, PETSC_TRUE, K_APPLY, &L->patch.op, L->f[VP_X], NULL, L->f[VP_R], L->apply_flops));
+    PetscCall(FloatAYPX(vp, L, -1.0f, VP_B, VP_R));
+  } else {
+    PetscCall(MatMult(L->A, L->v[VP_X], L->v[VP_R]));
+    PetscCall(VecAYPX(L->v[VP_R], -1.0, L->v[VP_B]));
+  }
   PetscCall(PetscLogEventEnd(L->ev_residual, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -108,22 +269,30 @@ static PetscErrorCode Smooth(PC_VertexPatch *vp, PC_VPLevel *L, PetscBool revers
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(L->ev_smooth, 0, 0, 0, 0));
-  if (!vp->serial && vp->type == PATCHWORK_VP_MULTIPLICATIVE && vp->kernel == PATCHWORK_VP_KERNEL_FUSED) PetscCall(ToLocal(L->dm, L->b, L->bloc));
+  if (!vp->single && !vp->serial && vp->type == PATCHWORK_VP_MULTIPLICATIVE && vp->kernel != PATCHWORK_VP_KERNEL_GLOBAL) PetscCall(ToLocal(L->dm, L->v[VP_B], L->bloc));
   for (PetscInt s = 0; s < vp->smooth_steps; s++) {
     if (vp->type == PATCHWORK_VP_ADDITIVE) { /* every patch from the same residual */
-      PetscCall(Residual(L));
-      PetscCall(VecZeroEntries(L->w));
-      for (int c = 0; c < ncolors; c++) PetscCall(PatchColor(vp, L, K_SOLVE, c, L->r, NULL, L->w));
-      PetscCall(VecAXPY(L->x, 1.0, L->w));
+      PetscCall(Residual(vp, L));
+      PetscCall(Zero(vp, L, VP_W));
+      for (int c = 0; c < ncolors; c++) PetscCall(PatchColor(vp, L, K_SOLVE, c, VP_R, VP_R, VP_W));
+      if (vp->single) PetscCall(FloatAYPX(vp, L, 1.0f, VP_W, VP_X));
+      else PetscCall(VecAXPY(L->v[VP_X], 1.0, L->v[VP_W]));
       continue;
     }
     for (int i = 0; i < ncolors; i++) {
       const int c = reverse ? ncolors - 1 - i : i;
 
-      if (vp->kernel == PATCHWORK_VP_KERNEL_FUSED) PetscCall(PatchColor(vp, L, K_SMOOTH, c, L->x, L->b, L->x));
-      else {
-        PetscCall(Residual(L));
-        PetscCall(PatchColor(vp, L, K_SOLVE, c, L->r, NULL, L->x));
+      switch (vp->kernel) {
+      case PATCHWORK_VP_KERNEL_FUSED:
+        PetscCall(PatchColor(vp, L, K_SMOOTH, c, VP_X, VP_B, VP_X));
+        break;
+      case PATCHWORK_VP_KERNEL_SEPARATE:
+        PetscCall(PatchColorSeparate(vp, L, c));
+        break;
+      case PATCHWORK_VP_KERNEL_GLOBAL:
+        PetscCall(Residual(vp, L));
+        PetscCall(PatchColor(vp, L, K_SOLVE, c, VP_R, VP_R, VP_X));
+        break;
       }
     }
   }
@@ -131,27 +300,50 @@ static PetscErrorCode Smooth(PC_VertexPatch *vp, PC_VPLevel *L, PetscBool revers
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Coarse b = P^T f for f on fine level L (C = the next coarser level) */
-static PetscErrorCode Restrict(PC_VPLevel *L, Vec f, PC_VPLevel *C)
+/* Coarse b = P^T (fine vector f) for fine level L (C = the next coarser level) */
+static PetscErrorCode Restrict(PC_VertexPatch *vp, PC_VPLevel *L, VPVec f, PC_VPLevel *C)
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(L->ev_transfer, 0, 0, 0, 0));
-  PetscCall(MatMultTranspose(L->P, f, C->b));
+  if (vp->single) {
+    PetscCall(FloatZero(vp, C, VP_B));
+    PetscCall(RunArrays(vp->device, PETSC_TRUE, K_RESTRICT, &L->transfer, L->f[f], NULL, C->f[VP_B], 0));
+  } else PetscCall(MatMultTranspose(L->P, L->v[f], C->v[VP_B]));
   PetscCall(PetscLogEventEnd(L->ev_transfer, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* Fine x += P (coarse x) */
-static PetscErrorCode Prolong(PC_VPLevel *L, PC_VPLevel *C)
+static PetscErrorCode Prolong(PC_VertexPatch *vp, PC_VPLevel *L, PC_VPLevel *C)
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(L->ev_transfer, 0, 0, 0, 0));
-  PetscCall(MatMultAdd(L->P, C->x, L->x, L->x));
+  if (vp->single) PetscCall(RunArrays(vp->device, PETSC_TRUE, K_PROLONG, &L->transfer, C->f[VP_X], NULL, L->f[VP_X], 0));
+  else PetscCall(MatMultAdd(L->P, C->v[VP_X], L->v[VP_X], L->v[VP_X]));
   PetscCall(PetscLogEventEnd(L->ev_transfer, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* V-cycle on level l for L->x with right-hand side L->b, from a zero guess unless told otherwise */
+/* x = the exact solution on the coarsest level L */
+static PetscErrorCode CoarseSolve(PC pc, PC_VPLevel *L)
+{
+  PC_VertexPatch *vp = (PC_VertexPatch *)pc->data;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(PATCHWORK_VPCoarse, pc, 0, 0, 0));
+  if (vp->coarse_patch) { /* the one patch is the whole problem: one local solve is exact */
+    PetscCall(Zero(vp, L, VP_X));
+    PetscCall(PatchColor(vp, L, K_SMOOTH, (1 << vp->dim) - 1, VP_X, VP_B, VP_X));
+  } else {
+    if (vp->single) PetscCall(FloatConvert(vp, L, L->v[VP_B], VP_B, PETSC_FALSE));
+    PetscCall(KSPSolve(vp->coarse_ksp, L->v[VP_B], L->v[VP_X]));
+    if (vp->single) PetscCall(FloatConvert(vp, L, L->v[VP_X], VP_X, PETSC_TRUE));
+  }
+  PetscCall(PetscLogEventEnd(PATCHWORK_VPCoarse, pc, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* V-cycle on level l for x with right-hand side b, from a zero guess unless told otherwise */
 static PetscErrorCode Cycle(PC pc, PetscInt l, PetscBool zero_guess)
 {
   PC_VertexPatch *vp = (PC_VertexPatch *)pc->data;
@@ -159,42 +351,79 @@ static PetscErrorCode Cycle(PC pc, PetscInt l, PetscBool zero_guess)
 
   PetscFunctionBegin;
   if (l == 0 && vp->nlevels > 1) {
-    PetscCall(PetscLogEventBegin(PATCHWORK_VPCoarse, pc, 0, 0, 0));
-    if (vp->coarse_patch) { /* the one patch is the whole problem: one local solve is exact */
-      PetscCall(VecZeroEntries(L->x));
-      PetscCall(PatchColor(vp, L, K_SMOOTH, (1 << vp->dim) - 1, L->x, L->b, L->x));
-    } else PetscCall(KSPSolve(vp->coarse_ksp, L->b, L->x));
-    PetscCall(PetscLogEventEnd(PATCHWORK_VPCoarse, pc, 0, 0, 0));
+    PetscCall(CoarseSolve(pc, L));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  if (zero_guess) PetscCall(VecZeroEntries(L->x));
+  if (zero_guess) PetscCall(Zero(vp, L, VP_X));
   PetscCall(Smooth(vp, L, PETSC_FALSE));
   if (l == 0) PetscFunctionReturn(PETSC_SUCCESS); /* one level: the smoother alone */
-  PetscCall(Residual(L));
-  PetscCall(Restrict(L, L->r, &vp->levels[l - 1]));
+  PetscCall(Residual(vp, L));
+  PetscCall(Restrict(vp, L, VP_R, &vp->levels[l - 1]));
   PetscCall(Cycle(pc, l - 1, PETSC_TRUE));
-  PetscCall(Prolong(L, &vp->levels[l - 1]));
+  PetscCall(Prolong(vp, L, &vp->levels[l - 1]));
   PetscCall(Smooth(vp, L, vp->symmetric)); /* the paper sweeps in the same order; reversed is symmetric */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Run body(pc) with the finest level's x and b being the caller's x and b: double precision works on
+   them directly, single precision converts b in and x out */
+typedef PetscErrorCode (*FinestBody)(PC);
+
+static PetscErrorCode OnCallerVectors(PC pc, Vec b, Vec x, FinestBody body)
+{
+  PC_VertexPatch *vp = (PC_VertexPatch *)pc->data;
+  PC_VPLevel     *F  = &vp->levels[vp->nlevels - 1];
+  Vec             xs = F->v[VP_X], bs = F->v[VP_B];
+
+  PetscFunctionBegin;
+  if (vp->single) {
+    PetscCall(FloatConvert(vp, F, b, VP_B, PETSC_TRUE));
+    PetscCall(body(pc));
+    PetscCall(FloatConvert(vp, F, x, VP_X, PETSC_FALSE));
+  } else {
+    F->v[VP_X] = x;
+    F->v[VP_B] = b;
+    PetscCall(body(pc));
+    F->v[VP_X] = xs;
+    F->v[VP_B] = bs;
+  }
+  /* Dirichlet rows of the operator are the identity: pass their right-hand side through */
+  PetscCall(RunKernel(K_BOUNDARY, &vp->boundary, b, NULL, x, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode VCycleBody(PC pc)
+{
+  PC_VertexPatch *vp = (PC_VertexPatch *)pc->data;
+
+  PetscFunctionBegin;
+  PetscCall(Cycle(pc, vp->nlevels - 1, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode PCApply_VertexPatch(PC pc, Vec r, Vec z)
 {
-  PC_VertexPatch *vp = (PC_VertexPatch *)pc->data;
-  PC_VPLevel     *F  = &vp->levels[vp->nlevels - 1];
-  Vec             x = F->x, b = F->b;
-
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PATCHWORK_VPApply, pc, r, z, 0));
-  /* the finest level works on the caller's vectors directly */
-  F->x = z;
-  F->b = r;
-  PetscCall(Cycle(pc, vp->nlevels - 1, PETSC_TRUE));
-  F->x = x;
-  F->b = b;
-  /* Dirichlet rows of the operator are the identity: pass their residual through */
-  PetscCall(RunKernel(K_BOUNDARY, &vp->boundary, r, NULL, z, 0));
+  PetscCall(OnCallerVectors(pc, r, z, VCycleBody));
   PetscCall(PetscLogEventEnd(PATCHWORK_VPApply, pc, r, z, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Full multigrid: restrict b to every level, solve on the coarsest, then on each finer level
+   interpolate and run one V-cycle from there */
+static PetscErrorCode FMGBody(PC pc)
+{
+  PC_VertexPatch *vp = (PC_VertexPatch *)pc->data;
+
+  PetscFunctionBegin;
+  for (PetscInt l = vp->nlevels - 1; l >= 1; l--) PetscCall(Restrict(vp, &vp->levels[l], VP_B, &vp->levels[l - 1]));
+  PetscCall(Cycle(pc, 0, PETSC_TRUE));
+  for (PetscInt l = 1; l < vp->nlevels; l++) {
+    PetscCall(Zero(vp, &vp->levels[l], VP_X));
+    PetscCall(Prolong(vp, &vp->levels[l], &vp->levels[l - 1]));
+    PetscCall(Cycle(pc, l, PETSC_FALSE));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -222,30 +451,12 @@ PetscErrorCode PCApply_VertexPatch(PC pc, Vec r, Vec z)
 @*/
 PetscErrorCode PCVertexPatchFMG(PC pc, Vec b, Vec x)
 {
-  PC_VertexPatch *vp;
-  PC_VPLevel     *F;
-  Vec             xs, bs;
-  PetscBool       is;
+  PetscBool is;
 
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCVERTEXPATCH, &is));
   PetscCheck(is, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONG, "PCVertexPatchFMG() needs a PC of type %s", PCVERTEXPATCH);
   PetscCall(PCSetUp(pc));
-  vp = (PC_VertexPatch *)pc->data;
-  F  = &vp->levels[vp->nlevels - 1];
-  xs = F->x;
-  bs = F->b;
-  F->x = x;
-  F->b = b;
-  for (PetscInt l = vp->nlevels - 1; l >= 1; l--) PetscCall(Restrict(&vp->levels[l], vp->levels[l].b, &vp->levels[l - 1]));
-  PetscCall(Cycle(pc, 0, PETSC_TRUE));
-  for (PetscInt l = 1; l < vp->nlevels; l++) {
-    PetscCall(VecZeroEntries(vp->levels[l].x));
-    PetscCall(Prolong(&vp->levels[l], &vp->levels[l - 1]));
-    PetscCall(Cycle(pc, l, PETSC_FALSE));
-  }
-  F->x = xs;
-  F->b = bs;
-  PetscCall(RunKernel(K_BOUNDARY, &vp->boundary, b, NULL, x, 0));
+  PetscCall(OnCallerVectors(pc, b, x, FMGBody));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

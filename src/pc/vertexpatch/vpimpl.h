@@ -6,16 +6,29 @@
 #include <patchwork/patch_kernel.h>
 #include <petsc/private/pcimpl.h> /* a new PC type fills pc->ops, like PETSc's own PCs */
 
+/* The level vectors of the cycle: solution, right-hand side, residual, additive update */
+typedef enum {
+  VP_X,
+  VP_B,
+  VP_R,
+  VP_W,
+  VP_NVEC
+} VPVec;
+
 typedef struct {
   DM                    dm;
   Mat                   A;                     /* the level operator (the user's on the finest level) */
-  Vec                   x, b, r, w;            /* level vectors: solution, right-hand side, residual, additive update */
-  Vec                   xloc, bloc, yloc;      /* ghosted copies, several ranks only */
+  PetscInt              n;                     /* entries of this rank's level vectors */
+  Vec                   v[VP_NVEC];            /* double precision; in single only on level 0 for the coarse KSP */
+  float                *f[VP_NVEC];            /* single precision: arrays the PC owns (device or host) */
+  Vec                   xloc, bloc, yloc, rloc; /* ghosted copies, several ranks only */
   PetscInt              cells[3];
-  PatchworkPatchDesc    patch;                 /* smoother; color and vertex range set per call */
+  PatchworkPatchDesc    patch;                 /* smoother; color and vertex range set per call; patch.op applies the operator */
   Mat                   P;                     /* interpolation from the next coarser level (NULL on the coarsest) */
+  PatchworkTransferDesc transfer;              /* its kernel descriptor, for single precision */
   PetscLogEvent         ev_smooth, ev_residual, ev_transfer;
   PetscLogDouble        smooth_flops;          /* per color sweep of this rank's patches */
+  PetscLogDouble        apply_flops;           /* per operator apply */
 } PC_VPLevel;
 
 typedef struct {
@@ -24,11 +37,14 @@ typedef struct {
   PetscInt             smooth_steps;
   PatchworkVPType      type;
   PatchworkVPKernel    kernel;
+  PatchworkPrecision   precision;              /* requested */
   PetscReal            omega;                  /* additive damping; 0: 1/2^dim */
   PetscBool            symmetric;              /* post-smoothing sweeps the colors in reverse order */
   /* set up */
   PetscInt             dim, degree, nlevels;
   PetscBool            serial;                 /* one rank: kernels act on the global arrays */
+  PetscBool            single;                 /* the cycle runs in float on the f[] arrays */
+  PetscBool            device;                 /* the f[] arrays are device memory */
   PC_VPLevel          *levels;                 /* levels[0] coarsest, levels[nlevels-1] finest */
   PetscBool            coarse_patch;           /* coarsest level has one patch: its smoother is exact */
   KSP                  coarse_ksp;             /* otherwise a Krylov solve on the coarsest level */
@@ -38,5 +54,8 @@ typedef struct {
 PETSC_INTERN PetscErrorCode PCSetUp_VertexPatch(PC);
 PETSC_INTERN PetscErrorCode PCApply_VertexPatch(PC, Vec, Vec);
 PETSC_INTERN PetscErrorCode PCReset_VertexPatch(PC);
+/* single precision: float arrays of n entries on the device or the host */
+PETSC_INTERN PetscErrorCode PCVertexPatchFloatAlloc(PetscBool, PetscInt, float **);
+PETSC_INTERN PetscErrorCode PCVertexPatchFloatFree(PetscBool, float **);
 
 #endif

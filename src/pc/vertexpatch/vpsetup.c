@@ -1,6 +1,36 @@
 /* PCVERTEXPATCH setup: the level hierarchy by coarsening the DMDA, level operators, the kernel
    descriptors of smoothers and transfers, the coarse solver. */
 #include "vpimpl.h"
+#include <patchwork/vec_kernel.h>
+
+PetscErrorCode PCVertexPatchFloatAlloc(PetscBool device, PetscInt n, float **a)
+{
+  PetscFunctionBegin;
+  if (device) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    void *p;
+
+    PatchworkCallKernel(PatchworkDeviceMalloc((size_t)n * sizeof(float), &p));
+    *a = (float *)p;
+#else
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "Device vectors, but Patchwork was built without CUDA: rebuild it against a PETSc configured with CUDA");
+#endif
+  } else PetscCall(PetscMalloc1(n, a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PCVertexPatchFloatFree(PetscBool device, float **a)
+{
+  PetscFunctionBegin;
+  if (!*a) PetscFunctionReturn(PETSC_SUCCESS);
+  if (device) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    PatchworkCallKernel(PatchworkDeviceFree(*a));
+#endif
+    *a = NULL;
+  } else PetscCall(PetscFree(*a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 PetscErrorCode PCReset_VertexPatch(PC pc)
 {
@@ -10,13 +40,14 @@ PetscErrorCode PCReset_VertexPatch(PC pc)
   for (PetscInt l = 0; l < vp->nlevels && vp->levels; l++) {
     PC_VPLevel *L = &vp->levels[l];
 
-    PetscCall(VecDestroy(&L->x));
-    PetscCall(VecDestroy(&L->b));
-    PetscCall(VecDestroy(&L->r));
-    PetscCall(VecDestroy(&L->w));
+    for (int i = 0; i < VP_NVEC; i++) {
+      PetscCall(VecDestroy(&L->v[i]));
+      PetscCall(PCVertexPatchFloatFree(vp->device, &L->f[i]));
+    }
     PetscCall(VecDestroy(&L->xloc));
     PetscCall(VecDestroy(&L->bloc));
     PetscCall(VecDestroy(&L->yloc));
+    PetscCall(VecDestroy(&L->rloc));
     PetscCall(MatDestroy(&L->A));
     PetscCall(MatDestroy(&L->P));
     PetscCall(DMDestroy(&L->dm));
@@ -50,7 +81,7 @@ static PetscErrorCode SetUpPatch(PC_VertexPatch *vp, PC_VPLevel *L, const Patchw
 
   PetscFunctionBegin;
   PetscCall(PetscMemzero(p, sizeof(*p)));
-  PetscCall(PatchworkTensorFillDesc(info, PW_SCATTER_ATOMIC, vp->serial, &p->op, NULL, NULL));
+  PetscCall(PatchworkTensorFillDesc(info, PW_SCATTER_ATOMIC, vp->serial, &p->op, NULL, &L->apply_flops));
   PetscCall(DMDAGetCorners(L->dm, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
   for (PetscInt d = 0; d < 3; d++) {
     if (d < vp->dim) {
@@ -69,6 +100,22 @@ static PetscErrorCode SetUpPatch(PC_VertexPatch *vp, PC_VPLevel *L, const Patchw
      six contractions with S of the fast-diagonalization solve; a color holds about 1/2^dim of them */
   if (vp->dim == 3) L->smooth_flops = 2 * npatch * (2 * a * a * a * b + 3 * a * a * b * b + 2 * a * b * b * b + 6 * b * b * b * b);
   else L->smooth_flops = 2 * npatch * (2 * a * a * b + 3 * a * b * b + 4 * b * b * b);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Whether the operator's vectors live on the device: the single-precision arrays go where they are */
+static PetscErrorCode VectorsOnDevice(Mat A, PetscBool *device)
+{
+  Vec          v;
+  PetscScalar *a;
+  PetscMemType mt;
+
+  PetscFunctionBegin;
+  PetscCall(MatCreateVecs(A, &v, NULL));
+  PetscCall(VecGetArrayAndMemType(v, &a, &mt));
+  *device = PetscMemTypeDevice(mt) ? PETSC_TRUE : PETSC_FALSE;
+  PetscCall(VecRestoreArrayAndMemType(v, &a));
+  PetscCall(VecDestroy(&v));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -100,6 +147,9 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
   vp->degree = info.degree;
   PetscCallMPI(MPI_Comm_size(comm, &size));
   vp->serial = size == 1 ? PETSC_TRUE : PETSC_FALSE;
+  vp->single = (PetscBool)(vp->precision == PATCHWORK_PRECISION_SINGLE && vp->serial);
+  if (vp->precision == PATCHWORK_PRECISION_SINGLE && !vp->serial) PetscCall(PetscInfo(pc, "Single precision runs on one rank only for now; the cycle runs in double\n"));
+  PetscCall(VectorsOnDevice(pc->pmat, &vp->device));
   maxl       = PatchworkMaxLevels(info.dim, info.cells);
   if (vp->nlevels_req == PETSC_DECIDE || vp->nlevels_req <= 0) vp->nlevels = maxl;
   else {
@@ -126,13 +176,21 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
     L->dm = li.dm;
     PetscCall(PetscObjectReference((PetscObject)L->dm));
     PetscCall(PetscArraycpy(L->cells, li.cells, 3));
-    PetscCall(MatCreateVecs(L->A, &L->x, &L->b));
-    PetscCall(VecDuplicate(L->x, &L->r));
-    PetscCall(VecDuplicate(L->x, &L->w));
+    PetscCall(MatGetLocalSize(L->A, &L->n, NULL));
+    if (L->P) PetscCall(PatchworkTransferGetDesc(L->P, &L->transfer));
+    if (vp->single) {
+      for (int i = 0; i < VP_NVEC; i++)
+        if (i != VP_W || vp->type == PATCHWORK_VP_ADDITIVE) PetscCall(PCVertexPatchFloatAlloc(vp->device, L->n, &L->f[i]));
+    } else {
+      PetscCall(MatCreateVecs(L->A, &L->v[VP_X], &L->v[VP_B]));
+      PetscCall(VecDuplicate(L->v[VP_X], &L->v[VP_R]));
+      PetscCall(VecDuplicate(L->v[VP_X], &L->v[VP_W]));
+    }
     if (!vp->serial) {
       PetscCall(DMCreateLocalVector(L->dm, &L->xloc));
       PetscCall(VecDuplicate(L->xloc, &L->bloc));
       PetscCall(VecDuplicate(L->xloc, &L->yloc));
+      if (vp->kernel == PATCHWORK_VP_KERNEL_SEPARATE) PetscCall(VecDuplicate(L->xloc, &L->rloc));
     }
     PetscCall(SetUpPatch(vp, L, &li));
     PetscCall(RegisterLevelEvents(L, l));
@@ -150,6 +208,7 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
     const char *prefix;
     PC          cpc;
 
+    if (vp->single) PetscCall(MatCreateVecs(vp->levels[0].A, &vp->levels[0].v[VP_X], &vp->levels[0].v[VP_B])); /* the KSP works in double */
     PetscCall(KSPCreate(comm, &vp->coarse_ksp));
     PetscCall(PCGetOptionsPrefix(pc, &prefix));
     PetscCall(KSPSetOptionsPrefix(vp->coarse_ksp, prefix));

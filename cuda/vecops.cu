@@ -1,0 +1,69 @@
+/* CUDA vector kernels of the single-precision cycles (contract: include/patchwork/vec_kernel.h; CPU
+   reference: src/core/vecops_ref.c). Grid-stride loops over 64-bit indices: one launch of a few
+   blocks per SM covers any length, and arrays beyond 2^31 entries fit on one GPU. */
+#include <cuda_runtime.h>
+#include <patchwork/vec_kernel.h>
+
+namespace {
+
+template <typename From, typename To>
+__global__ void Convert(ptrdiff_t n, const From *__restrict__ x, To *__restrict__ y)
+{
+  for (ptrdiff_t i = blockIdx.x * (ptrdiff_t)blockDim.x + threadIdx.x; i < n; i += (ptrdiff_t)gridDim.x * blockDim.x) y[i] = (To)x[i];
+}
+
+__global__ void AYPX(ptrdiff_t n, float a, const float *__restrict__ x, float *__restrict__ y)
+{
+  for (ptrdiff_t i = blockIdx.x * (ptrdiff_t)blockDim.x + threadIdx.x; i < n; i += (ptrdiff_t)gridDim.x * blockDim.x) y[i] = a * y[i] + x[i];
+}
+
+/* enough 256-thread blocks to fill the device several times over, no more than the data needs */
+unsigned Blocks(ptrdiff_t n)
+{
+  static int sms = 0;
+  if (!sms) {
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) sms = 132;
+  }
+  const ptrdiff_t need = (n + 255) / 256, most = 8 * (ptrdiff_t)sms;
+  return (unsigned)(need < most ? (need > 0 ? need : 1) : most);
+}
+
+} // namespace
+
+extern "C" int PatchworkVecToFloatCUDA(ptrdiff_t n, const double *x, float *y, void *stream)
+{
+  if (n <= 0) return (int)cudaSuccess;
+  Convert<double, float><<<Blocks(n), 256, 0, (cudaStream_t)stream>>>(n, x, y);
+  return (int)cudaGetLastError();
+}
+
+extern "C" int PatchworkVecToDoubleCUDA(ptrdiff_t n, const float *x, double *y, void *stream)
+{
+  if (n <= 0) return (int)cudaSuccess;
+  Convert<float, double><<<Blocks(n), 256, 0, (cudaStream_t)stream>>>(n, x, y);
+  return (int)cudaGetLastError();
+}
+
+extern "C" int PatchworkVecAYPXFloatCUDA(ptrdiff_t n, float a, const float *x, float *y, void *stream)
+{
+  if (n <= 0) return (int)cudaSuccess;
+  AYPX<<<Blocks(n), 256, 0, (cudaStream_t)stream>>>(n, a, x, y);
+  return (int)cudaGetLastError();
+}
+
+extern "C" int PatchworkDeviceMalloc(size_t bytes, void **p)
+{
+  *p = NULL;
+  return bytes ? (int)cudaMalloc(p, bytes) : (int)cudaSuccess;
+}
+
+extern "C" int PatchworkDeviceFree(void *p)
+{
+  return p ? (int)cudaFree(p) : (int)cudaSuccess;
+}
+
+extern "C" int PatchworkDeviceMemzero(void *p, size_t bytes, void *stream)
+{
+  return bytes ? (int)cudaMemsetAsync(p, 0, bytes, (cudaStream_t)stream) : (int)cudaSuccess;
+}

@@ -1,0 +1,29 @@
+/* Vector kernels of the single-precision preconditioner cycles: the conversions on entry and exit
+   of PCApply() and the few vector updates a cycle makes on arrays the preconditioner owns.
+   CPU reference in src/core/vecops_ref.c, CUDA in cuda/vecops.cu (device pointers, stream a
+   cudaStream_t as void*, NULL: default; they return 0 or a cudaError_t code). */
+#ifndef PATCHWORK_VEC_KERNEL_H
+#define PATCHWORK_VEC_KERNEL_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* y = (float)x and y = (double)x; NaN and Inf pass through as such */
+void PatchworkVecToFloatRef(ptrdiff_t n, const double *x, float *y);
+void PatchworkVecToDoubleRef(ptrdiff_t n, const float *x, double *y);
+/* y = a y + x in float (a = -1: y = x - y, a residual from b and A x; a = 1: y += x) */
+void PatchworkVecAYPXFloatRef(ptrdiff_t n, float a, const float *x, float *y);
+
+int PatchworkVecToFloatCUDA(ptrdiff_t n, const double *x, float *y, void *stream);
+int PatchworkVecToDoubleCUDA(ptrdiff_t n, const float *x, double *y, void *stream);
+int PatchworkVecAYPXFloatCUDA(ptrdiff_t n, float a, const float *x, float *y, void *stream);
+/* device memory the preconditioners own: plain cudaMalloc (no managed memory), zeroing in a stream */
+int PatchworkDeviceMalloc(size_t bytes, void **p);
+int PatchworkDeviceFree(void *p);
+int PatchworkDeviceMemzero(void *p, size_t bytes, void *stream);
+#ifdef __cplusplus
+}
+#endif
+#endif

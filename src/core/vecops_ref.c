@@ -1,0 +1,17 @@
+/* CPU reference of the vector kernels of the single-precision cycles (include/patchwork/vec_kernel.h) */
+#include <patchwork/vec_kernel.h>
+
+void PatchworkVecToFloatRef(ptrdiff_t n, const double *x, float *y)
+{
+  for (ptrdiff_t i = 0; i < n; i++) y[i] = (float)x[i];
+}
+
+void PatchworkVecToDoubleRef(ptrdiff_t n, const float *x, double *y)
+{
+  for (ptrdiff_t i = 0; i < n; i++) y[i] = (double)x[i];
+}
+
+void PatchworkVecAYPXFloatRef(ptrdiff_t n, float a, const float *x, float *y)
+{
+  for (ptrdiff_t i = 0; i < n; i++) y[i] = a * y[i] + x[i];
+}

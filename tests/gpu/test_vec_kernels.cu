@@ -1,0 +1,103 @@
+/* The vector kernels of the single-precision cycles (cuda/vecops.cu) against their CPU reference
+   (src/core/vecops_ref.c) on random data of several lengths, NaN and Inf included. Conversions and
+   a*y + x are one rounding each in both, so the results must be bitwise equal (nvcc contracts
+   a*y + x into one FMA: the reference is compared with a tolerance of one float rounding). Exit 77
+   without a device. */
+#include <cmath>
+#include <cfloat>
+#include <vector>
+#include <patchwork/vec_kernel.h>
+#include "gputest.h"
+
+static void TestLength(ptrdiff_t n)
+{
+  std::vector<double> xd(n), yd(n);
+  std::vector<float>  xf(n), yf(n), rf(n), gf(n);
+  double *dxd, *dyd;
+  float  *dxf, *dyf;
+  char    name[64];
+
+  for (ptrdiff_t i = 0; i < n; i++) {
+    xd[i] = 1e3 * Rand();
+    yf[i] = (float)Rand();
+  }
+  if (n > 2) {
+    xd[0] = NAN;
+    xd[1] = INFINITY;
+    xd[2] = 1e300; /* overflows to Inf in float, on both sides */
+  }
+  CHECK_CUDA(PatchworkDeviceMalloc(n * sizeof(double), (void **)&dxd));
+  CHECK_CUDA(PatchworkDeviceMalloc(n * sizeof(double), (void **)&dyd));
+  CHECK_CUDA(PatchworkDeviceMalloc(n * sizeof(float), (void **)&dxf));
+  CHECK_CUDA(PatchworkDeviceMalloc(n * sizeof(float), (void **)&dyf));
+  CHECK_CUDA(cudaMemcpy(dxd, xd.data(), n * sizeof(double), cudaMemcpyHostToDevice));
+
+  /* double -> float -> double: bitwise equal to the reference, NaN as NaN */
+  PatchworkVecToFloatRef(n, xd.data(), xf.data());
+  CHECK_CUDA(PatchworkVecToFloatCUDA(n, dxd, dxf, g_stream));
+  CHECK_CUDA(cudaMemcpyAsync(gf.data(), dxf, n * sizeof(float), cudaMemcpyDeviceToHost, g_stream));
+  CHECK_CUDA(cudaStreamSynchronize(g_stream));
+  ptrdiff_t bad = 0;
+  for (ptrdiff_t i = 0; i < n; i++) bad += !(gf[i] == xf[i] || (std::isnan(gf[i]) && std::isnan(xf[i])));
+  snprintf(name, sizeof(name), "to-float n=%td", n);
+  Report(bad == 0, name, (double)bad, 0);
+
+  PatchworkVecToDoubleRef(n, xf.data(), yd.data());
+  CHECK_CUDA(PatchworkVecToDoubleCUDA(n, dxf, dyd, g_stream));
+  std::vector<double> gd(n);
+  CHECK_CUDA(cudaMemcpyAsync(gd.data(), dyd, n * sizeof(double), cudaMemcpyDeviceToHost, g_stream));
+  CHECK_CUDA(cudaStreamSynchronize(g_stream));
+  bad = 0;
+  for (ptrdiff_t i = 0; i < n; i++) bad += !(gd[i] == yd[i] || (std::isnan(gd[i]) && std::isnan(yd[i])));
+  snprintf(name, sizeof(name), "to-double n=%td", n);
+  Report(bad == 0, name, (double)bad, 0);
+
+  /* y = a y + x on finite data: within one float rounding of |a y| + |x| (FMA or not) */
+  for (ptrdiff_t i = 0; i < n; i++) xf[i] = (float)Rand();
+  for (float a : {-1.0f, 1.0f, 0.5f}) {
+    CHECK_CUDA(cudaMemcpyAsync(dxf, xf.data(), n * sizeof(float), cudaMemcpyHostToDevice, g_stream));
+    CHECK_CUDA(cudaMemcpyAsync(dyf, yf.data(), n * sizeof(float), cudaMemcpyHostToDevice, g_stream));
+    rf = yf;
+    PatchworkVecAYPXFloatRef(n, a, xf.data(), rf.data());
+    CHECK_CUDA(PatchworkVecAYPXFloatCUDA(n, a, dxf, dyf, g_stream));
+    CHECK_CUDA(cudaMemcpyAsync(gf.data(), dyf, n * sizeof(float), cudaMemcpyDeviceToHost, g_stream));
+    CHECK_CUDA(cudaStreamSynchronize(g_stream));
+    double worst = 0;
+    for (ptrdiff_t i = 0; i < n; i++) {
+      const double scale = std::fabs((double)a * yf[i]) + std::fabs((double)xf[i]);
+      if (scale > 0) worst = std::fmax(worst, std::fabs((double)gf[i] - rf[i]) / scale);
+    }
+    snprintf(name, sizeof(name), "aypx a=%g n=%td", (double)a, n);
+    Report(worst <= 2 * FLT_EPSILON, name, worst, 2 * FLT_EPSILON);
+  }
+  CHECK_CUDA(PatchworkDeviceMemzero(dyf, n * sizeof(float), g_stream));
+  CHECK_CUDA(cudaMemcpyAsync(gf.data(), dyf, n * sizeof(float), cudaMemcpyDeviceToHost, g_stream));
+  CHECK_CUDA(cudaStreamSynchronize(g_stream));
+  bad = 0;
+  for (ptrdiff_t i = 0; i < n; i++) bad += gf[i] != 0.0f;
+  snprintf(name, sizeof(name), "memzero n=%td", n);
+  Report(bad == 0, name, (double)bad, 0);
+  CHECK_CUDA(PatchworkDeviceFree(dxd));
+  CHECK_CUDA(PatchworkDeviceFree(dyd));
+  CHECK_CUDA(PatchworkDeviceFree(dxf));
+  CHECK_CUDA(PatchworkDeviceFree(dyf));
+}
+
+int main(int argc, char **argv)
+{
+  int ndev = 0;
+
+  (void)argc;
+  (void)argv;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    printf("# no CUDA device: skipped\n");
+    return 77;
+  }
+  CHECK_CUDA(cudaStreamCreate(&g_stream));
+  for (ptrdiff_t n : {(ptrdiff_t)1, (ptrdiff_t)255, (ptrdiff_t)257, (ptrdiff_t)100003, (ptrdiff_t)5000001}) TestLength(n);
+  /* zero length launches nothing and succeeds */
+  CHECK_CUDA(PatchworkVecAYPXFloatCUDA(0, 1.0f, NULL, NULL, g_stream));
+  CHECK_CUDA(cudaStreamDestroy(g_stream));
+  printf("# %d passed, %d failed\n", g_pass, g_fail);
+  return g_fail ? 1 : 0;
+}
