@@ -144,7 +144,7 @@ bench: lib
 
 # benchmarks may use the kernel ABI (src/core), which the library does not export (PETSc builds
 # with -fvisibility=hidden; only PETSC_EXTERN symbols are public): link those objects directly
-$(BUILD)/bench/%: bench/%.c $(LIBNAME) $(CORE_OBJ)
+$(BUILD)/bench/%: bench/%.c bench/benchutil.h $(LIBNAME) $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	@echo "  CCLD  $@"
 	@$(PCC) $(PCC_FLAGS) $(CFLAGS) $(CCPPFLAGS) -Iinclude -O2 -o $@ $< $(CORE_OBJ) -L$(LIBDIR) -lpatchwork -Wl,-rpath,$(CURDIR)/$(LIBDIR) $(PETSC_LIB) -lm

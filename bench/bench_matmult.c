@@ -6,19 +6,7 @@ static const char help[] = "MatMult throughput of the Patchwork tensor-product o
                            "  -spmv_max_nnz <3e8>      assemble the AIJ matrix only up to this many nonzeros\n"
                            "  -reps <20>               timed applies per measurement (median reported)\n";
 
-#include <patchwork.h>
-#include <patchwork/basis1d.h>
-#include <petscdevice.h>
-
-static PetscErrorCode Sync(void)
-{
-  PetscDeviceContext dctx;
-
-  PetscFunctionBeginUser;
-  PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
-  PetscCall(PetscDeviceContextSynchronize(dctx));
-  PetscFunctionReturn(0);
-}
+#include "benchutil.h"
 
 static int CompareDouble(const void *a, const void *b)
 {
@@ -47,70 +35,6 @@ static PetscErrorCode TimeMult(Mat A, Vec x, Vec y, PetscInt reps, double *media
   qsort(t, (size_t)reps, sizeof(double), CompareDouble);
   *median = t[reps / 2];
   PetscCall(PetscFree(t));
-  PetscFunctionReturn(0);
-}
-
-/* The global 1D mass and stiffness matrices of N cells of degree k on [0,1] */
-static PetscErrorCode Assemble1D(PetscInt k, PetscInt N, Mat *M, Mat *K)
-{
-  PetscInt n = k + 1, nn = k * N + 1, *idx;
-  double   m[121], s[121];
-  PetscReal h = 1.0 / N;
-
-  PetscFunctionBeginUser;
-  PetscCheck(!PatchworkTensor1DMatrices((int)k, PW_QUAD_GAUSS, m, s), PETSC_COMM_SELF, PETSC_ERR_LIB, "1D matrices");
-  PetscCall(PetscMalloc1(n, &idx));
-  PetscCall(MatCreateSeqAIJ(PETSC_COMM_SELF, nn, nn, 2 * k + 1, NULL, M));
-  PetscCall(MatCreateSeqAIJ(PETSC_COMM_SELF, nn, nn, 2 * k + 1, NULL, K));
-  for (PetscInt e = 0; e < N; e++) {
-    PetscScalar me[121], ke[121];
-
-    for (PetscInt i = 0; i < n; i++) idx[i] = e * k + i;
-    for (PetscInt i = 0; i < n * n; i++) {
-      me[i] = h * m[i];
-      ke[i] = s[i] / h;
-    }
-    PetscCall(MatSetValues(*M, n, idx, n, idx, me, ADD_VALUES));
-    PetscCall(MatSetValues(*K, n, idx, n, idx, ke, ADD_VALUES));
-  }
-  PetscCall(MatAssemblyBegin(*M, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(*M, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyBegin(*K, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(*K, MAT_FINAL_ASSEMBLY));
-  PetscCall(PetscFree(idx));
-  PetscFunctionReturn(0);
-}
-
-/* On a Cartesian mesh the 3D stiffness matrix is K(x)M(x)M + M(x)K(x)M + M(x)M(x)K (z slowest), exactly */
-static PetscErrorCode AssembleKron(PetscInt k, PetscInt N, Mat *A)
-{
-  Mat       M, K, MM, KM, MK, T;
-  PetscInt  nn = k * N + 1, nb = 0, *rows;
-
-  PetscFunctionBeginUser;
-  PetscCall(Assemble1D(k, N, &M, &K));
-  PetscCall(MatSeqAIJKron(M, M, MAT_INITIAL_MATRIX, &MM));
-  PetscCall(MatSeqAIJKron(K, M, MAT_INITIAL_MATRIX, &KM));
-  PetscCall(MatSeqAIJKron(M, K, MAT_INITIAL_MATRIX, &MK));
-  PetscCall(MatSeqAIJKron(K, MM, MAT_INITIAL_MATRIX, A));
-  PetscCall(MatSeqAIJKron(M, KM, MAT_INITIAL_MATRIX, &T));
-  PetscCall(MatAXPY(*A, 1.0, T, SAME_NONZERO_PATTERN));
-  PetscCall(MatDestroy(&T));
-  PetscCall(MatSeqAIJKron(M, MK, MAT_INITIAL_MATRIX, &T));
-  PetscCall(MatAXPY(*A, 1.0, T, SAME_NONZERO_PATTERN));
-  PetscCall(MatDestroy(&T));
-  PetscCall(PetscMalloc1(nn * nn * 6, &rows));
-  for (PetscInt z = 0; z < nn; z++)
-    for (PetscInt y = 0; y < nn; y++)
-      for (PetscInt x = 0; x < nn; x++)
-        if (!x || !y || !z || x == nn - 1 || y == nn - 1 || z == nn - 1) rows[nb++] = (z * nn + y) * nn + x;
-  PetscCall(MatZeroRowsColumns(*A, nb, rows, 1.0, NULL, NULL));
-  PetscCall(PetscFree(rows));
-  PetscCall(MatDestroy(&M));
-  PetscCall(MatDestroy(&K));
-  PetscCall(MatDestroy(&MM));
-  PetscCall(MatDestroy(&KM));
-  PetscCall(MatDestroy(&MK));
   PetscFunctionReturn(0);
 }
 
@@ -204,7 +128,7 @@ int main(int argc, char **argv)
       if (nnz <= maxnnz) {
         PetscReal ynorm;
 
-        PetscCall(AssembleKron(k, N, &S));
+        PetscCall(AssembleKron(3, k, N, &S));
         if (device) PetscCall(MatConvert(S, MATSEQAIJCUSPARSE, MAT_INPLACE_MATRIX, &S));
         PetscCall(TimeMult(S, x, z, reps, &tsp));
         PetscCall(VecNorm(y, NORM_INFINITY, &ynorm));

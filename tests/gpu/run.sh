@@ -47,6 +47,20 @@ for t in mpicc mpicxx mpiexec nvcc compute-sanitizer; do printf "%s: %s\n" $t "$
 make -j16 lib examples tests bench cuda-check >"$L/build.log" 2>&1 || { tail -n 40 "$L/build.log"; row build FAIL "see build.log"; }
 echo "built in $(($(date +%s) - T0)) s"
 
+# -log_view: columns CpuToGpu Count/Size, GpuToCpu Count/Size, then GPU %F, are the last 5 of the KSPSolve
+# row. Our operator and PC must cause none. (PETSc's PCJACOBI builds its inverse diagonal lazily at the
+# first PCApply with a loop on the host, one copy each way per solve: not measured here.)
+copies() { awk '/^KSPSolve/ {print $(NF-4) + $(NF-2)}' "$1"; }
+# CG keeps GMRES's own traffic out (its VecMDot results come back to the host every iteration)
+no_copies() {
+for pc in none vertexpatch; do
+  $P $GPU -pc_type $pc -pc_vertexpatch_symmetric -ksp_type cg -ksp_max_it 200 -log_view >"$L/copies-$pc.log" 2>&1
+  c=$(copies "$L/copies-$pc.log")
+  if [ "$c" = 0 ]; then row "gpu-no-copies-pc-$pc" ok "KSPSolve: 0 host<->device copies ($(grep summary: "$L/copies-$pc.log" | grep -o 'its=[0-9]*'))"; else
+    row "gpu-no-copies-pc-$pc" FAIL "KSPSolve copies: '${c}' ($(grep '^KSPSolve' "$L/copies-$pc.log" | tr -s ' '))"; fi
+done
+}
+
 if [ -n "$TESTS" ]; then
 # --- kernels alone (PETSc-free): GPU vs CPU reference at every degree, compute-sanitizer memcheck
 #     and racecheck, kernel benchmarks; suites from KERNEL_SUITES (default: all)
@@ -65,17 +79,7 @@ $P $GPU -log_view >"$L/poisson-gpu.log" 2>&1
 grep summary: "$L/poisson-gpu.log" | sed 's/ solve_s=.*//' >"$L/poisson-gpu.txt"
 if [ -s "$L/poisson-cpu.txt" ] && cmp -s "$L/poisson-cpu.txt" "$L/poisson-gpu.txt"; then row poisson-gpu-vs-cpu ok "$(cut -c1-90 "$L/poisson-gpu.txt")"; else
   row poisson-gpu-vs-cpu FAIL "cpu: $(cat "$L/poisson-cpu.txt") gpu: $(cat "$L/poisson-gpu.txt")"; fi
-# -log_view: columns CpuToGpu Count/Size, GpuToCpu Count/Size, then GPU %F, are the last 5 of the KSPSolve
-# row. Our operator and PC must cause none. (PETSc's PCJACOBI builds its inverse diagonal lazily at the
-# first PCApply with a loop on the host, one copy each way per solve: not measured here.)
-copies() { awk '/^KSPSolve/ {print $(NF-4) + $(NF-2)}' "$1"; }
-# CG keeps GMRES's own traffic out (its VecMDot results come back to the host every iteration)
-for pc in none vertexpatch; do
-  $P $GPU -pc_type $pc -pc_vertexpatch_symmetric -ksp_type cg -ksp_max_it 200 -log_view >"$L/copies-$pc.log" 2>&1
-  c=$(copies "$L/copies-$pc.log")
-  if [ "$c" = 0 ]; then row "gpu-no-copies-pc-$pc" ok "KSPSolve: 0 host<->device copies ($(grep summary: "$L/copies-$pc.log" | grep -o 'its=[0-9]*'))"; else
-    row "gpu-no-copies-pc-$pc" FAIL "KSPSolve copies: '${c}' ($(grep '^KSPSolve' "$L/copies-$pc.log" | tr -s ' '))"; fi
-done
+no_copies
 check poisson-gpu-n2   $MPI -n 2 $P $GPU
 # --- PCVERTEXPATCH on device vectors: the iterations and L2 error of the CPU run (to 1e-5: the float
 #     cycle rounds differently on the GPU), every kernel variant in both precisions
@@ -102,19 +106,33 @@ check vp-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 build/e
 
 # --- the CPU suite against this (newer) PETSc
 [ -n "$CPUSUITE" ] && check cpu-suite bash tests/run.sh
+else
+  P="build/examples/poisson -dim 3 -degree 4 -cells 12"
+  no_copies
 fi
 
-# --- benchmarks
+# --- benchmarks (BENCHES: which, default all: matmult solve table7)
 if [ -n "$BENCH" ]; then
-  if [ -n "$QUICK" ]; then DOFS="-dofs 1e6,2e7"; else DOFS="-dofs 1e5,1e6,1e7,6e7"; fi
-  check bench-matmult  build/bench/bench_matmult $GPU $DOFS
+  BENCHES=${BENCHES:-matmult solve table7}
+  case " $BENCHES " in *" matmult "*)
+    if [ -n "$QUICK" ]; then DOFS="-dofs 1e6,2e7"; else DOFS="-dofs 1e5,1e6,1e7,6e7"; fi
+    check bench-matmult build/bench/bench_matmult $GPU $DOFS ;;
+  esac
+  # time to solution beside PCMG-Chebyshev and GAMG at sizes where GAMG's matrix fits
+  case " $BENCHES " in *" solve "*)
+    check bench-solve build/bench/bench_solve $GPU -degrees 1,3,7 -cells 128,48,16 -solvers vp-single,vp-double,mg-cheb,gamg,cg-jacobi -log_view ;;
+  esac
+  # the paper's table 7 sizes (135M, 454M, 721M DoF), GMRES(3) to fit 80 GB, with -log_view for the breakdown
+  case " $BENCHES " in *" table7 "*)
+    check bench-table7 build/bench/bench_solve $GPU -degrees 1,3,7 -cells ${TABLE7_CELLS:-512,256,128} -solvers ${TABLE7_SOLVERS:-vp-single,vp-double,mg-cheb} -restart 3 -log_view ;;
+  esac
 fi
-
 tar -C build -czf "$OUT/logs.tar.gz" gpu-logs
-[ -f "$L/bench-matmult.log" ] && cp "$L/bench-matmult.log" "$OUT/"
+for b in matmult solve table7; do [ -f "$L/bench-$b.log" ] && cp "$L/bench-$b.log" "$OUT/"; done
 echo
 echo "== GPU results ($(cat "$L/gpu.txt"), $(($(date +%s) - T0)) s; logs in logs.tar.gz)"
 [ -f "$L/bench-matmult.log" ] && grep -A 100 '^vectors' "$L/bench-matmult.log"
+for b in solve table7; do [ -f "$L/bench-$b.log" ] && sed -n '/^dim k/,/^err_M/p' "$L/bench-$b.log"; done
 printf '%s\n' "${ROWS[@]}"
 n_fail=$(printf '%s\n' "${ROWS[@]}" | grep -c ' FAIL ')
 echo "$((${#ROWS[@]} - n_fail)) passed, $n_fail failed"

@@ -36,6 +36,18 @@ static PetscErrorCode GetContext(Mat A, Mat_PatchworkTensor **ctx)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* alpha M + beta K is positive definite when neither coefficient is negative and the stiffness part
+   has no null space (Dirichlet) or the mass part is there. Saying so lets PETSc skip host-side
+   checks: PCJACOBI, for one, otherwise scans its diagonal on the host for negative entries. */
+static PetscErrorCode SetDefiniteness(Mat A, const PatchworkTensorInfo *info)
+{
+  const PetscBool spd = (PetscBool)(info->alpha >= 0 && info->beta >= 0 && (info->alpha > 0 || (info->beta > 0 && info->bc == PATCHWORK_BC_DIRICHLET)));
+
+  PetscFunctionBegin;
+  PetscCall(MatSetOption(A, MAT_SPD, spd));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode MatView_PatchworkTensor(Mat A, PetscViewer viewer)
 {
   Mat_PatchworkTensor *ctx;
@@ -182,6 +194,7 @@ PetscErrorCode MatPatchworkTensorSetCoefficients(Mat A, PetscReal alpha, PetscRe
   ctx->info.alpha     = alpha;
   ctx->info.beta      = beta;
   ctx->descvalid = PETSC_FALSE;
+  PetscCall(SetDefiniteness(A, &ctx->info));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -239,6 +252,7 @@ PetscErrorCode MatPatchworkTensorSetBC(Mat A, PatchworkTensorBC bc)
   PetscCheck(bc == PATCHWORK_BC_DIRICHLET || bc == PATCHWORK_BC_NATURAL, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "Unknown boundary condition %d", (int)bc);
   ctx->info.bc        = bc;
   ctx->descvalid = PETSC_FALSE;
+  PetscCall(SetDefiniteness(A, &ctx->info));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -326,5 +340,11 @@ PetscErrorCode MatCreatePatchworkTensor(DM dm, PetscInt degree, Mat *A)
   PetscCall(MatSetDM(*A, dm));
   PetscCall(MatSetOption(*A, MAT_SYMMETRIC, PETSC_TRUE));
   PetscCall(MatSetOption(*A, MAT_SYMMETRY_ETERNAL, PETSC_TRUE));
+  {
+    Mat_PatchworkTensor *ctx;
+
+    PetscCall(MatShellGetContext(*A, &ctx));
+    PetscCall(SetDefiniteness(*A, &ctx->info));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -181,10 +181,13 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
     if (vp->single) {
       for (int i = 0; i < VP_NVEC; i++)
         if (i != VP_W || vp->type == PATCHWORK_VP_ADDITIVE) PetscCall(PCVertexPatchFloatAlloc(vp->device, L->n, &L->f[i]));
-    } else {
-      PetscCall(MatCreateVecs(L->A, &L->v[VP_X], &L->v[VP_B]));
-      PetscCall(VecDuplicate(L->v[VP_X], &L->v[VP_R]));
-      PetscCall(VecDuplicate(L->v[VP_X], &L->v[VP_W]));
+    } else { /* the finest level's x and b are the caller's vectors */
+      PetscCall(MatCreateVecs(L->A, &L->v[VP_R], NULL));
+      if (l < vp->nlevels - 1) {
+        PetscCall(VecDuplicate(L->v[VP_R], &L->v[VP_X]));
+        PetscCall(VecDuplicate(L->v[VP_R], &L->v[VP_B]));
+      }
+      if (vp->type == PATCHWORK_VP_ADDITIVE) PetscCall(VecDuplicate(L->v[VP_R], &L->v[VP_W]));
     }
     if (!vp->serial) {
       PetscCall(DMCreateLocalVector(L->dm, &L->xloc));
