@@ -16,6 +16,23 @@ PetscInt PatchworkMaxLevels(PetscInt dim, const PetscInt cells[])
   }
 }
 
+/* DMCoarsen(), which keeps the partitions nested, without injecting the fine coordinates into the
+   coarse grid: the coarse coordinates are set from the box anyway, and the injection (a scatter built
+   on the host) costs more than everything else in the setup on large grids */
+static PetscErrorCode CoarsenWithoutCoordinates(DM fine, DM *coarse)
+{
+  Vec coords;
+
+  PetscFunctionBegin;
+  PetscCall(DMGetCoordinates(fine, &coords));
+  PetscCall(PetscObjectReference((PetscObject)coords));
+  PetscCall(DMSetCoordinates(fine, NULL));
+  PetscCall(DMCoarsen(fine, PetscObjectComm((PetscObject)fine), coarse));
+  PetscCall(DMSetCoordinates(fine, coords));
+  PetscCall(VecDestroy(&coords));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode PatchworkCreateHierarchy(Mat A, PetscInt n, Mat ops[], Mat interp[])
 {
   PatchworkTensorInfo info;
@@ -35,7 +52,7 @@ PetscErrorCode PatchworkCreateHierarchy(Mat A, PetscInt n, Mat ops[], Mat interp
     DM                  dm;
 
     PetscCall(MatPatchworkTensorGetInfo(ops[l + 1], &fine));
-    PetscCall(DMCoarsen(fine.dm, PetscObjectComm((PetscObject)A), &dm)); /* keeps partitions nested */
+    PetscCall(CoarsenWithoutCoordinates(fine.dm, &dm));
     PetscCall(DMSetVecType(dm, vtype));
     PetscCall(PatchworkDMDASetCoordinatesQk(dm, info.degree, info.lower, info.upper));
     PetscCall(MatCreatePatchworkTensor(dm, info.degree, &ops[l]));
