@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The paper's table 7 on one GPU (Cui et al. 2024: 3D Poisson, u = prod sin(pi x_d), rtol 1e-9, FMG
+# then GMRES around the V-cycle) at 135M (Q1), 454M (Q3) and 721M (Q7) DoF, plus a smaller comparison
+# with PETSc's PCMG (Chebyshev-Jacobi) and CG-Jacobi. Run on the GPU machine after a CUDA build
+# (tests/gpu/run.sh does the build; this script only runs). Each run has its own time limit so that
+# one that runs long leaves the others their time; logs go to $OUT (or build/bench-out).
+#   bash bench/table7.sh [LIMIT_S per run, default 150]
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-build/bench-out}
+mkdir -p "$OUT"
+LIM=${1:-150}
+GPU="-dm_vec_type cuda -use_gpu_aware_mpi 0"
+B=build/bench/bench_solve
+one() { # NAME ARGS...: one bench_solve run, its table appended to $OUT/table7.txt
+  local name=$1
+  shift
+  echo "== $name: $B $*" | tee -a "$OUT/table7.txt"
+  timeout "$LIM" $B $GPU "$@" > "$OUT/$name.log" 2>&1
+  echo "exit $?" >> "$OUT/$name.log"
+  grep '^run:' "$OUT/$name.log" | sed 's/^run: //' | tee -a "$OUT/table7.txt"
+  tail -n 1 "$OUT/$name.log" | tee -a "$OUT/table7.txt"
+}
+one q7-721M -degrees 7 -cells 128 -solvers vp-single,vp-double -restart 3 -log_view
+one q3-454M -degrees 3 -cells 256 -solvers vp-single,vp-double -restart 3
+one q1-135M -degrees 1 -cells 512 -solvers vp-single,vp-double,mg-cheb -restart 3
+one cmp-90M -degrees 7,3,1 -cells 64,128,256 -solvers vp-single,vp-double,mg-cheb,cg-jacobi -restart 3
