@@ -115,6 +115,16 @@ vp_mpi() {
   [ -n "$i1" ] && [ -n "$in" ] && [ $((in - i1)) -le 1 ] && [ $((i1 - in)) -le 1 ]
 }
 
+# vp_mpi_history N DIM K CELLS: the residual history on N ranks is the serial one to 1e-10 of the
+# initial residual (the double-precision V-cycle is the same operator however the grid is split)
+vp_mpi_history() {
+  local o="-dim $2 -degree $3 -cells $4 -rhs one -ksp_type gmres -ksp_pc_side right -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_precision double -ksp_monitor" h1 hn
+  h1=$($B/examples/poisson $o | grep 'KSP Residual' | awk '{print $5}')
+  hn=$($MPIEXEC -n "$1" $B/examples/poisson $o | grep 'KSP Residual' | awk '{print $5}')
+  paste <(echo "$h1") <(echo "$hn") | awk 'NR == 1 { r0 = $1 } { d = $1 - $2; if (d < 0) d = -d; print "1 rank " $1 "   '"$1"' ranks " $2; if (d > 1e-10 * r0 || $2 == "") bad = 1 }
+    END { exit !(NR > 1 && !bad) }'
+}
+
 # expect_fail PATTERN CMD...: the command fails and says PATTERN
 expect_fail() {
   local pattern=$1 out
@@ -180,6 +190,8 @@ run vertexpatch/single-fmg       same_error "-dim 2 -degree 3 -cells 16 $FMG -pc
 run vertexpatch/mpi-n2-2d        vp_mpi 2 2 4 16
 run vertexpatch/mpi-n4-3d        vp_mpi 4 3 2 8
 run vertexpatch/mpi-n2-separate  vp_mpi 2 3 3 8 -pc_vertexpatch_kernel separate
+run vertexpatch/mpi-n4-history   vp_mpi_history 4 3 2 8
+run vertexpatch/mpi-n2-history-2d vp_mpi_history 2 2 3 16
 run vertexpatch/mpi-single-falls-back bash -c "$MPIEXEC -n 2 $B/examples/poisson -dim 2 -degree 2 -cells 8 $VPS -ksp_view | grep 'precision: double (single was requested'"
 run vertexpatch/cg-symmetric     $B/examples/poisson -dim 3 -degree 4 -cells 4 -ksp_type cg -pc_type vertexpatch -pc_vertexpatch_symmetric -ksp_max_it 8
 run vertexpatch/additive         $B/examples/poisson -dim 2 -degree 3 -cells 8 $VP -pc_vertexpatch_type additive -ksp_max_it 40

@@ -332,6 +332,7 @@ static PetscErrorCode CoarseSolve(PC pc, PC_VPLevel *L)
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PATCHWORK_VPCoarse, pc, 0, 0, 0));
   if (vp->coarse_patch) { /* the one patch is the whole problem: one local solve is exact */
+    if (!vp->single && !vp->serial) PetscCall(ToLocal(L->dm, L->v[VP_B], L->bloc)); /* the patch reads b from the ghosted copy */
     PetscCall(Zero(vp, L, VP_X));
     PetscCall(PatchColor(vp, L, K_SMOOTH, (1 << vp->dim) - 1, VP_X, VP_B, VP_X));
   } else {
