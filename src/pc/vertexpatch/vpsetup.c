@@ -103,15 +103,20 @@ static PetscErrorCode SetUpPatch(PC_VertexPatch *vp, PC_VPLevel *L, const Patchw
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Whether the operator's vectors live on the device: the single-precision arrays go where they are */
+/* Whether the operator's vectors live on the device: the single-precision arrays go where they are.
+   Asked of a one-entry vector of the operator's type, not of a full-size one */
 static PetscErrorCode VectorsOnDevice(Mat A, PetscBool *device)
 {
   Vec          v;
+  VecType      vtype;
   PetscScalar *a;
   PetscMemType mt;
 
   PetscFunctionBegin;
-  PetscCall(MatCreateVecs(A, &v, NULL));
+  PetscCall(MatGetVecType(A, &vtype));
+  PetscCall(VecCreate(PETSC_COMM_SELF, &v));
+  PetscCall(VecSetSizes(v, 1, 1));
+  PetscCall(VecSetType(v, vtype));
   PetscCall(VecGetArrayAndMemType(v, &a, &mt));
   *device = PetscMemTypeDevice(mt) ? PETSC_TRUE : PETSC_FALSE;
   PetscCall(VecRestoreArrayAndMemType(v, &a));
