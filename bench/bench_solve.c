@@ -13,6 +13,7 @@ static const char help[] = "Time to solution of the Q_k Poisson problem -div(gra
                            "     mg-cheb    CG, PCMG on the same matrix-free hierarchy, Chebyshev/Jacobi smoothing\n"
                            "     gamg       CG, PCGAMG on the assembled AIJ matrix (AIJCUSPARSE with CUDA vectors; one rank)\n"
                            "     cg-jacobi  CG, PCJACOBI on the matrix-free operator\n"
+                           "     lor        CG, PCLOR on the matrix-free operator (AMG on the low-order-refined matrix)\n"
                            "  -restart <5>           FGMRES restart of vp-single and vp-double\n"
                            "  -fmg <true>            vp-*: start from one full multigrid cycle (PCVertexPatchFMG), timed with the solve\n"
                            "  -rtol <1e-9>           relative residual reduction (CG solvers measure the unpreconditioned residual too)\n"
@@ -20,7 +21,7 @@ static const char help[] = "Time to solution of the Q_k Poisson problem -div(gra
                            "  -reps <2>              timed solves per run from a zero initial guess; the fastest is reported\n"
                            "  -max_nnz <1e9>         gamg only when the assembled matrix has at most this many nonzeros\n"
                            "Each solver's KSP has an options prefix for tuning: -vp_ (vp-single and vp-double; the precision is\n"
-                           "the solver's), -mgcheb_, -gamg_, -cgj_; e.g. -gamg_pc_gamg_threshold 0.01 -vp_ksp_view.\n"
+                           "the solver's), -mgcheb_, -gamg_, -cgj_, -cglor_ (its AMG: -cglor_lor_pc_type ...); e.g. -gamg_pc_gamg_threshold 0.01 -vp_ksp_view.\n"
                            "-dm_vec_type cuda runs everything on the GPU; -log_view has one stage per solver.\n"
                            "One 'run:' line per run as it finishes, then a table. The error is ||u_h - I_h u||_M = sqrt(e^T M e),\n"
                            "e = u_h minus the nodal interpolant of u, M the matrix-free mass operator (Dirichlet rows: identity).\n";
@@ -33,10 +34,11 @@ typedef enum {
   SOLVER_MG_CHEB,
   SOLVER_GAMG,
   SOLVER_CG_JACOBI,
+  SOLVER_LOR,
   SOLVER_COUNT
 } Solver;
-static const char *const SolverNames[]    = {"vp-single", "vp-double", "mg-cheb", "gamg", "cg-jacobi"};
-static const char *const SolverPrefixes[] = {"vp_", "vp_", "mgcheb_", "gamg_", "cgj_"};
+static const char *const SolverNames[]    = {"vp-single", "vp-double", "mg-cheb", "gamg", "cg-jacobi", "lor"};
+static const char *const SolverPrefixes[] = {"vp_", "vp_", "mgcheb_", "gamg_", "cgj_", "cglor_"};
 
 typedef struct {
   PetscInt  restart, maxit, reps;
@@ -240,7 +242,7 @@ static PetscErrorCode RunOne(DM dm, PetscInt k, Solver solver, const Settings *s
   } else {
     PetscCall(KSPSetType(ksp, KSPCG));
     PetscCall(KSPSetNormType(ksp, KSP_NORM_UNPRECONDITIONED)); /* the same stopping test as GMRES */
-    PetscCall(PCSetType(pc, solver == SOLVER_MG_CHEB ? PCMG : solver == SOLVER_GAMG ? PCGAMG : PCJACOBI));
+    PetscCall(PCSetType(pc, solver == SOLVER_MG_CHEB ? PCMG : solver == SOLVER_GAMG ? PCGAMG : solver == SOLVER_LOR ? PCLOR : PCJACOBI));
   }
   PetscCall(KSPSetFromOptions(ksp));
   PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCVERTEXPATCH, &isvp));
@@ -359,7 +361,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsIntArray("-cells", "Cells per direction, one per degree", NULL, cells, &ncells, &cellsset));
   PetscCall(PetscOptionsRealArray("-dofs", "Target DoF counts (without -cells)", NULL, dofs, &ndofs, &dofsset));
   if (!dofsset) ndofs = 1;
-  PetscCall(PetscOptionsStringArray("-solvers", "Solvers: vp-single, vp-double, mg-cheb, gamg, cg-jacobi", NULL, names, &nsolvers, &solversset));
+  PetscCall(PetscOptionsStringArray("-solvers", "Solvers: vp-single, vp-double, mg-cheb, gamg, cg-jacobi, lor", NULL, names, &nsolvers, &solversset));
   if (!solversset) nsolvers = 4;
   PetscCall(PetscOptionsInt("-restart", "FGMRES restart of the vp-* solvers", NULL, set.restart, &set.restart, NULL));
   PetscCall(PetscOptionsBool("-fmg", "vp-*: initial guess by one full multigrid cycle, timed with the solve", NULL, set.fmg, &set.fmg, NULL));
@@ -389,7 +391,7 @@ int main(int argc, char **argv)
         if (same) break;
       }
       if (s == SOLVER_COUNT) {
-        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Unknown solver '%s' in -solvers: use vp-single, vp-double, mg-cheb, gamg, cg-jacobi\n", names[i]));
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Unknown solver '%s' in -solvers: use vp-single, vp-double, mg-cheb, gamg, cg-jacobi, lor\n", names[i]));
         bad = PETSC_TRUE;
       } else solvers[i] = (Solver)s;
       PetscCall(PetscFree(names[i]));

@@ -67,3 +67,8 @@ extern "C" int PatchworkDeviceMemzero(void *p, size_t bytes, void *stream)
 {
   return bytes ? (int)cudaMemsetAsync(p, 0, bytes, (cudaStream_t)stream) : (int)cudaSuccess;
 }
+
+extern "C" int PatchworkDeviceCopyToDevice(void *dst, const void *src, size_t bytes, void *stream)
+{
+  return bytes ? (int)cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, (cudaStream_t)stream) : (int)cudaSuccess;
+}

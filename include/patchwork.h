@@ -15,6 +15,7 @@ PETSC_EXTERN PetscErrorCode PatchworkFinalizePackage(void);
 
 /* Log events, registered by PatchworkInitializePackage() */
 PETSC_EXTERN PetscLogEvent PATCHWORK_TensorSetUp, PATCHWORK_TensorMult, PATCHWORK_TensorDiagonal, PATCHWORK_VPSetUp, PATCHWORK_VPApply, PATCHWORK_VPCoarse, PATCHWORK_Transfer;
+PETSC_EXTERN PetscLogEvent PATCHWORK_LORPattern, PATCHWORK_LORMacro, PATCHWORK_LORGather, PATCHWORK_LORDirichlet, PATCHWORK_LORSetValues, PATCHWORK_LORInnerSetUp, PATCHWORK_LORApply;
 
 /*E
   PatchworkTensorQuadrature - quadrature of the tensor-product operator
@@ -106,6 +107,18 @@ PETSC_EXTERN PetscErrorCode PCVertexPatchSetSmoothSteps(PC, PetscInt);
 PETSC_EXTERN PetscErrorCode PCVertexPatchSetPrecision(PC, PatchworkPrecision);
 PETSC_EXTERN PetscErrorCode PCVertexPatchGetPrecision(PC, PatchworkPrecision *);
 PETSC_EXTERN PetscErrorCode PCVertexPatchFMG(PC, Vec, Vec);
+
+/*J
+  PCLOR - "lor": low-order-refined preconditioning, a PETSc PC (AMG by default) on the Q1 matrix of the mesh refined at the Gauss-Lobatto nodes
+J*/
+#define PCLOR "lor"
+
+PETSC_EXTERN PetscErrorCode PCLORSetDegree(PC, PetscInt);
+PETSC_EXTERN PetscErrorCode PCLORSetCoefficients(PC, PetscReal, PetscReal);
+PETSC_EXTERN PetscErrorCode PCLORSetBC(PC, PatchworkTensorBC);
+PETSC_EXTERN PetscErrorCode PCLORSetQuadrature(PC, PatchworkTensorQuadrature);
+PETSC_EXTERN PetscErrorCode PCLORGetMatrix(PC, Mat *);
+PETSC_EXTERN PetscErrorCode PCLORGetInnerPC(PC, PC *);
 
 /* DMDA node grids for Q_k elements */
 PETSC_EXTERN PetscErrorCode PatchworkDMDACreateQk(MPI_Comm, PetscInt dim, PetscInt degree, const PetscInt cells[], const PetscReal lower[], const PetscReal upper[], DM *);

@@ -155,6 +155,9 @@ run mat/tensor_aij-n2     $MPIEXEC -n 2 $B/tests/mat/test_tensor_aij
 run mat/transfer-n1       $MPIEXEC -n 1 $B/tests/mat/test_transfer
 run mat/transfer-n2       $MPIEXEC -n 2 $B/tests/mat/test_transfer
 run mat/bad_input         $B/tests/mat/test_bad_input
+run mat/lor-n1            $MPIEXEC -n 1 $B/tests/mat/test_lor
+run mat/lor-n2            $MPIEXEC -n 2 $B/tests/mat/test_lor
+run mat/lor-n3-2d         $MPIEXEC -n 3 $B/tests/mat/test_lor -dims 2 -kmax 3
 
 # --- the Poisson example: convergence order, expected output, parallel consistency
 for k in 1 2 3 4; do run "poisson/order-2d-q$k" poisson_order 2 $k 4 8; done
@@ -206,6 +209,31 @@ run pcmg/mpi-n2                  vp_mpi 2 3 3 8 -pc_type mg -mg_levels_pc_type j
 run vertexpatch/err-levels       expect_fail "cannot be coarsened to 5 levels" $B/examples/poisson -dim 2 -degree 2 -cells 8 $VP -pc_vertexpatch_levels 5
 run vertexpatch/err-natural      expect_fail "Dirichlet conditions only" $B/examples/poisson -dim 2 -degree 2 -cells 8 $VP -mat_patchwork_bc natural
 
+# --- PCLOR: CG iterations bounded in the degree and the mesh size (BoomerAMG, CPU hypre)
+# lor_its DIM C1 C2 [OPTIONS]: CG to 1e-8 for k = 2..8 on C1 and C2 cells per direction; the counts
+# stay within a factor 1.5 of each other and do not grow from C1 to C2 (by more than 1)
+lor_its() {
+  local dim=$1 c1=$2 c2=$3 k c its
+  shift 3
+  for k in 2 3 4 5 6 7 8; do
+    for c in $c1 $c2; do
+      its=$($B/examples/poisson -dim "$dim" -degree $k -cells $c -ksp_type cg -ksp_rtol 1e-8 -pc_type lor "$@" | sed -n 's/.*its=\([0-9]*\) reason=CONVERGED.*/\1/p')
+      echo "k=$k cells=$c its=${its:-none}"
+    done
+  done | awk -v c1="$c1" -v c2="$c2" '{ print; split($1, a, "="); split($2, b, "="); split($3, i, "=");
+      if (i[2] == "none") bad = 1; its[a[2], b[2]] = i[2]; if (min == "" || i[2] < min) min = i[2]; if (i[2] > max) max = i[2] }
+    END { for (k = 2; k <= 8; k++) if (its[k, c2] > its[k, c1] + 1) { print "k=" k ": iterations grow with the mesh"; bad = 1 }
+          printf "min %d, max %d, ratio %.2f (at most 1.5)\n", min, max, max / min
+          if (bad || max > 1.5 * min) exit 1 }'
+}
+run lor/its-2d            lor_its 2 8 16
+run lor/its-3d            lor_its 3 3 6
+run lor/gamg              $B/examples/lor -dim 3 -degree 3 -cells 4 -lor_pc_type gamg
+run lor/gauss-rule        $B/examples/lor -dim 2 -degree 5 -cells 6 -pc_lor_quadrature gauss -ksp_view
+run lor/mpi-n2            bash -c "$MPIEXEC -n 2 $B/examples/lor -dim 3 -degree 4 -cells 4 -ksp_view | grep -e 'rows, [0-9]* nonzeros' -e 'summary:.*CONVERGED'"
+run lor/help              bash -c "$B/examples/lor -help | grep -e '-pc_lor_quadrature' -e '-pc_lor_degree'"
+run lor/malloc-dump       no_leaks $B/examples/lor -dim 2 -degree 3 -cells 4
+
 # --- the plugin route: a PETSc program never linked against Patchwork
 run dll/without-plugin    bash -c "$B/tests/dll/plain_dll; test \$? = 2"
 run dll/dll-append        $B/tests/dll/plain_dll -dll_append "$PWD/lib/libpetscpatchwork.so"
@@ -226,6 +254,8 @@ run install/pkg-config    installed
 if command -v valgrind >/dev/null 2>&1; then
   run valgrind/poisson    valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $B/examples/poisson -dim 3 -degree 2 -cells 2
+  run valgrind/lor        valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+    $B/examples/lor -dim 3 -degree 3 -cells 2
   run valgrind/tensor_ref valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_tensor_ref
   run valgrind/patch_ref  valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_patch_ref --quick
   run valgrind/transfer_ref valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_transfer_ref --quick

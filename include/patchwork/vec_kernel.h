@@ -23,6 +23,8 @@ int PatchworkVecAYPXFloatCUDA(ptrdiff_t n, float a, const float *x, float *y, vo
 int PatchworkDeviceMalloc(size_t bytes, void **p);
 int PatchworkDeviceFree(void *p);
 int PatchworkDeviceMemzero(void *p, size_t bytes, void *stream);
+/* host to device copy in a stream (the host buffer must stay alive until the stream has run) */
+int PatchworkDeviceCopyToDevice(void *dst, const void *src, size_t bytes, void *stream);
 #ifdef __cplusplus
 }
 #endif

@@ -24,6 +24,8 @@ typedef struct {
 } PatchworkArrays;
 PETSC_INTERN PetscErrorCode PatchworkArraysGet(Vec, Vec, Vec, PatchworkArrays *);
 PETSC_INTERN PetscErrorCode PatchworkArraysRestore(PatchworkArrays *);
+/* Whether vectors of the matrix's vector type live on the device */
+PETSC_INTERN PetscErrorCode PatchworkMatVectorsOnDevice(Mat, PetscBool *);
 
 /* Kernel descriptors of a tensor-product operator from its public description (src/mat/tensor) */
 PETSC_INTERN PetscErrorCode PatchworkTensorFillDesc(const PatchworkTensorInfo *, PatchworkScatter, PetscBool, PatchworkTensorDesc *, PatchworkTensorDesc *, PetscLogDouble *);

@@ -3,8 +3,10 @@
 
 PetscBool     PatchworkPackageInitialized = PETSC_FALSE;
 PetscLogEvent PATCHWORK_TensorSetUp, PATCHWORK_TensorMult, PATCHWORK_TensorDiagonal, PATCHWORK_VPSetUp, PATCHWORK_VPApply, PATCHWORK_VPCoarse, PATCHWORK_Transfer;
+PetscLogEvent PATCHWORK_LORPattern, PATCHWORK_LORMacro, PATCHWORK_LORGather, PATCHWORK_LORDirichlet, PATCHWORK_LORSetValues, PATCHWORK_LORInnerSetUp, PATCHWORK_LORApply;
 
 PETSC_EXTERN PetscErrorCode PCCreate_VertexPatch(PC);
+PETSC_EXTERN PetscErrorCode PCCreate_LOR(PC);
 
 const char *const PatchworkTensorQuadratures[] = {"gauss", "gausslobatto", "PatchworkTensorQuadrature", "PATCHWORK_QUADRATURE_", NULL};
 const char *const PatchworkTensorBCs[]         = {"dirichlet", "natural", "PatchworkTensorBC", "PATCHWORK_BC_", NULL};
@@ -52,7 +54,15 @@ PetscErrorCode PatchworkInitializePackage(void)
   PetscCall(PetscLogEventRegister("PWVPSetUp", PC_CLASSID, &PATCHWORK_VPSetUp));
   PetscCall(PetscLogEventRegister("PWVPApply", PC_CLASSID, &PATCHWORK_VPApply));
   PetscCall(PetscLogEventRegister("PWVPCoarse", PC_CLASSID, &PATCHWORK_VPCoarse));
+  PetscCall(PetscLogEventRegister("PWLORPattern", PC_CLASSID, &PATCHWORK_LORPattern));
+  PetscCall(PetscLogEventRegister("PWLORMacro", PC_CLASSID, &PATCHWORK_LORMacro));
+  PetscCall(PetscLogEventRegister("PWLORGather", PC_CLASSID, &PATCHWORK_LORGather));
+  PetscCall(PetscLogEventRegister("PWLORDirichlet", PC_CLASSID, &PATCHWORK_LORDirichlet));
+  PetscCall(PetscLogEventRegister("PWLORSetValues", PC_CLASSID, &PATCHWORK_LORSetValues));
+  PetscCall(PetscLogEventRegister("PWLORInnerSetUp", PC_CLASSID, &PATCHWORK_LORInnerSetUp));
+  PetscCall(PetscLogEventRegister("PWLORApply", PC_CLASSID, &PATCHWORK_LORApply));
   PetscCall(PCRegister(PCVERTEXPATCH, PCCreate_VertexPatch));
+  PetscCall(PCRegister(PCLOR, PCCreate_LOR));
   PetscCall(PetscRegisterFinalize(PatchworkFinalizePackage));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

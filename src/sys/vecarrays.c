@@ -45,3 +45,24 @@ PetscErrorCode PatchworkArraysRestore(PatchworkArrays *a)
   else PetscCall(VecRestoreArray(a->vw, &a->w));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* Whether the vectors of a matrix's type live on the device. Asked of a one-entry vector of that
+   type, not of a full-size one (5.8 GB at 721M DoF). */
+PetscErrorCode PatchworkMatVectorsOnDevice(Mat A, PetscBool *device)
+{
+  Vec          v;
+  VecType      vtype;
+  PetscScalar *a;
+  PetscMemType mt;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetVecType(A, &vtype));
+  PetscCall(VecCreate(PETSC_COMM_SELF, &v));
+  PetscCall(VecSetSizes(v, 1, 1));
+  PetscCall(VecSetType(v, vtype));
+  PetscCall(VecGetArrayAndMemType(v, &a, &mt));
+  *device = PetscMemTypeDevice(mt) ? PETSC_TRUE : PETSC_FALSE;
+  PetscCall(VecRestoreArrayAndMemType(v, &a));
+  PetscCall(VecDestroy(&v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -4,7 +4,7 @@
 # CPU reference, the operator on device vectors vs an assembled matrix, the Poisson example on the
 # GPU), compute-sanitizer memcheck/racecheck, then the benchmarks. Logs go to $OUT (or build/gpu-out),
 # packed as logs.tar.gz; a short table is printed last.
-#   bash tests/gpu/run.sh [--no-bench] [--quick] [--no-tests] [--no-cpu-suite]
+#   bash tests/gpu/run.sh [--no-bench] [--quick] [--no-tests] [--no-cpu-suite] [--lor-only]
 # (--no-tests: build and benchmarks only; one device call has 10 minutes, so a full run is two calls:
 #  `--no-bench --no-cpu-suite`, then `--no-tests`, back to back so the second finds the build)
 set -u
@@ -12,8 +12,10 @@ cd "$(dirname "$0")/../.."
 OUT=${OUT:-build/gpu-out}
 L=build/gpu-logs
 mkdir -p "$OUT" "$L"
-BENCH=1 QUICK= TESTS=1 CPUSUITE=1
-for a in "$@"; do case $a in --no-bench) BENCH= ;; --quick) QUICK=1 ;; --no-tests) TESTS= ;; --no-cpu-suite) CPUSUITE= ;; esac; done
+BENCH=1 QUICK= TESTS=1 CPUSUITE=1 LORONLY=
+for a in "$@"; do case $a in --no-bench) BENCH= ;; --quick) QUICK=1 ;; --no-tests) TESTS= ;; --no-cpu-suite) CPUSUITE= ;; --lor-only) LORONLY=1 ;; esac; done
+# --lor-only: the PCLOR kernels, tests and benchmark alone
+[ -n "$LORONLY" ] && { KERNEL_SUITES=lor; CPUSUITE=; BENCHES=${BENCHES:-lor}; }
 T0=$(date +%s)
 export PETSC_DIR=${PETSC_DIR:-/opt/patchwork/petsc-cuda} PETSC_ARCH=
 if [ ! -f "$PETSC_DIR/lib/petsc/conf/variables" ]; then
@@ -66,6 +68,7 @@ if [ -n "$TESTS" ]; then
 #     and racecheck, kernel benchmarks; suites from KERNEL_SUITES (default: all)
 check kernels          env OUT="$L/kernels" bash tests/gpu/kernels.sh ${KERNEL_SUITES:-}
 
+if [ -z "$LORONLY" ]; then
 # --- the operator on PETSc device vectors vs an independently assembled AIJ matrix
 check aij-gpu-n1       $MPI -n 1 build/tests/mat/test_tensor_aij $GPU
 check aij-gpu-n2       $MPI -n 2 build/tests/mat/test_tensor_aij $GPU
@@ -103,6 +106,22 @@ for v in fused separate global; do
   check vp-memcheck-$v compute-sanitizer --tool memcheck --error-exitcode 1 build/examples/poisson -dim 3 -degree 3 -cells 4 $GPU -pc_type vertexpatch -ksp_type gmres -pc_vertexpatch_kernel $v
 done
 check vp-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 build/examples/poisson -dim 3 -degree 2 -cells 4 $GPU -pc_type vertexpatch -ksp_type gmres -pc_vertexpatch_kernel separate
+fi
+
+# --- PCLOR: the LOR matrix assembled by the CUDA kernels into AIJCUSPARSE equals the independent CPU
+#     assembly (1e-13), serial and on 2 ranks; CG + PCLOR on device vectors converges like on the CPU
+check lor-matrix-gpu-n1 $MPI -n 1 build/tests/mat/test_lor -lor_mat_type aijcusparse $GPU
+check lor-matrix-gpu-n2 $MPI -n 2 build/tests/mat/test_lor -lor_mat_type aijcusparse -kmax 5 $GPU
+LO="build/examples/lor -dim 3 -degree 4 -cells 12 -lor_pc_type gamg"
+lor_cpu=$($LO 2>&1 | grep -o 'its=[0-9]* reason=[A-Z_]*')
+lor_gpu=$($LO $GPU -ksp_view -log_view 2>&1 | tee "$L/lor-gpu.log" | grep -o 'its=[0-9]* reason=[A-Z_]*')
+if grep -q 'values computed on the GPU' "$L/lor-gpu.log" && [ -n "$lor_gpu" ] && awk -v a="${lor_cpu#its=}" -v b="${lor_gpu#its=}" 'BEGIN { d = a - b; exit !(d <= 2 && d >= -2) }'; then
+  row lor-gpu-vs-cpu ok "gpu $lor_gpu, cpu $lor_cpu (GAMG; values computed on the GPU)"; else
+  row lor-gpu-vs-cpu FAIL "gpu: ${lor_gpu:-$(tail -n 2 "$L/lor-gpu.log" | head -1)} cpu: $lor_cpu"; fi
+row lor-gpu-copies info "KSPSolve host<->device copies: $(copies "$L/lor-gpu.log") (GAMG's coarse solve)"
+check lor-gpu-n2 $MPI -n 2 build/examples/lor -dim 3 -degree 3 -cells 8 $GPU
+check lor-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 build/examples/lor -dim 3 -degree 3 -cells 3 $GPU
+check lor-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 build/examples/lor -dim 2 -degree 5 -cells 3 $GPU
 
 # --- the CPU suite against this (newer) PETSc
 [ -n "$CPUSUITE" ] && check cpu-suite bash tests/run.sh
@@ -118,6 +137,11 @@ if [ -n "$BENCH" ]; then
     if [ -n "$QUICK" ]; then DOFS="-dofs 1e6,2e7"; else DOFS="-dofs 1e5,1e6,1e7,6e7"; fi
     check bench-matmult build/bench/bench_matmult $GPU $DOFS ;;
   esac
+  # PCLOR: time to solution and its breakdown (Pazner et al. figure 5), k = 2..8 at about 10M and 30M
+  # DoF, beside GAMG on the assembled Q_k matrix where it fits and PCVERTEXPATCH
+  case " $BENCHES " in *" lor "*)
+    check bench-lor bash bench/lor.sh ;;
+  esac
   # time to solution beside PCMG-Chebyshev and GAMG at sizes where GAMG's matrix fits
   case " $BENCHES " in *" solve "*)
     check bench-solve build/bench/bench_solve $GPU -degrees 1,3,7 -cells 128,48,16 -solvers vp-single,vp-double,mg-cheb,gamg,cg-jacobi -log_view ;;
@@ -128,11 +152,13 @@ if [ -n "$BENCH" ]; then
   esac
 fi
 tar -C build -czf "$OUT/logs.tar.gz" gpu-logs
-for b in matmult solve table7; do [ -f "$L/bench-$b.log" ] && cp "$L/bench-$b.log" "$OUT/"; done
+for b in matmult solve table7 lor; do [ -f "$L/bench-$b.log" ] && cp "$L/bench-$b.log" "$OUT/"; done
 echo
 echo "== GPU results ($(cat "$L/gpu.txt"), $(($(date +%s) - T0)) s; logs in logs.tar.gz)"
 [ -f "$L/bench-matmult.log" ] && grep -A 100 '^vectors' "$L/bench-matmult.log"
 for b in solve table7; do [ -f "$L/bench-$b.log" ] && sed -n '/^dim k/,/^err_M/p' "$L/bench-$b.log"; done
+[ -f "$L/bench-lor.log" ] && sed -n '/^== LOR/,$p' "$L/bench-lor.log"
+[ -f "$L/kernels/lor-bench.log" ] && cat "$L/kernels/lor-bench.log"
 printf '%s\n' "${ROWS[@]}"
 n_fail=$(printf '%s\n' "${ROWS[@]}" | grep -c ' FAIL ')
 echo "$((${#ROWS[@]} - n_fail)) passed, $n_fail failed"

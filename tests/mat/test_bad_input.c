@@ -36,6 +36,72 @@ static PetscErrorCode TryOperator(DM dm, PetscInt degree, const char what[], con
   PetscFunctionReturn(0);
 }
 
+/* PCSetUp() of a PCLOR on operator A (and dm when given) must fail naming the problem */
+static PetscErrorCode TryLOR(Mat A, DM dm, PetscInt degree, PetscReal beta, const char what[], const char words[])
+{
+  PC pc;
+
+  PetscFunctionBeginUser;
+  PetscCall(PCCreate(PETSC_COMM_WORLD, &pc));
+  PetscCall(PCSetType(pc, PCLOR));
+  PetscCall(PCSetOperators(pc, A, A));
+  if (dm) PetscCall(PCSetDM(pc, dm));
+  if (degree) PetscCall(PCLORSetDegree(pc, degree));
+  PetscCall(PCLORSetCoefficients(pc, 0.0, beta));
+  PetscCall(Expect(PCSetUp(pc), what, words));
+  PetscCall(PCDestroy(&pc));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode Grid2d(PetscInt, PetscInt, PetscInt, DMDAStencilType, DMBoundaryType, DM *);
+
+/* PCLOR: the discretization must be known and be a Gauss-Lobatto Q_k node grid */
+static PetscErrorCode BadLOR(void)
+{
+  const PetscInt cells[3] = {3, 3, 3};
+  Mat            A;
+  DM             dm;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, 100, 100, 1, NULL, 0, NULL, &A));
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatShift(A, 1.0));
+  PetscCall(TryLOR(A, NULL, 3, 1.0, "LOR: plain Mat, no DM", "needs to know the discretization"));
+  PetscCall(DMShellCreate(PETSC_COMM_WORLD, &dm));
+  PetscCall(TryLOR(A, dm, 3, 1.0, "LOR: DMShell", "needs a DMDA"));
+  PetscCall(DMDestroy(&dm));
+  PetscCall(MatDestroy(&A));
+
+  PetscCall(PatchworkDMDACreateQk(PETSC_COMM_WORLD, 2, 3, cells, NULL, NULL, &dm));
+  PetscCall(DMCreateMatrix(dm, &A));
+  PetscCall(MatShift(A, 1.0));
+  PetscCall(TryLOR(A, dm, 0, 1.0, "LOR: DM without degree", "needs the degree"));
+  PetscCall(TryLOR(A, dm, 3, 0.0, "LOR: beta = 0", "beta > 0"));
+  PetscCall(DMDASetUniformCoordinates(dm, 0, 1, 0, 1, 0, 0));
+  PetscCall(TryLOR(A, dm, 3, 1.0, "LOR: equispaced (non-GLL) nodes", "Gauss-Lobatto nodal basis"));
+  PetscCall(MatDestroy(&A));
+  PetscCall(DMDestroy(&dm));
+
+  PetscCall(Grid2d(10, 1, 3, DMDA_STENCIL_BOX, DM_BOUNDARY_NONE, &dm));
+  PetscCall(DMCreateMatrix(dm, &A));
+  PetscCall(MatShift(A, 1.0));
+  PetscCall(TryLOR(A, dm, 3, 1.0, "LOR: DM without coordinates", "needs node coordinates"));
+  PetscCall(MatDestroy(&A));
+  PetscCall(DMDestroy(&dm));
+  PetscCall(Grid2d(11, 1, 3, DMDA_STENCIL_BOX, DM_BOUNDARY_NONE, &dm));
+  PetscCall(DMCreateMatrix(dm, &A));
+  PetscCall(TryLOR(A, dm, 3, 1.0, "LOR: grid not k*N+1 nodes", "not k*N+1"));
+  PetscCall(MatDestroy(&A));
+  PetscCall(DMDestroy(&dm));
+  PetscCall(Grid2d(12, 1, 11, DMDA_STENCIL_BOX, DM_BOUNDARY_NONE, &dm));
+  PetscCall(DMCreateMatrix(dm, &A));
+  PetscCall(TryLOR(A, dm, 11, 1.0, "LOR: degree 11", "supports degrees 1..10"));
+  PetscCall(MatDestroy(&A));
+  PetscCall(DMDestroy(&dm));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode Grid2d(PetscInt M, PetscInt dof, PetscInt s, DMDAStencilType st, DMBoundaryType bt, DM *dm)
 {
   PetscFunctionBeginUser;
@@ -156,6 +222,7 @@ int main(int argc, char **argv)
   PetscCall(MatDestroy(&A));
   PetscCall(DMDestroy(&dm));
 
+  PetscCall(BadLOR());
   PetscCall(PetscPopErrorHandler());
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "test_bad_input: %" PetscInt_FMT " cases, %" PetscInt_FMT " failed\n", cases, failures));
   PetscCall(PetscFinalize());

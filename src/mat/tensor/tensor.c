@@ -195,6 +195,7 @@ PetscErrorCode MatPatchworkTensorSetCoefficients(Mat A, PetscReal alpha, PetscRe
   ctx->info.beta      = beta;
   ctx->descvalid = PETSC_FALSE;
   PetscCall(SetDefiniteness(A, &ctx->info));
+  PetscCall(PetscObjectStateIncrease((PetscObject)A)); /* a new operator: preconditioners set up again */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -224,6 +225,7 @@ PetscErrorCode MatPatchworkTensorSetQuadrature(Mat A, PatchworkTensorQuadrature 
   PetscCheck(q == PATCHWORK_QUADRATURE_GAUSS || q == PATCHWORK_QUADRATURE_GAUSSLOBATTO, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "Unknown quadrature %d", (int)q);
   ctx->info.quadrature = q;
   ctx->descvalid  = PETSC_FALSE;
+  PetscCall(PetscObjectStateIncrease((PetscObject)A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -253,6 +255,7 @@ PetscErrorCode MatPatchworkTensorSetBC(Mat A, PatchworkTensorBC bc)
   ctx->info.bc        = bc;
   ctx->descvalid = PETSC_FALSE;
   PetscCall(SetDefiniteness(A, &ctx->info));
+  PetscCall(PetscObjectStateIncrease((PetscObject)A)); /* a new operator: preconditioners set up again */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

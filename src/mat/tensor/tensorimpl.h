@@ -4,6 +4,7 @@
 
 #include "../../sys/pwimpl.h"
 #include <patchwork/basis1d.h>
+#include <petsc/private/petscimpl.h> /* PetscObjectStateIncrease(): a changed operator has a new state */
 
 typedef struct {
   PatchworkTensorInfo       info;       /* what the operator is; info.dm is referenced here */

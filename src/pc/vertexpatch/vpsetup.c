@@ -103,27 +103,6 @@ static PetscErrorCode SetUpPatch(PC_VertexPatch *vp, PC_VPLevel *L, const Patchw
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Whether the operator's vectors live on the device: the single-precision arrays go where they are.
-   Asked of a one-entry vector of the operator's type, not of a full-size one */
-static PetscErrorCode VectorsOnDevice(Mat A, PetscBool *device)
-{
-  Vec          v;
-  VecType      vtype;
-  PetscScalar *a;
-  PetscMemType mt;
-
-  PetscFunctionBegin;
-  PetscCall(MatGetVecType(A, &vtype));
-  PetscCall(VecCreate(PETSC_COMM_SELF, &v));
-  PetscCall(VecSetSizes(v, 1, 1));
-  PetscCall(VecSetType(v, vtype));
-  PetscCall(VecGetArrayAndMemType(v, &a, &mt));
-  *device = PetscMemTypeDevice(mt) ? PETSC_TRUE : PETSC_FALSE;
-  PetscCall(VecRestoreArrayAndMemType(v, &a));
-  PetscCall(VecDestroy(&v));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 PetscErrorCode PCSetUp_VertexPatch(PC pc)
 {
   PC_VertexPatch     *vp   = (PC_VertexPatch *)pc->data;
@@ -154,7 +133,7 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
   vp->serial = size == 1 ? PETSC_TRUE : PETSC_FALSE;
   vp->single = (PetscBool)(vp->precision == PATCHWORK_PRECISION_SINGLE && vp->serial);
   if (vp->precision == PATCHWORK_PRECISION_SINGLE && !vp->serial) PetscCall(PetscInfo(pc, "Single precision runs on one rank only for now; the cycle runs in double\n"));
-  PetscCall(VectorsOnDevice(pc->pmat, &vp->device));
+  PetscCall(PatchworkMatVectorsOnDevice(pc->pmat, &vp->device));
   maxl       = PatchworkMaxLevels(info.dim, info.cells);
   if (vp->nlevels_req == PETSC_DECIDE || vp->nlevels_req <= 0) vp->nlevels = maxl;
   else {

@@ -1,0 +1,73 @@
+/* Kernel ABI of PCLOR: assembly of the low-order-refined (LOR) matrix of a Q_k operator on a DMDA
+   node grid, by macro element (Pazner et al. 2023, section 3, steps A1, A2 and A4).
+   Plain C structs, no PETSc types: the CPU reference (src/core/lor_ref.c) and the CUDA kernels
+   (cuda/lor_assemble.cu) take the same descriptor. Index and box conventions are those of
+   tensor_kernel.h: nodes lexicographic, x fastest; 2D uses nodes[2] = 1 and the range [0,1) in z.
+
+   The LOR mesh subdivides every cell (macro element) of the Q_k mesh at its (k+1)^dim nodes into k^dim
+   Q1 sub-elements. The LOR matrix is alpha*M1 + beta*K1 of Q1 elements on that mesh, each sub-element
+   integrated with 2 Gauss or 2 Gauss-Lobatto points per direction (vertex_rule) through its
+   multilinear map (q1_element.h), so distorted node coordinates are allowed. Every LOR row couples a node with its 3^dim box neighbours;
+   slot s = (oz+1)*9 + (oy+1)*3 + (ox+1) (2D: (oy+1)*3 + (ox+1)) names neighbour g + (ox,oy,oz).
+
+   A1 Macro: for every cell in [cell_start, cell_end) (macro element e, lexicographic in that range,
+      x fastest), Ae[(e*nloc + r)*S + s] = the macro element's own matrix entry between its local
+      node r (lexicographic, (k+1)^dim of them = nloc) and the neighbour of r in slot s; S = 3^dim.
+      Slots whose neighbour lies outside the macro element are zero (padding). Ae is assigned.
+   A2 Gather: for every row node g in the row box (lexicographic), vals[row*S + s] = sum over the
+      macro elements in the cell range that contain both g and its slot-s neighbour, visited in
+      lexicographic order, of their Ae entry: the rank-local matrix row without duplicates. Slots
+      whose neighbour is outside the global grid get zero. vals is assigned.
+   A4 Dirichlet (only when dirichlet is set): rows of nodes on the global boundary become the
+      identity row (slot of offset 0 is 1, others 0); in every other row the slots whose neighbour is
+      on the global boundary become 0 (column elimination).
+
+   The cell range must contain every cell that touches a row node, and the coordinate box every node
+   of those cells. Coordinates are dim values per node, interleaved (PETSc's DMDA layout). */
+#ifndef PATCHWORK_LOR_KERNEL_H
+#define PATCHWORK_LOR_KERNEL_H
+
+#include <patchwork/tensor_kernel.h>
+
+#define PW_LOR_MAX_SLOTS 27 /* 3^dim neighbours of a LOR node */
+
+typedef struct {
+  int    dim;                            /* 2 or 3 */
+  int    degree;                         /* k >= 1 (k = 1: the LOR matrix is the Q1 operator itself) */
+  int    nodes[3];                       /* global node counts per direction, k*N_d+1 */
+  int    cell_start[3], cell_end[3];     /* macro elements of A1 and A2: global cell range [start,end) */
+  int    coord_start[3], coord_size[3];  /* box of the coordinate array */
+  int    row_start[3], row_size[3];      /* box of the rows of A2 and A4 (a rank's owned nodes) */
+  int    dirichlet;                      /* nonzero: eliminate global-boundary nodes in A4 */
+  double alpha, beta;                    /* alpha*M + beta*K */
+  int    vertex_rule;                    /* nonzero: sub-elements integrated at their vertices (2 Gauss-Lobatto
+                                            points per direction), else at 2 Gauss points per direction */
+} PatchworkLORDesc;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Sizes: slots per row (3^dim), nodes per macro element ((k+1)^dim), macro elements in the cell
+   range, rows in the row box */
+int  PatchworkLORSlots(const PatchworkLORDesc *d);
+int  PatchworkLORMacroNodes(const PatchworkLORDesc *d);
+long PatchworkLORMacroCount(const PatchworkLORDesc *d);
+long PatchworkLORRowCount(const PatchworkLORDesc *d);
+
+/* CPU reference (src/core/lor_ref.c) */
+void PatchworkLORMacroRef(const PatchworkLORDesc *d, const double *coords, double *Ae);
+void PatchworkLORGatherRef(const PatchworkLORDesc *d, const double *Ae, double *vals);
+void PatchworkLORDirichletRef(const PatchworkLORDesc *d, double *vals);
+
+/* CUDA kernels (cuda/lor_assemble.cu) on device pointers, in stream (a cudaStream_t, NULL: default);
+   they return 0 or a cudaError_t code. Macro adds sub-element matrices with atomics, so its sums
+   may differ from the reference in the last bits; Gather and Dirichlet are deterministic. */
+int PatchworkLORMacroCUDA(const PatchworkLORDesc *d, const double *coords, double *Ae, void *stream);
+int PatchworkLORGatherCUDA(const PatchworkLORDesc *d, const double *Ae, double *vals, void *stream);
+int PatchworkLORDirichletCUDA(const PatchworkLORDesc *d, double *vals, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

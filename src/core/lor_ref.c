@@ -1,0 +1,166 @@
+/* CPU reference of the LOR assembly (contract: include/patchwork/lor_kernel.h). Serial loops in
+   the order the header fixes, so that A2 and A4 are reproduced bit for bit by the CUDA kernels. */
+#include <assert.h>
+#include <string.h>
+#include <patchwork/lor_kernel.h>
+#include <patchwork/q1_element.h>
+
+int PatchworkLORSlots(const PatchworkLORDesc *d)
+{
+  return d->dim == 3 ? 27 : 9;
+}
+
+int PatchworkLORMacroNodes(const PatchworkLORDesc *d)
+{
+  const int n = d->degree + 1;
+  return d->dim == 3 ? n * n * n : n * n;
+}
+
+long PatchworkLORMacroCount(const PatchworkLORDesc *d)
+{
+  long c = 1;
+  for (int dir = 0; dir < 3; dir++) c *= d->cell_end[dir] > d->cell_start[dir] ? d->cell_end[dir] - d->cell_start[dir] : 0;
+  return c;
+}
+
+long PatchworkLORRowCount(const PatchworkLORDesc *d)
+{
+  return (long)d->row_size[0] * d->row_size[1] * d->row_size[2];
+}
+
+static void CheckDesc(const PatchworkLORDesc *d)
+{
+  assert(d->dim == 2 || d->dim == 3);
+  assert(d->degree >= 1 && d->degree <= PW_MAX_DEGREE);
+  for (int dir = d->dim; dir < 3; dir++) assert(d->nodes[dir] == 1 && d->cell_start[dir] == 0 && d->cell_end[dir] == 1);
+  for (int dir = 0; dir < d->dim; dir++) assert((d->nodes[dir] - 1) % d->degree == 0 && d->cell_start[dir] >= 0 && d->cell_end[dir] <= (d->nodes[dir] - 1) / d->degree);
+  (void)d;
+}
+
+/* Slot of neighbour offset o (each component -1, 0 or 1) */
+static int Slot(int dim, const int o[3])
+{
+  return dim == 3 ? (o[2] + 1) * 9 + (o[1] + 1) * 3 + o[0] + 1 : (o[1] + 1) * 3 + o[0] + 1;
+}
+
+static long BoxIndex(const int start[3], const int size[3], const int g[3])
+{
+  return ((long)(g[2] - start[2]) * size[1] + (g[1] - start[1])) * size[0] + (g[0] - start[0]);
+}
+
+void PatchworkLORMacroRef(const PatchworkLORDesc *d, const double *coords, double *Ae)
+{
+  const int  k = d->degree, n = k + 1, dim = d->dim, nv = 1 << dim, S = PatchworkLORSlots(d), nloc = PatchworkLORMacroNodes(d);
+  const int  sub[3] = {k, k, dim == 3 ? k : 1};
+  const long ncell  = PatchworkLORMacroCount(d);
+  long       e      = 0;
+
+  CheckDesc(d);
+  if (ncell <= 0) return;
+  memset(Ae, 0, sizeof(double) * (size_t)ncell * (size_t)nloc * (size_t)S);
+  for (int cz = d->cell_start[2]; cz < d->cell_end[2]; cz++)
+    for (int cy = d->cell_start[1]; cy < d->cell_end[1]; cy++)
+      for (int cx = d->cell_start[0]; cx < d->cell_end[0]; cx++, e++) {
+        const int c[3] = {cx, cy, cz};
+        double   *A    = Ae + (size_t)e * nloc * S;
+        for (int sz = 0; sz < sub[2]; sz++)
+          for (int sy = 0; sy < sub[1]; sy++)
+            for (int sx = 0; sx < sub[0]; sx++) {
+              double xv[8 * 3], Ke[64];
+              int    loc[8];
+              for (int a = 0; a < nv; a++) {
+                const int l[3] = {sx + (a & 1), sy + ((a >> 1) & 1), dim == 3 ? sz + ((a >> 2) & 1) : 0};
+                int       g[3];
+                for (int dir = 0; dir < 3; dir++) g[dir] = dir < dim ? k * c[dir] + l[dir] : 0;
+                const long p = BoxIndex(d->coord_start, d->coord_size, g);
+                for (int dir = 0; dir < 3; dir++) assert(g[dir] >= d->coord_start[dir] && g[dir] < d->coord_start[dir] + d->coord_size[dir]);
+                for (int i = 0; i < dim; i++) xv[a * dim + i] = coords[p * dim + i];
+                loc[a] = (l[2] * n + l[1]) * n + l[0];
+              }
+              PatchworkQ1ElementMatrixRule(dim, xv, d->alpha, d->beta, d->vertex_rule, Ke);
+              for (int a = 0; a < nv; a++)
+                for (int b = 0; b < nv; b++) {
+                  const int o[3] = {(b & 1) - (a & 1), ((b >> 1) & 1) - ((a >> 1) & 1), ((b >> 2) & 1) - ((a >> 2) & 1)};
+                  A[(size_t)loc[a] * S + Slot(dim, o)] += Ke[a * nv + b];
+                }
+            }
+      }
+}
+
+/* Cells of direction dir (within the range) that contain both node g and node g+o: at most two */
+static int CellsAlong(const PatchworkLORDesc *d, int dir, int g, int o, int cells[2])
+{
+  const int k = d->degree, N = (d->nodes[dir] - 1) / k;
+  int       m = 0, cand[2], nc = 0;
+
+  if (dir >= d->dim) {
+    cells[0] = 0;
+    return 1;
+  }
+  if (g % k == 0 && g > 0) cand[nc++] = g / k - 1;
+  if (g / k < N) cand[nc++] = g / k;
+  for (int i = 0; i < nc; i++) {
+    const int c = cand[i];
+    if (c >= d->cell_start[dir] && c < d->cell_end[dir] && g + o >= k * c && g + o <= k * c + k) cells[m++] = c;
+  }
+  return m;
+}
+
+void PatchworkLORGatherRef(const PatchworkLORDesc *d, const double *Ae, double *vals)
+{
+  const int  k = d->degree, n = k + 1, dim = d->dim, S = PatchworkLORSlots(d), nloc = PatchworkLORMacroNodes(d);
+  const int  mc[3] = {d->cell_end[0] - d->cell_start[0], d->cell_end[1] - d->cell_start[1], d->cell_end[2] - d->cell_start[2]};
+  const long nrow  = PatchworkLORRowCount(d);
+
+  CheckDesc(d);
+  for (long row = 0; row < nrow; row++) {
+    const int g[3] = {d->row_start[0] + (int)(row % d->row_size[0]), d->row_start[1] + (int)((row / d->row_size[0]) % d->row_size[1]), d->row_start[2] + (int)(row / ((long)d->row_size[0] * d->row_size[1]))};
+    for (int s = 0; s < S; s++) {
+      const int o[3] = {s % 3 - 1, (s / 3) % 3 - 1, dim == 3 ? s / 9 - 1 : 0};
+      int       cells[3][2], nc[3], inside = 1;
+      double    v = 0;
+      for (int dir = 0; dir < 3; dir++) {
+        if (g[dir] + o[dir] < 0 || g[dir] + o[dir] >= d->nodes[dir]) inside = 0;
+        nc[dir] = CellsAlong(d, dir, g[dir], o[dir], cells[dir]);
+      }
+      if (inside)
+        for (int iz = 0; iz < nc[2]; iz++)
+          for (int iy = 0; iy < nc[1]; iy++)
+            for (int ix = 0; ix < nc[0]; ix++) {
+              const int  c[3] = {cells[0][ix], cells[1][iy], cells[2][iz]};
+              const long e    = ((long)(c[2] - d->cell_start[2]) * mc[1] + (c[1] - d->cell_start[1])) * mc[0] + (c[0] - d->cell_start[0]);
+              const int  r    = dim == 3 ? ((g[2] - k * c[2]) * n + g[1] - k * c[1]) * n + g[0] - k * c[0] : (g[1] - k * c[1]) * n + g[0] - k * c[0];
+              v += Ae[((size_t)e * nloc + r) * S + s];
+            }
+      vals[(size_t)row * S + s] = v;
+    }
+  }
+}
+
+static int OnBoundary(const PatchworkLORDesc *d, const int g[3])
+{
+  for (int dir = 0; dir < d->dim; dir++)
+    if (g[dir] == 0 || g[dir] == d->nodes[dir] - 1) return 1;
+  return 0;
+}
+
+void PatchworkLORDirichletRef(const PatchworkLORDesc *d, double *vals)
+{
+  const int  dim = d->dim, S = PatchworkLORSlots(d), center = S / 2;
+  const long nrow = PatchworkLORRowCount(d);
+
+  CheckDesc(d);
+  if (!d->dirichlet) return;
+  for (long row = 0; row < nrow; row++) {
+    const int g[3] = {d->row_start[0] + (int)(row % d->row_size[0]), d->row_start[1] + (int)((row / d->row_size[0]) % d->row_size[1]), d->row_start[2] + (int)(row / ((long)d->row_size[0] * d->row_size[1]))};
+    double   *v    = vals + (size_t)row * S;
+    if (OnBoundary(d, g)) {
+      for (int s = 0; s < S; s++) v[s] = s == center ? 1.0 : 0.0;
+      continue;
+    }
+    for (int s = 0; s < S; s++) {
+      const int nb[3] = {g[0] + s % 3 - 1, g[1] + (s / 3) % 3 - 1, g[2] + (dim == 3 ? s / 9 - 1 : 0)};
+      if (OnBoundary(d, nb)) v[s] = 0;
+    }
+  }
+}

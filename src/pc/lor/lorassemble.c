@@ -1,0 +1,341 @@
+/* PCLOR assembly (Pazner et al. 2023, section 3): the discretization read from the operator or the
+   DM, the matrix pattern in COO form (built once per grid), and the values. The values are computed
+   by the kernels of lor_kernel.h, A1 macro-element matrices, A2 rank-local rows without duplicates,
+   A4 Dirichlet elimination on those rows, and placed by MatSetValuesCOO() (A3: every row is the
+   rank's own, so no entry travels), on the device when the matrix lives there. */
+#include "lorimpl.h"
+#include <patchwork/basis1d.h>
+#include <patchwork/vec_kernel.h>
+
+static long BoxIndex(const int start[3], const int size[3], const int g[3])
+{
+  return ((long)(g[2] - start[2]) * size[1] + (g[1] - start[1])) * size[0] + (g[0] - start[0]);
+}
+
+static PetscBool OnBoundary(const PatchworkLORDesc *d, const int g[3])
+{
+  for (int dir = 0; dir < d->dim; dir++)
+    if (g[dir] == 0 || g[dir] == d->nodes[dir] - 1) return PETSC_TRUE;
+  return PETSC_FALSE;
+}
+
+/* The node grid must be a DMDA a rank can assemble its rows from: one dof, box stencil at least k
+   wide (a row's cells reach k nodes past the owned ones), k*N+1 nodes per direction. */
+static PetscErrorCode CheckGrid(DM dm, PetscInt k, PetscInt cells[3], PetscInt *dim)
+{
+  MPI_Comm         comm = PetscObjectComm((PetscObject)dm);
+  PetscBool        isda;
+  PetscInt         M[3], dof, s;
+  DMDAStencilType  st;
+  DMBoundaryType   bx, by, bz;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)dm, DMDA, &isda));
+  PetscCheck(isda, comm, PETSC_ERR_SUP, "PCLOR needs a DMDA node grid, not a DM of type %s", ((PetscObject)dm)->type_name);
+  PetscCall(DMDAGetInfo(dm, dim, &M[0], &M[1], &M[2], NULL, NULL, NULL, &dof, &s, &bx, &by, &bz, &st));
+  PetscCheck(*dim == 2 || *dim == 3, comm, PETSC_ERR_SUP, "PCLOR supports 2D and 3D grids, not %" PetscInt_FMT "D", *dim);
+  PetscCheck(dof == 1, comm, PETSC_ERR_SUP, "PCLOR supports scalar fields (1 dof per node), not %" PetscInt_FMT, dof);
+  PetscCheck(st == DMDA_STENCIL_BOX, comm, PETSC_ERR_ARG_WRONG, "PCLOR needs a DMDA with DMDA_STENCIL_BOX: cells reach diagonal neighbours");
+  PetscCheck(s >= k, comm, PETSC_ERR_ARG_WRONG, "DMDA stencil width %" PetscInt_FMT " is smaller than the degree %" PetscInt_FMT ": a rank cannot see all nodes of its cells", s, k);
+  PetscCheck(bx == DM_BOUNDARY_NONE && by == DM_BOUNDARY_NONE && bz == DM_BOUNDARY_NONE, comm, PETSC_ERR_SUP, "PCLOR supports non-periodic DMDAs only");
+  for (PetscInt d = 0; d < 3; d++) {
+    cells[d] = 1;
+    if (d >= *dim) continue;
+    PetscCheck(M[d] >= k + 1 && (M[d] - 1) % k == 0, comm, PETSC_ERR_ARG_WRONG, "DMDA has %" PetscInt_FMT " nodes in direction %" PetscInt_FMT ", not k*N+1 for degree k = %" PetscInt_FMT, M[d], d, k);
+    cells[d] = (M[d] - 1) / k;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PCLORSetUpDiscretization(PC pc)
+{
+  PC_LOR          *lor  = (PC_LOR *)pc->data;
+  MPI_Comm         comm = PetscObjectComm((PetscObject)pc);
+  PatchworkLORDesc *d   = &lor->desc;
+  PetscBool        istensor;
+  DM               dm;
+  PetscInt         k, dim, cells[3], xs[3], xm[3], gs[3], gm[3];
+
+  PetscFunctionBegin;
+  PetscCheck(pc->pmat, comm, PETSC_ERR_ARG_WRONGSTATE, "PCLOR has no operator: call KSPSetOperators() or PCSetOperators() first");
+  PetscCall(MatIsPatchworkTensor(pc->pmat, &istensor));
+  lor->from_tensor = istensor;
+  if (istensor) PetscCall(MatPatchworkTensorGetInfo(pc->pmat, &lor->info));
+  else {
+    PetscCall(PCGetDM(pc, &dm));
+    PetscCheck(dm, comm, PETSC_ERR_ARG_WRONGSTATE, "PCLOR needs to know the discretization: use an operator from MatCreatePatchworkTensor(), or give the Q_k node grid with PCSetDM() (a DMDA) and the degree with PCLORSetDegree() or -pc_lor_degree");
+    PetscCheck(lor->degree_req > 0, comm, PETSC_ERR_ARG_WRONGSTATE, "PCLOR with a DM but no Patchwork operator needs the degree: PCLORSetDegree() or -pc_lor_degree");
+    PetscCall(PetscMemzero(&lor->info, sizeof(lor->info)));
+    lor->info.dm         = dm;
+    lor->info.degree     = lor->degree_req;
+    lor->info.alpha      = lor->alpha_req;
+    lor->info.beta       = lor->beta_req;
+    lor->info.bc         = lor->bc_req;
+    lor->info.quadrature = PATCHWORK_QUADRATURE_GAUSSLOBATTO;
+  }
+  k = lor->info.degree;
+  PetscCheck(k >= 1 && k <= PW_MAX_DEGREE, comm, PETSC_ERR_ARG_OUTOFRANGE, "PCLOR supports degrees 1..%d, not %" PetscInt_FMT, PW_MAX_DEGREE, k);
+  PetscCheck(lor->info.alpha >= 0 && lor->info.beta > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "PCLOR needs alpha >= 0 and beta > 0 (alpha*M + beta*K), got %g and %g", (double)lor->info.alpha, (double)lor->info.beta);
+  PetscCall(CheckGrid(lor->info.dm, k, cells, &dim));
+  if (!istensor) {
+    lor->info.dim = dim;
+    for (PetscInt i = 0; i < 3; i++) lor->info.cells[i] = cells[i];
+  }
+  if (lor->dm != lor->info.dm) {
+    PetscCall(PetscObjectReference((PetscObject)lor->info.dm));
+    PetscCall(DMDestroy(&lor->dm));
+    lor->dm = lor->info.dm;
+  }
+
+  PetscCall(DMDAGetCorners(lor->dm, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
+  PetscCall(DMDAGetGhostCorners(lor->dm, &gs[0], &gs[1], &gs[2], &gm[0], &gm[1], &gm[2]));
+  PetscCall(PetscMemzero(d, sizeof(*d)));
+  d->dim       = (int)dim;
+  d->degree    = (int)k;
+  d->dirichlet = lor->info.bc == PATCHWORK_BC_DIRICHLET;
+  d->alpha     = (double)lor->info.alpha;
+  d->beta      = (double)lor->info.beta;
+  d->vertex_rule = lor->quadrature == PATCHWORK_QUADRATURE_GAUSSLOBATTO;
+  /* the operator's cells are boxes: with the vertex rule, couplings off the axes vanish exactly */
+  lor->axis_only = (PetscBool)(lor->from_tensor && d->vertex_rule);
+  for (PetscInt i = 0; i < 3; i++) {
+    if (i < dim) {
+      const PetscInt xe = xs[i] + xm[i];
+      d->nodes[i]       = (int)(k * cells[i] + 1);
+      /* every cell with an owned node: the first contains node xs, the last node xe-1 */
+      d->cell_start[i] = (int)PetscMax(0, (xs[i] + k - 1) / k - 1);
+      d->cell_end[i]   = (int)PetscMin(cells[i], (xe - 1) / k + 1);
+      PetscCheck(k * d->cell_start[i] >= gs[i] && k * d->cell_end[i] < gs[i] + gm[i], PETSC_COMM_SELF, PETSC_ERR_PLIB, "Ghost region too narrow for the cells of this rank");
+    } else {
+      d->nodes[i]      = 1;
+      d->cell_start[i] = 0;
+      d->cell_end[i]   = 1;
+    }
+    d->coord_start[i] = (int)(i < dim ? gs[i] : 0);
+    d->coord_size[i]  = (int)(i < dim ? gm[i] : 1);
+    d->row_start[i]   = (int)(i < dim ? xs[i] : 0);
+    d->row_size[i]    = (int)(i < dim ? xm[i] : 1);
+  }
+  lor->ncoo = (PetscCount)PatchworkLORRowCount(d) * PatchworkLORSlots(d);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The COO indices: row by row over the owned nodes, slot by slot. Entries the matrix does not have
+   (neighbours outside the grid, eliminated Dirichlet couplings, couplings that vanish on box cells
+   with the vertex rule) get index -1, which COO ignores. */
+PetscErrorCode PCLORCreatePattern(PC pc)
+{
+  PC_LOR                 *lor = (PC_LOR *)pc->data;
+  const PatchworkLORDesc *d   = &lor->desc;
+  const int               S = PatchworkLORSlots(d), center = S / 2;
+  const long              nrow = PatchworkLORRowCount(d);
+  ISLocalToGlobalMapping  ltog;
+  const PetscInt         *l2g;
+  PetscInt               *ci, *cj, N;
+  MatType                 mtype = MATAIJ;
+  PetscBool               vecdev;
+  const char             *prefix;
+  char                    lprefix[256];
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(PATCHWORK_LORPattern, pc, 0, 0, 0));
+  PetscCall(MatDestroy(&lor->A));
+  PetscCall(DMGetLocalToGlobalMapping(lor->dm, &ltog));
+  PetscCall(ISLocalToGlobalMappingGetIndices(ltog, &l2g));
+  PetscCall(PetscMalloc2(lor->ncoo, &ci, lor->ncoo, &cj));
+  for (long row = 0; row < nrow; row++) {
+    const int g[3]  = {d->row_start[0] + (int)(row % d->row_size[0]), d->row_start[1] + (int)((row / d->row_size[0]) % d->row_size[1]), d->row_start[2] + (int)(row / ((long)d->row_size[0] * d->row_size[1]))};
+    const PetscInt gi = l2g[BoxIndex(d->coord_start, d->coord_size, g)];
+    const PetscBool bnd = d->dirichlet && OnBoundary(d, g);
+
+    for (int s = 0; s < S; s++) {
+      const int  nb[3] = {g[0] + s % 3 - 1, g[1] + (s / 3) % 3 - 1, g[2] + (d->dim == 3 ? s / 9 - 1 : 0)};
+      PetscBool  keep  = PETSC_TRUE;
+      const long e     = (long)row * S + s;
+
+      int        naxes = 0;
+
+      for (int i = 0; i < 3; i++) {
+        if (nb[i] < 0 || nb[i] >= d->nodes[i]) keep = PETSC_FALSE;
+        if (nb[i] != g[i]) naxes++;
+      }
+      if (lor->axis_only && naxes > 1) keep = PETSC_FALSE;
+      if (keep && d->dirichlet && s != center && (bnd || OnBoundary(d, nb))) keep = PETSC_FALSE;
+      ci[e] = keep ? gi : -1;
+      cj[e] = keep ? l2g[BoxIndex(d->coord_start, d->coord_size, nb)] : -1;
+    }
+  }
+  PetscCall(ISLocalToGlobalMappingRestoreIndices(ltog, &l2g));
+
+  PetscCall(MatGetSize(pc->pmat, &N, NULL));
+  PetscCall(MatCreate(PetscObjectComm((PetscObject)pc), &lor->A));
+  PetscCall(MatSetSizes(lor->A, (PetscInt)nrow, (PetscInt)nrow, N, N));
+  PetscCall(PatchworkMatVectorsOnDevice(pc->pmat, &vecdev));
+#if defined(PATCHWORK_HAVE_CUDA)
+  if (vecdev) mtype = MATAIJCUSPARSE;
+#endif
+  PetscCall(MatSetType(lor->A, mtype));
+  PetscCall(PCGetOptionsPrefix(pc, &prefix));
+  PetscCall(PetscSNPrintf(lprefix, sizeof(lprefix), "%slor_", prefix ? prefix : ""));
+  PetscCall(MatSetOptionsPrefix(lor->A, lprefix));
+  PetscCall(MatSetFromOptions(lor->A));
+  lor->device = PETSC_FALSE;
+#if defined(PATCHWORK_HAVE_CUDA)
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)lor->A, &lor->device, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, ""));
+#endif
+  PetscCall(MatSetOption(lor->A, MAT_NO_OFF_PROC_ENTRIES, PETSC_TRUE));
+  PetscCall(MatSetPreallocationCOO(lor->A, lor->ncoo, ci, cj));
+  PetscCall(PetscFree2(ci, cj));
+  /* symmetric always; definite with a mass term or Dirichlet conditions (both checked in setup) */
+  PetscCall(MatSetOption(lor->A, MAT_SYMMETRIC, PETSC_TRUE));
+  if (lor->info.alpha > 0 || d->dirichlet) PetscCall(MatSetOption(lor->A, MAT_SPD, PETSC_TRUE));
+  lor->npattern++;
+  PetscCall(PetscLogEventEnd(PATCHWORK_LORPattern, pc, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Coordinates of the ghosted box, dim per node: the DM's, or the Gauss-Lobatto nodes of the
+   operator's box when the DM has none. *owned tells whether the caller must free them. */
+static PetscErrorCode GetBoxCoordinates(PC_LOR *lor, const PetscScalar **xc, PetscBool *owned, Vec *cvec)
+{
+  const PatchworkLORDesc *d = &lor->desc;
+  PetscInt                k = lor->info.degree;
+
+  PetscFunctionBegin;
+  *owned = PETSC_FALSE;
+  PetscCall(DMGetCoordinatesLocal(lor->dm, cvec));
+  if (*cvec) {
+    PetscInt n;
+    PetscCall(VecGetLocalSize(*cvec, &n));
+    PetscCheck(n == (PetscInt)d->dim * d->coord_size[0] * d->coord_size[1] * d->coord_size[2], PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "The DM's local coordinates have %" PetscInt_FMT " entries, not dim x ghosted nodes", n);
+    PetscCall(VecGetArrayRead(*cvec, xc));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCheck(lor->from_tensor, PetscObjectComm((PetscObject)lor->dm), PETSC_ERR_ARG_WRONGSTATE, "PCLOR needs node coordinates: the DM has none (DMDASetUniformCoordinates() or PatchworkDMDASetCoordinatesQk())");
+  {
+    double       gll[PW_MAX_N], w[PW_MAX_N];
+    PetscScalar *x;
+    const long   n = (long)d->coord_size[0] * d->coord_size[1] * d->coord_size[2];
+
+    PetscCheck(!PatchworkGaussLobatto((int)k + 1, gll, w), PETSC_COMM_SELF, PETSC_ERR_LIB, "No Gauss-Lobatto rule of %" PetscInt_FMT " points", k + 1);
+    PetscCall(PetscMalloc1(n * d->dim, &x));
+    for (long p = 0; p < n; p++) {
+      const int g[3] = {d->coord_start[0] + (int)(p % d->coord_size[0]), d->coord_start[1] + (int)((p / d->coord_size[0]) % d->coord_size[1]), d->coord_start[2] + (int)(p / ((long)d->coord_size[0] * d->coord_size[1]))};
+      for (int i = 0; i < d->dim; i++) {
+        const PetscReal h = (lor->info.upper[i] - lor->info.lower[i]) / (PetscReal)lor->info.cells[i];
+        const int       c = g[i] / (int)k, l = g[i] % (int)k;
+        x[p * d->dim + i] = lor->info.lower[i] + h * (c + gll[l]);
+      }
+    }
+    *xc    = x;
+    *owned = PETSC_TRUE;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A Gauss-Lobatto basis is what makes the LOR matrix spectrally equivalent: reject node grids whose
+   first owned cell in each direction (along its first grid line) has other node positions.
+   Distorted meshes move nodes too, so the test is loose (2% of the cell). */
+static PetscErrorCode CheckGaussLobatto(PC_LOR *lor, const PetscScalar *xc)
+{
+  const PatchworkLORDesc *d = &lor->desc;
+  const int               k = d->degree;
+  double                  gll[PW_MAX_N], w[PW_MAX_N];
+
+  PetscFunctionBegin;
+  if (k < 3 || PatchworkLORMacroCount(d) <= 0) PetscFunctionReturn(PETSC_SUCCESS); /* k <= 2: equispaced nodes are Gauss-Lobatto */
+  PetscCheck(!PatchworkGaussLobatto(k + 1, gll, w), PETSC_COMM_SELF, PETSC_ERR_LIB, "No Gauss-Lobatto rule of %d points", k + 1);
+  for (int dir = 0; dir < d->dim; dir++) {
+    double x[PW_MAX_N][3], len = 0, worst = 0;
+    for (int l = 0; l <= k; l++) {
+      int g[3] = {k * d->cell_start[0], k * d->cell_start[1], k * d->cell_start[2]};
+      g[dir] += l;
+      for (int i = 0; i < d->dim; i++) x[l][i] = (double)PetscRealPart(xc[BoxIndex(d->coord_start, d->coord_size, g) * d->dim + i]);
+    }
+    for (int i = 0; i < d->dim; i++) len += (x[k][i] - x[0][i]) * (x[k][i] - x[0][i]);
+    len = sqrt(len);
+    PetscCheck(len > 0, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "PCLOR: a cell of the node grid has zero extent in direction %d", dir);
+    for (int l = 1; l < k; l++) {
+      double t = 0;
+      for (int i = 0; i < d->dim; i++) t += (x[l][i] - x[0][i]) * (x[k][i] - x[0][i]);
+      worst = PetscMax(worst, PetscAbsReal(t / (len * len) - gll[l]));
+    }
+    PetscCheck(worst < 0.02, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "PCLOR needs a Gauss-Lobatto nodal basis, but the nodes of a Q%d cell along direction %d are %g (relative) off the Gauss-Lobatto points", k, dir, worst);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PCLORAssemble(PC pc)
+{
+  PC_LOR                 *lor = (PC_LOR *)pc->data;
+  const PatchworkLORDesc *d   = &lor->desc;
+  const size_t            ncoord = (size_t)d->dim * d->coord_size[0] * d->coord_size[1] * d->coord_size[2];
+  const size_t            nAe    = (size_t)PatchworkLORMacroCount(d) * PatchworkLORMacroNodes(d) * PatchworkLORSlots(d);
+  const PetscScalar      *xc;
+  PetscBool               owned;
+  Vec                     cvec;
+  double                 *Ae = NULL, *vals = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(GetBoxCoordinates(lor, &xc, &owned, &cvec));
+  if (!lor->from_tensor) PetscCall(CheckGaussLobatto(lor, xc));
+  if (lor->device) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    void   *stream;
+    double *xd = NULL;
+
+    PetscCall(PatchworkGetDeviceStream(&stream));
+    PatchworkCallKernel(PatchworkDeviceMalloc(ncoord * sizeof(double), (void **)&xd));
+    PatchworkCallKernel(PatchworkDeviceMalloc(nAe * sizeof(double), (void **)&Ae));
+    PatchworkCallKernel(PatchworkDeviceMalloc((size_t)lor->ncoo * sizeof(double), (void **)&vals));
+    PatchworkCallKernel(PatchworkDeviceCopyToDevice(xd, xc, ncoord * sizeof(double), stream));
+    PetscCall(PetscLogCpuToGpu(ncoord * sizeof(double)));
+    PetscCall(PetscLogEventBegin(PATCHWORK_LORMacro, pc, 0, 0, 0));
+    PetscCall(PetscLogGpuTimeBegin());
+    PatchworkCallKernel(PatchworkLORMacroCUDA(d, xd, Ae, stream));
+    PetscCall(PetscLogGpuTimeEnd());
+    PetscCall(PetscLogEventEnd(PATCHWORK_LORMacro, pc, 0, 0, 0));
+    PetscCall(PetscLogEventBegin(PATCHWORK_LORGather, pc, 0, 0, 0));
+    PetscCall(PetscLogGpuTimeBegin());
+    PatchworkCallKernel(PatchworkLORGatherCUDA(d, Ae, vals, stream));
+    PetscCall(PetscLogGpuTimeEnd());
+    PetscCall(PetscLogEventEnd(PATCHWORK_LORGather, pc, 0, 0, 0));
+    PetscCall(PetscLogEventBegin(PATCHWORK_LORDirichlet, pc, 0, 0, 0));
+    PetscCall(PetscLogGpuTimeBegin());
+    PatchworkCallKernel(PatchworkLORDirichletCUDA(d, vals, stream));
+    PetscCall(PetscLogGpuTimeEnd());
+    PetscCall(PetscLogEventEnd(PATCHWORK_LORDirichlet, pc, 0, 0, 0));
+    /* cudaFree waits for the kernels, so the host coordinates may go after it */
+    PatchworkCallKernel(PatchworkDeviceFree(Ae));
+    PatchworkCallKernel(PatchworkDeviceFree(xd));
+#else
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "A device matrix, but Patchwork was built without CUDA");
+#endif
+  } else {
+    (void)ncoord;
+    PetscCall(PetscMalloc1(nAe, &Ae));
+    PetscCall(PetscMalloc1(lor->ncoo, &vals));
+    PetscCall(PetscLogEventBegin(PATCHWORK_LORMacro, pc, 0, 0, 0));
+    PatchworkLORMacroRef(d, (const double *)xc, Ae);
+    PetscCall(PetscLogEventEnd(PATCHWORK_LORMacro, pc, 0, 0, 0));
+    PetscCall(PetscLogEventBegin(PATCHWORK_LORGather, pc, 0, 0, 0));
+    PatchworkLORGatherRef(d, Ae, vals);
+    PetscCall(PetscLogEventEnd(PATCHWORK_LORGather, pc, 0, 0, 0));
+    PetscCall(PetscLogEventBegin(PATCHWORK_LORDirichlet, pc, 0, 0, 0));
+    PatchworkLORDirichletRef(d, vals);
+    PetscCall(PetscLogEventEnd(PATCHWORK_LORDirichlet, pc, 0, 0, 0));
+    PetscCall(PetscFree(Ae));
+  }
+  if (owned) PetscCall(PetscFree(xc));
+  else PetscCall(VecRestoreArrayRead(cvec, &xc));
+
+  PetscCall(PetscLogEventBegin(PATCHWORK_LORSetValues, pc, 0, 0, 0));
+  PetscCall(MatSetValuesCOO(lor->A, vals, INSERT_VALUES));
+  PetscCall(PetscLogEventEnd(PATCHWORK_LORSetValues, pc, 0, 0, 0));
+#if defined(PATCHWORK_HAVE_CUDA)
+  if (lor->device) PatchworkCallKernel(PatchworkDeviceFree(vals));
+  else
+#endif
+    PetscCall(PetscFree(vals));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,32 @@
+/* Private context of PCLOR; only src/pc/lor/ sees it. */
+#ifndef PATCHWORK_LORIMPL_H
+#define PATCHWORK_LORIMPL_H
+
+#include "../../sys/pwimpl.h"
+#include <patchwork/lor_kernel.h>
+#include <petsc/private/pcimpl.h>
+
+typedef struct {
+  /* the discretization when the operator is not a Patchwork tensor (PCSetDM() and these) */
+  PetscInt          degree_req;
+  PetscReal         alpha_req, beta_req;
+  PatchworkTensorBC bc_req;
+  PatchworkTensorQuadrature quadrature; /* of the Q1 sub-elements: 2 Gauss-Lobatto (vertices, default) or 2 Gauss points */
+  /* what was set up */
+  DM                dm;          /* the Q_k node grid (referenced) */
+  PetscBool         from_tensor; /* discretization read from a Patchwork tensor operator */
+  PatchworkTensorInfo info;      /* degree, coefficients, bc (and the box when from_tensor) */
+  PatchworkLORDesc  desc;        /* this rank's cells, coordinate box and rows */
+  PetscBool         device;      /* values computed by the CUDA kernels into a device matrix */
+  PetscCount        ncoo;        /* rows x slots */
+  PetscInt          npattern;    /* how often the pattern was built (once, unless the grid changes) */
+  PetscBool         axis_only;   /* box cells and vertex rule: only neighbours along an axis couple */
+  Mat               A;           /* the LOR matrix */
+  PC                inner;       /* preconditioner of A, options prefix lor_ */
+} PC_LOR;
+
+PETSC_INTERN PetscErrorCode PCLORSetUpDiscretization(PC);
+PETSC_INTERN PetscErrorCode PCLORCreatePattern(PC);
+PETSC_INTERN PetscErrorCode PCLORAssemble(PC);
+
+#endif
