@@ -211,7 +211,8 @@ run vertexpatch/err-natural      expect_fail "Dirichlet conditions only" $B/exam
 
 # --- PCLOR: CG iterations bounded in the degree and the mesh size (BoomerAMG, CPU hypre)
 # lor_its DIM C1 C2 [OPTIONS]: CG to 1e-8 for k = 2..8 on C1 and C2 cells per direction; the counts
-# stay within a factor 1.5 of each other and do not grow from C1 to C2 (by more than 1)
+# stay within a factor 1.5 of each other and do not grow from C1 to C2 (by more than 2: BoomerAMG's
+# coarsening alone moves 3D Q2 between 18, 20 and 18 iterations on 4, 8 and 12 cells)
 lor_its() {
   local dim=$1 c1=$2 c2=$3 k c its
   shift 3
@@ -222,7 +223,7 @@ lor_its() {
     done
   done | awk -v c1="$c1" -v c2="$c2" '{ print; split($1, a, "="); split($2, b, "="); split($3, i, "=");
       if (i[2] == "none") bad = 1; its[a[2], b[2]] = i[2]; if (min == "" || i[2] < min) min = i[2]; if (i[2] > max) max = i[2] }
-    END { for (k = 2; k <= 8; k++) if (its[k, c2] > its[k, c1] + 1) { print "k=" k ": iterations grow with the mesh"; bad = 1 }
+    END { for (k = 2; k <= 8; k++) if (its[k, c2] > its[k, c1] + 2) { print "k=" k ": iterations grow with the mesh"; bad = 1 }
           printf "min %d, max %d, ratio %.2f (at most 1.5)\n", min, max, max / min
           if (bad || max > 1.5 * min) exit 1 }'
 }

@@ -61,8 +61,9 @@ void PatchworkLORGatherRef(const PatchworkLORDesc *d, const double *Ae, double *
 void PatchworkLORDirichletRef(const PatchworkLORDesc *d, double *vals);
 
 /* CUDA kernels (cuda/lor_assemble.cu) on device pointers, in stream (a cudaStream_t, NULL: default);
-   they return 0 or a cudaError_t code. Macro adds sub-element matrices with atomics, so its sums
-   may differ from the reference in the last bits; Gather and Dirichlet are deterministic. */
+   they return 0 or a cudaError_t code. Macro sums the sub-element matrices in shared memory in
+   another order than the reference (and with FMA), so its entries may differ in the last bits; it is
+   deterministic. Gather and Dirichlet reproduce the reference bit for bit. */
 int PatchworkLORMacroCUDA(const PatchworkLORDesc *d, const double *coords, double *Ae, void *stream);
 int PatchworkLORGatherCUDA(const PatchworkLORDesc *d, const double *Ae, double *vals, void *stream);
 int PatchworkLORDirichletCUDA(const PatchworkLORDesc *d, double *vals, void *stream);

@@ -4,13 +4,14 @@
 #   tensor: the tensor-product operator (cuda/tensor_apply.cu)
 #   patch:  the vertex-patch smoother and the transfers (cuda/patch_smooth.cu, cuda/transfer.cu), and
 #           the vector kernels of the single-precision cycles (cuda/vecops.cu)
+#   lor:    the LOR assembly by macro element (cuda/lor_assemble.cu)
 #   1. nvcc builds build/gpu-kernels/{test,bench}_<suite>_kernels (ptxas register report kept)
 #   2. the GPU-vs-CPU test, full
 #   3. the test with --quick under compute-sanitizer memcheck, then racecheck
 #   4. the throughput benchmark
 # The suites build in parallel. Logs go to $OUT when set, else build/gpu-kernels/. A short summary
 # table is printed last.
-#   bash tests/gpu/kernels.sh [tensor] [patch]     (default: both)
+#   bash tests/gpu/kernels.sh [tensor] [patch] [lor]     (default: all three)
 # Exit status: 0 when every step passed; the test's 77 (no device) is passed through.
 set -u
 cd "$(dirname "$0")/../.."
@@ -22,14 +23,14 @@ SAN=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo "$(dirname "$NVC
 CC=${CC:-gcc}
 FLAGS="-O3 -std=c++17 -arch=sm_90 -Iinclude"
 SAN_TIMEOUT=${SAN_TIMEOUT:-150}
-SUITES=${*:-tensor patch}
+SUITES=${*:-tensor patch lor}
 
 declare -a STEP STATUS DETAIL
 note() { STEP+=("$1"); STATUS+=("$2"); DETAIL+=("$3"); }
 has() { case " $SUITES " in *" $1 "*) return 0 ;; esac; return 1; }
 
 build_core() {
-  for f in tensor_ref basis1d fdm patch_ref transfer_ref; do
+  for f in tensor_ref basis1d fdm patch_ref transfer_ref lor_ref; do
     echo "+ $CC -O2 -Wall -Wextra -Iinclude -c src/core/$f.c"
     "$CC" -O2 -Wall -Wextra -Iinclude -c src/core/$f.c -o "$B/$f.o" || return 1
   done
@@ -63,9 +64,21 @@ build_patch() {
     "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra bench/bench_patch_kernels.cu "$B/patch_smooth.o" "$B/transfer.o" "$B/fdm.o" "$B/transfer_ref.o" "$B/basis1d.o" -lm -o "$B/bench_patch_kernels"
 }
 
-# registers and spills of the patch kernels, from the ptxas report: "max R regs, S with spills"
+build_lor() {
+  echo "+ $NVCC $FLAGS -Xptxas -v -c cuda/lor_assemble.cu" &&
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra -Xptxas -v -c cuda/lor_assemble.cu -o "$B/lor_assemble.o" 2> "$LOG/ptxas_lor.txt" &&
+    { grep -i -E "warning|error" "$LOG/ptxas_lor.txt" || true; } &&
+    echo "+ $NVCC $FLAGS tests/gpu/test_lor_kernels.cu" &&
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra tests/gpu/test_lor_kernels.cu "$B/lor_assemble.o" "$B/lor_ref.o" -lm -o "$B/test_lor_kernels" &&
+    echo "+ $NVCC $FLAGS bench/bench_lor_kernels.cu" &&
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra bench/bench_lor_kernels.cu "$B/lor_assemble.o" "$B/lor_ref.o" -lm -o "$B/bench_lor_kernels"
+}
+
+# registers and spills of kernels, from ptxas reports (default: the patch kernels'): "max R regs, S with spills"
 patch_regs() {
-  cat "$LOG/ptxas_patch.txt" "$LOG/ptxas_transfer.txt" 2>/dev/null | awk '
+  local files=("$@")
+  [ ${#files[@]} -gt 0 ] || files=("$LOG/ptxas_patch.txt" "$LOG/ptxas_transfer.txt")
+  cat "${files[@]}" 2>/dev/null | awk '
     /Used [0-9]+ registers/ { for (i = 1; i <= NF; i++) if ($i == "Used") { r = $(i + 1) + 0; if (r > max) max = r } }
     /bytes spill stores/ { if ($5 + 0 > 0 || $9 + 0 > 0) spills++ }
     END { printf "max %d registers, %d kernels with spills", max, spills }'
@@ -81,14 +94,23 @@ fi
 pids=()
 has tensor && { build_tensor >> "$LOG/build.log" 2>&1 & pids+=("tensor:$!"); }
 has patch && { build_patch > "$LOG/build_patch.log" 2>&1 & pids+=("patch:$!"); }
+has lor && { build_lor > "$LOG/build_lor.log" 2>&1 & pids+=("lor:$!"); }
 bfail=0
 for p in "${pids[@]}"; do
   s=${p%%:*}
   if wait "${p#*:}"; then
-    if [ "$s" = tensor ]; then note build ok "$((SECONDS - t0)) s; registers in $LOG/ptxas.txt"; else note patch-build ok "$((SECONDS - t0)) s; $(patch_regs) ($LOG/ptxas_patch.txt)"; fi
+    case $s in
+    tensor) note build ok "$((SECONDS - t0)) s; registers in $LOG/ptxas.txt" ;;
+    patch) note patch-build ok "$((SECONDS - t0)) s; $(patch_regs) ($LOG/ptxas_patch.txt)" ;;
+    lor) note lor-build ok "$((SECONDS - t0)) s; $(patch_regs "$LOG/ptxas_lor.txt") ($LOG/ptxas_lor.txt)" ;;
+    esac
   else
     bfail=1
-    if [ "$s" = tensor ]; then note build FAIL "see $LOG/build.log"; l="$LOG/build.log $LOG/ptxas.txt"; else note patch-build FAIL "see $LOG/build_patch.log"; l="$LOG/build_patch.log"; fi
+    case $s in
+    tensor) note build FAIL "see $LOG/build.log"; l="$LOG/build.log $LOG/ptxas.txt" ;;
+    patch) note patch-build FAIL "see $LOG/build_patch.log"; l="$LOG/build_patch.log" ;;
+    lor) note lor-build FAIL "see $LOG/build_lor.log"; l="$LOG/build_lor.log $LOG/ptxas_lor.txt" ;;
+    esac
     cat $l 2>/dev/null | grep -v "^ptxas info" | tail -n 40
   fi
 done
@@ -139,6 +161,7 @@ if has patch; then
   timeout "$SAN_TIMEOUT" "$SAN" --tool memcheck --error-exitcode 3 "$B/test_vec_kernels" > "$LOG/vec-memcheck.log" 2>&1 && st=ok || { st=FAIL; rc=1; }
   note vec-memcheck $st "$(grep -E 'ERROR SUMMARY' "$LOG/vec-memcheck.log" | tail -n 1 | sed 's/^========= //')"
 fi
+has lor && run_suite lor "lor-"
 
 if has tensor; then
   echo
@@ -149,6 +172,11 @@ if has patch; then
   echo
   echo "== patch benchmark table =="
   cat "$LOG/patch-bench.log"
+fi
+if has lor; then
+  echo
+  echo "== lor benchmark table =="
+  cat "$LOG/lor-bench.log"
 fi
 echo
 echo "== summary =="

@@ -1,0 +1,462 @@
+/* GPU-vs-CPU test of the LOR assembly kernels (include/patchwork/lor_kernel.h), PETSc-free.
+
+   Compares PatchworkLOR{Macro,Gather,Dirichlet}CUDA (cuda/lor_assemble.cu) with the CPU reference
+   (src/core/lor_ref.c) on random data: 2D and 3D, degrees 1..8 and 10, distorted node coordinates
+   (a uniform grid of random extents, each coordinate moved by less than 0.2 h so that every Q1
+   sub-element stays valid), random alpha >= 0 (alpha = 0 in some cases) and beta > 0, Dirichlet on and
+   off, on several non-cubic grids: the whole grid, and parallel-rank-like sub-ranges (the row box one
+   part of a partition of the nodes, strictly inside the grid or at its corner; the cell range the cells
+   touching those rows, or all cells; the coordinate box a ghosted box one node wider than those cells'
+   nodes, clipped to the grid). Per case:
+     macro      GPU A1 against the reference's Ae, max-norm over the array relative to max|Ae|. Two
+                sources of difference:
+                - the order of the sums of the up to m = 2^dim sub-element matrices that share an entry
+                  (the ABI lets the kernel add them with atomics, in any order; the current kernel
+                  adds them in the order of the sub-elements' colors, the reference z slowest). A sum
+                  of m terms in any order is within (m-1) eps sum|terms| of the exact sum, and every
+                  term (an entry of an SPD element matrix, bounded by its largest diagonal entry) is at
+                  most max|Ae| (a diagonal entry of Ae adds positive diagonal entries of element
+                  matrices): both sides together within 2 m^2 eps max|Ae|;
+                - the element matrices themselves differ in the last bits (nvcc contracts to FMA, the host
+                  compiler need not), and the Jacobian sums vertex coordinates of size |x| into
+                  differences of size h: its relative rounding error, and that of the element matrix, is
+                  about eps R with R = max|x| / h_min (R ~ 160 on the 2D "big" grids, where the first
+                  tolerance, without this term, was exceeded). Up to m such terms per entry: m c eps R
+                  max|Ae|, c ~ 1.5 measured.
+                Tolerance: m eps (2 R + 8 m) max|Ae| (both terms with a margin of 4 or more). The
+                padding slots (neighbour outside the macro element) must be exactly 0, and the array is
+                filled with NaN before, so every entry must be assigned. A second run must give the
+                same bits (the kernel is deterministic).
+     gather     GPU A2 fed the reference's Ae: bitwise equal to the reference (same additions, same
+                order); vals filled with NaN before, so every entry must be assigned.
+     dirichlet  GPU A4 on the reference's gathered values: bitwise equal to the reference's A4 (with
+                Dirichlet off: unchanged).
+     pipeline   GPU A1, A2, A4 against the reference's: the same bound as macro (an entry of the
+                assembled matrix also sums at most 2^dim sub-element contributions).
+     symmetry   (independent of the reference) the GPU's gathered matrix is symmetric to that tolerance
+                where both rows are in the row box;
+     rowsum     (alpha = 0, independent of the reference) every gathered row of the stiffness sums to 0
+                within S times that tolerance (the Q1 gradients sum to zero).
+   Also: bad descriptors are refused with cudaErrorInvalidValue, empty ranges are no-ops.
+   Prints one line per check, `ok ...` or `FAIL ...`, the worst err/tol last, and exits 0 when all
+   pass, 1 otherwise, 77 without a CUDA device.
+
+   Usage: test_lor_kernels [--quick]   (--quick: one small sub-range geometry per degree, Dirichlet on
+   and off; for compute-sanitizer) */
+#include <cuda_runtime.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <algorithm>
+#include <vector>
+#include <patchwork/lor_kernel.h>
+
+#include "gputest.h"
+
+/* the worst err / tol over the cases that were compared */
+static double g_worst = 0;
+static char   g_worst_name[256];
+
+static void Check(bool ok, const char *name, double err, double tol)
+{
+  if (tol > 0 && err / tol > g_worst) {
+    g_worst = err / tol;
+    snprintf(g_worst_name, sizeof(g_worst_name), "%s", name);
+  }
+  Report(ok, name, err, tol);
+}
+
+static void ReportRet(int ret, int want, const char *name)
+{
+  const bool ok = ret == want;
+
+  if (ok) g_pass++;
+  else g_fail++;
+  printf("%s errors %s ret=%d want=%d (%s)\n", ok ? "ok  " : "FAIL", name, ret, want, cudaGetErrorString((cudaError_t)ret));
+  fflush(stdout);
+}
+
+static void CheckRet(int ret, const char *what)
+{
+  if (ret) {
+    printf("FAIL %s returned %d (%s)\n", what, ret, cudaGetErrorString((cudaError_t)ret));
+    exit(1);
+  }
+}
+
+static double *DeviceAlloc(size_t n)
+{
+  double *d;
+  CHECK_CUDA(cudaMalloc((void **)&d, std::max<size_t>(n, 1) * sizeof(double)));
+  return d;
+}
+
+static void Upload(double *d, const std::vector<double> &h)
+{
+  CHECK_CUDA(cudaMemcpyAsync(d, h.data(), h.size() * sizeof(double), cudaMemcpyHostToDevice, g_stream));
+}
+
+static void Download(std::vector<double> &h, const double *d)
+{
+  CHECK_CUDA(cudaMemcpyAsync(h.data(), d, h.size() * sizeof(double), cudaMemcpyDeviceToHost, g_stream));
+  CHECK_CUDA(cudaStreamSynchronize(g_stream));
+  CHECK_CUDA(cudaGetLastError());
+}
+
+/* NaN everywhere (all bits set): entries a kernel fails to assign show up */
+static void FillNaN(double *d, size_t n)
+{
+  CHECK_CUDA(cudaMemsetAsync(d, 0xff, n * sizeof(double), g_stream));
+}
+
+/* A geometry: global cells per direction, and the row box as part p[d] of P[d] equal parts of the nodes
+   (P = 1: the whole grid); all_cells: the cell range is the whole grid instead of the cells touching the
+   rows */
+struct Geo {
+  const char *name;
+  int         cells[3], P[3], p[3];
+  int         all_cells;
+};
+
+static void MakeDesc(int dim, int k, const Geo &G, int dirichlet, double alpha, double beta, PatchworkLORDesc *d)
+{
+  memset(d, 0, sizeof(*d));
+  d->dim       = dim;
+  d->degree    = k;
+  d->dirichlet = dirichlet;
+  d->alpha     = alpha;
+  d->beta      = beta;
+  for (int dir = 0; dir < 3; dir++) {
+    if (dir >= dim) {
+      d->nodes[dir]      = 1;
+      d->cell_start[dir] = 0;
+      d->cell_end[dir]   = 1;
+      d->coord_start[dir] = d->row_start[dir] = 0;
+      d->coord_size[dir] = d->row_size[dir] = 1;
+      continue;
+    }
+    const int N = G.cells[dir], n = k * N + 1;
+    const int r0 = (int)((long)G.p[dir] * n / G.P[dir]), r1 = (int)((long)(G.p[dir] + 1) * n / G.P[dir]);
+    /* cells touching nodes r0..r1-1: cell c holds nodes k c .. k c + k */
+    const int c0 = G.all_cells ? 0 : (r0 > 0 ? (r0 + k - 1) / k - 1 : 0), c1 = G.all_cells ? N : std::min(N - 1, (r1 - 1) / k) + 1;
+    const int x0 = std::max(0, k * c0 - 1), x1 = std::min(n - 1, k * c1 + 1);
+
+    d->nodes[dir]       = n;
+    d->row_start[dir]   = r0;
+    d->row_size[dir]    = r1 - r0;
+    d->cell_start[dir]  = c0;
+    d->cell_end[dir]    = c1;
+    d->coord_start[dir] = x0;
+    d->coord_size[dir]  = x1 - x0 + 1;
+  }
+}
+
+/* Coordinates of the coordinate box: the global grid on [0,L_0] x [0,L_1] (x [0,L_2]), L random in
+   [0.5,2], every coordinate moved by less than 0.19 h (drawn for the whole grid, so that the values do
+   not depend on the box). Returns R = max|x| / min h, the cancellation factor of the Jacobians. */
+static double MakeCoords(const PatchworkLORDesc *d, std::vector<double> &x)
+{
+  const int dim = d->dim;
+  double    L[3], h[3], Lmax = 0, hmin = INFINITY;
+
+  for (int i = 0; i < dim; i++) {
+    L[i] = 1.25 + 0.75 * Rand();
+    h[i] = L[i] / (d->nodes[i] - 1);
+    Lmax = std::max(Lmax, 1.19 * L[i]);
+    hmin = std::min(hmin, h[i]);
+  }
+  x.assign((size_t)d->coord_size[0] * d->coord_size[1] * d->coord_size[2] * dim, 0.0);
+  for (int gz = 0; gz < d->nodes[2]; gz++)
+    for (int gy = 0; gy < d->nodes[1]; gy++)
+      for (int gx = 0; gx < d->nodes[0]; gx++) {
+        const int g[3] = {gx, gy, gz};
+        double    v[3];
+        bool      in = true;
+        for (int i = 0; i < dim; i++) v[i] = h[i] * g[i] + 0.19 * h[i] * Rand();
+        for (int i = 0; i < 3; i++) in = in && g[i] >= d->coord_start[i] && g[i] < d->coord_start[i] + d->coord_size[i];
+        if (!in) continue;
+        const size_t p = ((size_t)(gz - d->coord_start[2]) * d->coord_size[1] + (gy - d->coord_start[1])) * d->coord_size[0] + (gx - d->coord_start[0]);
+        for (int i = 0; i < dim; i++) x[p * dim + i] = v[i];
+      }
+  return Lmax / hmin;
+}
+
+static double MaxAbs(const std::vector<double> &v)
+{
+  double m = 0;
+  for (double a : v) m = std::max(m, fabs(a));
+  return m;
+}
+
+/* max |a - b| (NaN anywhere: infinity) */
+static double MaxDiff(const std::vector<double> &a, const std::vector<double> &b)
+{
+  double m = 0;
+  for (size_t i = 0; i < a.size(); i++) {
+    const double e = fabs(a[i] - b[i]);
+    if (!(e <= m)) m = e == e ? e : INFINITY;
+  }
+  return m;
+}
+
+/* entries whose bits differ */
+static size_t BitDiff(const std::vector<double> &a, const std::vector<double> &b)
+{
+  size_t bad = 0;
+  for (size_t i = 0; i < a.size(); i++) bad += memcmp(&a[i], &b[i], sizeof(double)) != 0;
+  return bad;
+}
+
+static void RunCase(const PatchworkLORDesc *d, const char *label)
+{
+  const int    dim = d->dim, k = d->degree, n = k + 1, S = PatchworkLORSlots(d), nloc = PatchworkLORMacroNodes(d);
+  const size_t nmacro = (size_t)PatchworkLORMacroCount(d), nrow = (size_t)PatchworkLORRowCount(d);
+  const size_t nAe = nmacro * nloc * S, nv = nrow * S;
+  const int    m = 1 << dim;
+  char         name[256];
+
+  std::vector<double> coords, Ae_ref(nAe), vals_ref(nv), valsD_ref, Ae(nAe), vals(nv), vals_g(nv);
+  const double        R   = MakeCoords(d, coords);
+  const double        tol = m * DBL_EPSILON * (2 * R + 8 * m);
+  PatchworkLORMacroRef(d, coords.data(), Ae_ref.data());
+  PatchworkLORGatherRef(d, Ae_ref.data(), vals_ref.data());
+  valsD_ref = vals_ref;
+  PatchworkLORDirichletRef(d, valsD_ref.data());
+  const double scale = std::max(MaxAbs(Ae_ref), DBL_MIN);
+
+  double *dx = DeviceAlloc(coords.size()), *dAe = DeviceAlloc(nAe), *dv = DeviceAlloc(nv);
+  Upload(dx, coords);
+
+  /* macro: tolerance; padding exactly 0 */
+  FillNaN(dAe, nAe);
+  CheckRet(PatchworkLORMacroCUDA(d, dx, dAe, g_stream), "PatchworkLORMacroCUDA");
+  Download(Ae, dAe);
+  {
+    size_t pad = 0;
+    for (size_t e = 0; e < nmacro; e++)
+      for (int r = 0; r < nloc; r++) {
+        const int l[3] = {r % n, (r / n) % n, dim == 3 ? r / (n * n) : 0};
+        for (int s = 0; s < S; s++) {
+          const int o[3] = {s % 3 - 1, (s / 3) % 3 - 1, dim == 3 ? s / 9 - 1 : 0};
+          bool      out  = false;
+          for (int i = 0; i < dim; i++) out = out || l[i] + o[i] < 0 || l[i] + o[i] > k;
+          if (out && Ae[(e * nloc + r) * S + s] != 0.0) pad++;
+        }
+      }
+    const double err = MaxDiff(Ae, Ae_ref) / scale;
+    snprintf(name, sizeof(name), "%s macro", label);
+    Check(err <= tol && pad == 0, name, err, tol);
+    if (pad) printf("     %zu padding entries not zero\n", pad);
+  }
+
+  /* gather on the reference's Ae: bitwise */
+  Upload(dAe, Ae_ref);
+  FillNaN(dv, nv);
+  CheckRet(PatchworkLORGatherCUDA(d, dAe, dv, g_stream), "PatchworkLORGatherCUDA");
+  Download(vals, dv);
+  {
+    const size_t bad = BitDiff(vals, vals_ref);
+    snprintf(name, sizeof(name), "%s gather (bitwise)", label);
+    Check(bad == 0, name, (double)bad, 0);
+  }
+
+  /* dirichlet on the reference's gathered values: bitwise */
+  Upload(dv, vals_ref);
+  CheckRet(PatchworkLORDirichletCUDA(d, dv, g_stream), "PatchworkLORDirichletCUDA");
+  Download(vals, dv);
+  {
+    const size_t bad = BitDiff(vals, valsD_ref);
+    snprintf(name, sizeof(name), "%s dirichlet (bitwise)", label);
+    Check(bad == 0, name, (double)bad, 0);
+  }
+
+  /* the GPU pipeline */
+  FillNaN(dAe, nAe);
+  FillNaN(dv, nv);
+  CheckRet(PatchworkLORMacroCUDA(d, dx, dAe, g_stream), "PatchworkLORMacroCUDA");
+  {
+    std::vector<double> Ae2(nAe);
+    Download(Ae2, dAe);
+    const size_t bad = BitDiff(Ae2, Ae);
+    snprintf(name, sizeof(name), "%s macro repeated (bitwise)", label);
+    Check(bad == 0, name, (double)bad, 0);
+  }
+  CheckRet(PatchworkLORGatherCUDA(d, dAe, dv, g_stream), "PatchworkLORGatherCUDA");
+  Download(vals_g, dv);
+  CheckRet(PatchworkLORDirichletCUDA(d, dv, g_stream), "PatchworkLORDirichletCUDA");
+  Download(vals, dv);
+  {
+    const double err = MaxDiff(vals, valsD_ref) / scale;
+    snprintf(name, sizeof(name), "%s pipeline", label);
+    Check(err <= tol, name, err, tol);
+  }
+
+  /* symmetry of the GPU's gathered matrix, rows in the row box */
+  {
+    double err = 0;
+    for (size_t row = 0; row < nrow; row++) {
+      const int g[3] = {d->row_start[0] + (int)(row % d->row_size[0]), d->row_start[1] + (int)((row / d->row_size[0]) % d->row_size[1]), d->row_start[2] + (int)(row / ((size_t)d->row_size[0] * d->row_size[1]))};
+      for (int s = 0; s < S; s++) {
+        const int o[3] = {s % 3 - 1, (s / 3) % 3 - 1, dim == 3 ? s / 9 - 1 : 0};
+        int       nb[3];
+        bool      in = true;
+        for (int i = 0; i < 3; i++) {
+          nb[i] = g[i] + o[i];
+          in    = in && nb[i] >= d->row_start[i] && nb[i] < d->row_start[i] + d->row_size[i];
+        }
+        if (!in) continue;
+        const size_t rn = ((size_t)(nb[2] - d->row_start[2]) * d->row_size[1] + (nb[1] - d->row_start[1])) * d->row_size[0] + (nb[0] - d->row_start[0]);
+        const double e  = fabs(vals_g[row * S + s] - vals_g[rn * S + (S - 1 - s)]);
+        if (!(e <= err)) err = e == e ? e : INFINITY;
+      }
+    }
+    err /= scale;
+    snprintf(name, sizeof(name), "%s symmetry", label);
+    Check(err <= tol, name, err, tol);
+  }
+
+  /* row sums of the stiffness */
+  if (d->alpha == 0) {
+    double err = 0;
+    for (size_t row = 0; row < nrow; row++) {
+      double sum = 0;
+      for (int s = 0; s < S; s++) sum += vals_g[row * S + s];
+      if (!(fabs(sum) <= err)) err = sum == sum ? fabs(sum) : INFINITY;
+    }
+    err /= scale;
+    snprintf(name, sizeof(name), "%s rowsum", label);
+    Check(err <= S * tol, name, err, S * tol);
+  }
+  CHECK_CUDA(cudaFree(dx));
+  CHECK_CUDA(cudaFree(dAe));
+  CHECK_CUDA(cudaFree(dv));
+}
+
+static void TestErrors(void)
+{
+  PatchworkLORDesc d, b;
+  const Geo        G = {"sub", {4, 3, 3}, {3, 3, 3}, {1, 1, 1}, 0};
+  double          *dv, sentinel = 7.0, back;
+
+  MakeDesc(3, 2, G, 1, 1.0, 1.0, &d);
+  CHECK_CUDA(cudaMalloc((void **)&dv, sizeof(double)));
+  b     = d;
+  b.dim = 4;
+  ReportRet(PatchworkLORMacroCUDA(&b, dv, dv, g_stream), cudaErrorInvalidValue, "dim = 4");
+  b        = d;
+  b.degree = 0;
+  ReportRet(PatchworkLORGatherCUDA(&b, dv, dv, g_stream), cudaErrorInvalidValue, "degree 0");
+  b        = d;
+  b.degree = PW_MAX_DEGREE + 1;
+  ReportRet(PatchworkLORDirichletCUDA(&b, dv, g_stream), cudaErrorInvalidValue, "degree 11");
+  b          = d;
+  b.nodes[1] = d.nodes[1] + 1;
+  ReportRet(PatchworkLORMacroCUDA(&b, dv, dv, g_stream), cudaErrorInvalidValue, "nodes not k N + 1");
+  b             = d;
+  b.cell_end[0] = 5;
+  ReportRet(PatchworkLORGatherCUDA(&b, dv, dv, g_stream), cudaErrorInvalidValue, "cell range beyond the grid");
+  b                = d;
+  b.coord_start[2] = d.coord_start[2] + 1;
+  b.coord_size[2]  = d.coord_size[2] - 1;
+  ReportRet(PatchworkLORMacroCUDA(&b, dv, dv, g_stream), cudaErrorInvalidValue, "coordinate box misses cell nodes");
+  b             = d;
+  b.row_size[1] = d.nodes[1];
+  ReportRet(PatchworkLORGatherCUDA(&b, dv, dv, g_stream), cudaErrorInvalidValue, "row box beyond the grid (gather)");
+  ReportRet(PatchworkLORDirichletCUDA(&b, dv, g_stream), cudaErrorInvalidValue, "row box beyond the grid (dirichlet)");
+  ReportRet(PatchworkLORMacroCUDA(NULL, dv, dv, g_stream), cudaErrorInvalidValue, "NULL descriptor");
+
+  /* empty ranges: nothing launched, nothing written */
+  CHECK_CUDA(cudaMemcpy(dv, &sentinel, sizeof(double), cudaMemcpyHostToDevice));
+  b             = d;
+  b.cell_end[1] = b.cell_start[1];
+  int ret       = PatchworkLORMacroCUDA(&b, dv, dv, g_stream);
+  b             = d;
+  b.row_size[0] = 0;
+  ret |= PatchworkLORGatherCUDA(&b, dv, dv, g_stream);
+  ret |= PatchworkLORDirichletCUDA(&b, dv, g_stream);
+  b           = d;
+  b.dirichlet = 0;
+  ret |= PatchworkLORDirichletCUDA(&b, dv, g_stream);
+  CHECK_CUDA(cudaStreamSynchronize(g_stream));
+  CHECK_CUDA(cudaMemcpy(&back, dv, sizeof(double), cudaMemcpyDeviceToHost));
+  ReportRet(back == sentinel ? ret : -1, 0, "empty ranges and dirichlet off are no-ops");
+  CHECK_CUDA(cudaFree(dv));
+}
+
+int main(int argc, char **argv)
+{
+  int  ndev  = 0;
+  bool quick = false;
+
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--quick")) quick = true;
+    else {
+      fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    printf("SKIP: no CUDA device\n");
+    return 77;
+  }
+  CHECK_CUDA(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
+  {
+    cudaDeviceProp p;
+    CHECK_CUDA(cudaGetDeviceProperties(&p, 0));
+    printf("# device: %s (sm_%d%d), %s\n", p.name, p.major, p.minor, quick ? "quick" : "full");
+  }
+  TestErrors();
+  const int degrees[] = {1, 2, 3, 4, 5, 6, 7, 8, 10};
+  for (int dim = 3; dim >= 2; dim--) {
+    for (int k : degrees) {
+      std::vector<Geo> geos;
+      if (dim == 3) {
+        const int m = k <= 3 ? 6 : k <= 8 ? 4 : 3; /* cells per direction of the sub-range grids */
+        if (quick) geos.push_back({"mid", {m - 1, m, m - 1}, {3, 3, 3}, {1, 1, 1}, 0});
+        else {
+          if (k <= 2) geos.push_back({"full", {5, 4, 3}, {1, 1, 1}, {0, 0, 0}, 0});
+          else if (k <= 5) geos.push_back({"full", {3, 2, 2}, {1, 1, 1}, {0, 0, 0}, 0});
+          else geos.push_back({"full", {2, 2, 1}, {1, 1, 1}, {0, 0, 0}, 0});
+          geos.push_back({"mid", {m, m - 1, m}, {3, 3, 3}, {1, 1, 1}, 0});
+          geos.push_back({"corner", {m, m, m - 1}, {2, 3, 2}, {0, 2, 1}, 0});
+          geos.push_back({"allcell", {m - 1, m, m}, {3, 2, 3}, {1, 1, 2}, 1});
+          if (k == 1) geos.push_back({"big", {24, 20, 17}, {1, 1, 1}, {0, 0, 0}, 0});
+          if (k == 2) geos.push_back({"big", {12, 10, 9}, {1, 1, 1}, {0, 0, 0}, 0});
+        }
+      } else {
+        const int m = k <= 5 ? 9 : 5;
+        if (quick) geos.push_back({"mid", {m, m - 1, 1}, {3, 3, 1}, {1, 1, 0}, 0});
+        else {
+          geos.push_back({"full", {k <= 5 ? 7 : 3, k <= 5 ? 5 : 2, 1}, {1, 1, 1}, {0, 0, 0}, 0});
+          geos.push_back({"mid", {m, m - 1, 1}, {3, 3, 1}, {1, 1, 0}, 0});
+          geos.push_back({"corner", {m - 1, m, 1}, {2, 3, 1}, {1, 0, 0}, 0});
+          geos.push_back({"allcell", {m, m, 1}, {3, 2, 1}, {2, 1, 0}, 1});
+          if (k <= 2) geos.push_back({"big", {160 / k, 130 / k, 1}, {1, 1, 1}, {0, 0, 0}, 0});
+        }
+      }
+      for (const Geo &G : geos) {
+        /* runs: {dirichlet, alpha = 0 (the stiffness alone)}; alpha random otherwise */
+        static const int full_runs[3][2] = {{0, 1}, {0, 0}, {1, 0}}, quick_runs[2][2] = {{1, 0}, {0, 1}};
+        const int        nruns = quick ? 2 : 3;
+        for (int run = 0; run < nruns; run++) {
+          const int *const R    = quick ? quick_runs[run] : full_runs[run];
+          const double     alpha = R[1] ? 0.0 : 1.0 + Rand(), beta = 1.05 + Rand();
+          PatchworkLORDesc d;
+          char             label[160];
+
+          MakeDesc(dim, k, G, R[0], alpha, beta, &d);
+          d.vertex_rule = run % 2; /* both rules of the sub-elements: vertices and Gauss points */
+          snprintf(label, sizeof(label), "%dD k=%-2d %-7s dirichlet=%d alpha=%.2f beta=%.2f rule=%s", dim, k, G.name, d.dirichlet, d.alpha, d.beta, d.vertex_rule ? "vertex" : "gauss");
+          RunCase(&d, label);
+        }
+      }
+    }
+  }
+  CHECK_CUDA(cudaStreamDestroy(g_stream));
+  CHECK_CUDA(cudaDeviceSynchronize());
+  /* one line, last: the scripts take it as the summary */
+  printf("# %d passed, %d failed; worst err/tol %.3f (%s)\n", g_pass, g_fail, g_worst, g_worst_name);
+  return g_fail ? 1 : 0;
+}
