@@ -514,3 +514,17 @@ extern "C" int PatchworkLORDirichletCUDA(const PatchworkLORDesc *d, double *vals
   else Dirichlet<2><<<blocks, ROW_THREADS, 0, s>>>(g, vals);
   return (int)cudaGetLastError();
 }
+
+namespace {
+__global__ void Compact(long long n, const long long *__restrict__ map, const double *__restrict__ vals, double *__restrict__ out)
+{
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) out[i] = vals[map[i]];
+}
+} // namespace
+
+extern "C" int PatchworkLORCompactCUDA(long n, const long long *map, const double *vals, double *out, void *stream)
+{
+  if (n <= 0) return (int)cudaSuccess;
+  Compact<<<Blocks(n, 256), 256, 0, (cudaStream_t)stream>>>(n, map, vals, out);
+  return (int)cudaGetLastError();
+}

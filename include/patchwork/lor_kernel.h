@@ -59,6 +59,9 @@ long PatchworkLORRowCount(const PatchworkLORDesc *d);
 void PatchworkLORMacroRef(const PatchworkLORDesc *d, const double *coords, double *Ae);
 void PatchworkLORGatherRef(const PatchworkLORDesc *d, const double *Ae, double *vals);
 void PatchworkLORDirichletRef(const PatchworkLORDesc *d, double *vals);
+/* out[i] = vals[map[i]], i < n: the entries the matrix stores, in the order of its COO pattern
+   (the rows' slots without the ones that are structurally absent) */
+void PatchworkLORCompactRef(long n, const long long *map, const double *vals, double *out);
 
 /* CUDA kernels (cuda/lor_assemble.cu) on device pointers, in stream (a cudaStream_t, NULL: default);
    they return 0 or a cudaError_t code. Macro sums the sub-element matrices in shared memory in
@@ -67,6 +70,7 @@ void PatchworkLORDirichletRef(const PatchworkLORDesc *d, double *vals);
 int PatchworkLORMacroCUDA(const PatchworkLORDesc *d, const double *coords, double *Ae, void *stream);
 int PatchworkLORGatherCUDA(const PatchworkLORDesc *d, const double *Ae, double *vals, void *stream);
 int PatchworkLORDirichletCUDA(const PatchworkLORDesc *d, double *vals, void *stream);
+int PatchworkLORCompactCUDA(long n, const long long *map, const double *vals, double *out, void *stream);
 
 #ifdef __cplusplus
 }

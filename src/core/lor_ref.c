@@ -164,3 +164,8 @@ void PatchworkLORDirichletRef(const PatchworkLORDesc *d, double *vals)
     }
   }
 }
+
+void PatchworkLORCompactRef(long n, const long long *map, const double *vals, double *out)
+{
+  for (long i = 0; i < n; i++) out[i] = vals[map[i]];
+}

@@ -32,3 +32,18 @@ PetscErrorCode PatchworkCheckKernel(int err, const char call[])
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* Wait for the work queued in PETSc's current device context (nothing without CUDA) */
+PetscErrorCode PatchworkDeviceSynchronize(void)
+{
+  PetscFunctionBegin;
+#if defined(PATCHWORK_HAVE_CUDA)
+  {
+    PetscDeviceContext dctx;
+
+    PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
+    PetscCall(PetscDeviceContextSynchronize(dctx));
+  }
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

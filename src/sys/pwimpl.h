@@ -40,6 +40,7 @@ PETSC_INTERN PetscErrorCode PatchworkLogEventRegisterOnce(const char[], PetscCla
 
 /* The stream of PETSc's current device context (a cudaStream_t as void*). */
 PETSC_INTERN PetscErrorCode PatchworkGetDeviceStream(void **);
+PETSC_INTERN PetscErrorCode PatchworkDeviceSynchronize(void);
 /* Turn a kernel launcher's return code into a PETSc error naming the kernel. */
 PETSC_INTERN PetscErrorCode PatchworkCheckKernel(int, const char[]);
 #define PatchworkCallKernel(call) PetscCall(PatchworkCheckKernel((call), #call))

@@ -121,7 +121,8 @@ if grep -q 'values computed on the GPU' "$L/lor-gpu.log" && [ -n "$lor_gpu" ] &&
 row lor-gpu-copies info "KSPSolve host<->device copies: $(copies "$L/lor-gpu.log") (GAMG's coarse solve)"
 check lor-gpu-n2 $MPI -n 2 build/examples/lor -dim 3 -degree 3 -cells 8 $GPU
 check lor-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 build/examples/lor -dim 3 -degree 3 -cells 3 $GPU
-check lor-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 build/examples/lor -dim 2 -degree 5 -cells 3 $GPU
+# cuSPARSE's csrmv kernel (GAMG's SpMV) reports shared-memory hazards of its own: ours only
+check lor-racecheck compute-sanitizer --tool racecheck --kernel-name-exclude kns=cusparse --error-exitcode 1 build/examples/lor -dim 2 -degree 5 -cells 3 $GPU
 
 # --- the CPU suite against this (newer) PETSc
 [ -n "$CPUSUITE" ] && check cpu-suite bash tests/run.sh

@@ -101,7 +101,7 @@ static PetscErrorCode PCReset_LOR(PC pc)
 
   PetscFunctionBegin;
   PetscCall(PCDestroy(&lor->inner));
-  PetscCall(MatDestroy(&lor->A));
+  PetscCall(PCLORDestroyPattern(pc));
   PetscCall(DMDestroy(&lor->dm));
   PetscCall(PetscMemzero(&lor->desc, sizeof(lor->desc)));
   lor->npattern = 0;

@@ -18,7 +18,9 @@ typedef struct {
   PatchworkTensorInfo info;      /* degree, coefficients, bc (and the box when from_tensor) */
   PatchworkLORDesc  desc;        /* this rank's cells, coordinate box and rows */
   PetscBool         device;      /* values computed by the CUDA kernels into a device matrix */
-  PetscCount        ncoo;        /* rows x slots */
+  PetscCount        ncoo;        /* rows x slots: the entries A2 computes */
+  PetscCount        nkeep;       /* of those, the ones the matrix stores (its COO pattern) */
+  long long        *keep;        /* their positions among the rows x slots (device memory when device) */
   PetscInt          npattern;    /* how often the pattern was built (once, unless the grid changes) */
   PetscBool         axis_only;   /* box cells and vertex rule: only neighbours along an axis couple */
   Mat               A;           /* the LOR matrix */
@@ -27,6 +29,7 @@ typedef struct {
 
 PETSC_INTERN PetscErrorCode PCLORSetUpDiscretization(PC);
 PETSC_INTERN PetscErrorCode PCLORCreatePattern(PC);
+PETSC_INTERN PetscErrorCode PCLORDestroyPattern(PC);
 PETSC_INTERN PetscErrorCode PCLORAssemble(PC);
 
 #endif
