@@ -131,6 +131,13 @@ int main(int argc, char **argv)
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(PatchworkInitializePackage());
+  {
+    PetscBool set;
+
+    /* the matrix is under test, not the AMG built on it (-lor_pc_type to run one anyway) */
+    PetscCall(PetscOptionsHasName(NULL, NULL, "-lor_pc_type", &set));
+    if (!set) PetscCall(PetscOptionsSetValue(NULL, "-lor_pc_type", "none"));
+  }
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-kmin", &kmin, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-kmax", &kmax, NULL));
   {
