@@ -22,7 +22,7 @@
                 and copies them out coalesced (54 KB).
       Two blocks per SM, which the element matrix's 255 registers allow anyway. This replaced the
       paper's atomicAdd of every sub-element matrix into a zeroed Ae (first version;
-      bench/bench_lor_kernels.cu keeps it as "A1at"): on the H100 at 8M DoF that took 9-18 ms against
+      bench/bench_lor_kernels.cu keeps it as "A1at"): on the H200 at 8M DoF that took 9-18 ms against
       3.5 ms for the element matrices alone, the global double atomics being the bottleneck; this
       kernel takes 5-7 ms. Offsets into Ae are 64-bit: Ae has (k+1)^dim 3^dim doubles per macro
       element, more than 2^31 entries from about 10M macro elements at k = 1 in 3D.
