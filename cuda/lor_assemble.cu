@@ -126,7 +126,7 @@ struct MacroPlan {
   static constexpr int  NSUB = DIM == 3 ? K * K * K : K * K, NLOC = DIM == 3 ? N1 * N1 * N1 : N1 * N1;
   static constexpr bool DIRECT = DIM == 3 && K == 1;  /* Ae is the element matrix */
   static constexpr bool LAYERS = NSUB > MACRO_THREADS; /* 3D k >= 6 */
-  /* 128 threads (256 where fewer would idle, k = 3, 6, 7, 9, measured slower on the H100) */
+  /* 128 threads (256 where fewer would idle, k = 3, 6, 7, 9, measured slower on the H200) */
   static constexpr int THREADS = MACRO_THREADS;
   static constexpr int M       = DIRECT || LAYERS ? 1 : THREADS / NSUB; /* macro elements per step */
   static constexpr int LZ      = LAYERS ? THREADS / (K * K) : K;        /* sub-element layers per step */
