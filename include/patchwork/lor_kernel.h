@@ -44,6 +44,30 @@ typedef struct {
                                             points per direction), else at 2 Gauss points per direction */
 } PatchworkLORDesc;
 
+/* Global node g of row `row` of the row box (lexicographic, x fastest) */
+static inline void PatchworkLORRowNode(const PatchworkLORDesc *d, long row, int g[3])
+{
+  g[0] = d->row_start[0] + (int)(row % d->row_size[0]);
+  g[1] = d->row_start[1] + (int)((row / d->row_size[0]) % d->row_size[1]);
+  g[2] = d->row_start[2] + (int)(row / ((long)d->row_size[0] * d->row_size[1]));
+}
+
+/* The neighbour of node g in slot s */
+static inline void PatchworkLORSlotNeighbour(const PatchworkLORDesc *d, const int g[3], int s, int nb[3])
+{
+  nb[0] = g[0] + s % 3 - 1;
+  nb[1] = g[1] + (s / 3) % 3 - 1;
+  nb[2] = g[2] + (d->dim == 3 ? s / 9 - 1 : 0);
+}
+
+/* Whether node g is on the boundary of the global grid (in the dim used directions) */
+static inline int PatchworkLOROnBoundary(const PatchworkLORDesc *d, const int g[3])
+{
+  for (int dir = 0; dir < d->dim; dir++)
+    if (g[dir] == 0 || g[dir] == d->nodes[dir] - 1) return 1;
+  return 0;
+}
+
 #ifdef __cplusplus
 extern "C" {
 #endif

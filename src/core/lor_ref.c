@@ -4,6 +4,7 @@
 #include <string.h>
 #include <patchwork/lor_kernel.h>
 #include <patchwork/q1_element.h>
+#include "coreimpl.h"
 
 int PatchworkLORSlots(const PatchworkLORDesc *d)
 {
@@ -41,11 +42,6 @@ static void CheckDesc(const PatchworkLORDesc *d)
 static int Slot(int dim, const int o[3])
 {
   return dim == 3 ? (o[2] + 1) * 9 + (o[1] + 1) * 3 + o[0] + 1 : (o[1] + 1) * 3 + o[0] + 1;
-}
-
-static long BoxIndex(const int start[3], const int size[3], const int g[3])
-{
-  return ((long)(g[2] - start[2]) * size[1] + (g[1] - start[1])) * size[0] + (g[0] - start[0]);
 }
 
 void PatchworkLORMacroRef(const PatchworkLORDesc *d, const double *coords, double *Ae)
@@ -114,7 +110,9 @@ void PatchworkLORGatherRef(const PatchworkLORDesc *d, const double *Ae, double *
 
   CheckDesc(d);
   for (long row = 0; row < nrow; row++) {
-    const int g[3] = {d->row_start[0] + (int)(row % d->row_size[0]), d->row_start[1] + (int)((row / d->row_size[0]) % d->row_size[1]), d->row_start[2] + (int)(row / ((long)d->row_size[0] * d->row_size[1]))};
+    int g[3];
+
+    PatchworkLORRowNode(d, row, g);
     for (int s = 0; s < S; s++) {
       const int o[3] = {s % 3 - 1, (s / 3) % 3 - 1, dim == 3 ? s / 9 - 1 : 0};
       int       cells[3][2], nc[3], inside = 1;
@@ -137,30 +135,27 @@ void PatchworkLORGatherRef(const PatchworkLORDesc *d, const double *Ae, double *
   }
 }
 
-static int OnBoundary(const PatchworkLORDesc *d, const int g[3])
-{
-  for (int dir = 0; dir < d->dim; dir++)
-    if (g[dir] == 0 || g[dir] == d->nodes[dir] - 1) return 1;
-  return 0;
-}
-
 void PatchworkLORDirichletRef(const PatchworkLORDesc *d, double *vals)
 {
-  const int  dim = d->dim, S = PatchworkLORSlots(d), center = S / 2;
+  const int  S = PatchworkLORSlots(d), center = S / 2;
   const long nrow = PatchworkLORRowCount(d);
 
   CheckDesc(d);
   if (!d->dirichlet) return;
   for (long row = 0; row < nrow; row++) {
-    const int g[3] = {d->row_start[0] + (int)(row % d->row_size[0]), d->row_start[1] + (int)((row / d->row_size[0]) % d->row_size[1]), d->row_start[2] + (int)(row / ((long)d->row_size[0] * d->row_size[1]))};
-    double   *v    = vals + (size_t)row * S;
-    if (OnBoundary(d, g)) {
+    double *v = vals + (size_t)row * S;
+    int     g[3];
+
+    PatchworkLORRowNode(d, row, g);
+    if (PatchworkLOROnBoundary(d, g)) {
       for (int s = 0; s < S; s++) v[s] = s == center ? 1.0 : 0.0;
       continue;
     }
     for (int s = 0; s < S; s++) {
-      const int nb[3] = {g[0] + s % 3 - 1, g[1] + (s / 3) % 3 - 1, g[2] + (dim == 3 ? s / 9 - 1 : 0)};
-      if (OnBoundary(d, nb)) v[s] = 0;
+      int nb[3];
+
+      PatchworkLORSlotNeighbour(d, g, s, nb);
+      if (PatchworkLOROnBoundary(d, nb)) v[s] = 0;
     }
   }
 }

@@ -6,18 +6,7 @@
 #include "lorimpl.h"
 #include <patchwork/basis1d.h>
 #include <patchwork/vec_kernel.h>
-
-static long BoxIndex(const int start[3], const int size[3], const int g[3])
-{
-  return ((long)(g[2] - start[2]) * size[1] + (g[1] - start[1])) * size[0] + (g[0] - start[0]);
-}
-
-static PetscBool OnBoundary(const PatchworkLORDesc *d, const int g[3])
-{
-  for (int dir = 0; dir < d->dim; dir++)
-    if (g[dir] == 0 || g[dir] == d->nodes[dir] - 1) return PETSC_TRUE;
-  return PETSC_FALSE;
-}
+#include "../../core/coreimpl.h" /* BoxIndex() */
 
 /* The node grid must be a DMDA a rank can assemble its rows from: one dof, box stencil at least k
    wide (a row's cells reach k nodes past the owned ones), k*N+1 nodes per direction. */
@@ -170,21 +159,26 @@ PetscErrorCode PCLORCreatePattern(PC pc)
   PetscCall(PetscMalloc2(lor->ncoo, &ci, lor->ncoo, &cj));
   PetscCall(PetscMalloc1(lor->ncoo, &keep));
   for (long row = 0; row < nrow; row++) {
-    const int g[3]  = {d->row_start[0] + (int)(row % d->row_size[0]), d->row_start[1] + (int)((row / d->row_size[0]) % d->row_size[1]), d->row_start[2] + (int)(row / ((long)d->row_size[0] * d->row_size[1]))};
-    const PetscInt gi = l2g[BoxIndex(d->coord_start, d->coord_size, g)];
-    const PetscBool bnd = d->dirichlet && OnBoundary(d, g);
+    int       g[3];
+    PetscInt  gi;
+    PetscBool bnd;
+
+    PatchworkLORRowNode(d, row, g);
+    gi  = l2g[BoxIndex(d->coord_start, d->coord_size, g)];
+    bnd = (PetscBool)(d->dirichlet && PatchworkLOROnBoundary(d, g));
 
     for (int s = 0; s < S; s++) {
-      const int nb[3] = {g[0] + s % 3 - 1, g[1] + (s / 3) % 3 - 1, g[2] + (d->dim == 3 ? s / 9 - 1 : 0)};
       PetscBool keepit = PETSC_TRUE;
-      int       naxes  = 0;
+      int       naxes  = 0, nb[3];
+
+      PatchworkLORSlotNeighbour(d, g, s, nb);
 
       for (int i = 0; i < 3; i++) {
         if (nb[i] < 0 || nb[i] >= d->nodes[i]) keepit = PETSC_FALSE;
         if (nb[i] != g[i]) naxes++;
       }
       if (lor->axis_only && naxes > 1) keepit = PETSC_FALSE;
-      if (keepit && d->dirichlet && s != center && (bnd || OnBoundary(d, nb))) keepit = PETSC_FALSE;
+      if (keepit && d->dirichlet && s != center && (bnd || PatchworkLOROnBoundary(d, nb))) keepit = PETSC_FALSE;
       if (!keepit) continue;
       ci[n]   = gi;
       cj[n]   = l2g[BoxIndex(d->coord_start, d->coord_size, nb)];
