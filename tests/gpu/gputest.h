@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <cuda_runtime.h>
 
 static int           g_fail = 0, g_pass = 0;
@@ -26,6 +27,33 @@ static double Rand(void) /* uniform in [-1,1) */
       exit(1); \
     } \
   } while (0)
+
+/* The start of every kernel test's main(): parse [--quick], create g_stream, print the device.
+   Returns -1 to go on, else the exit code: 2 for bad arguments, 77 (skipped) without a device. */
+static int GpuTestStart(int argc, char **argv, bool *quick)
+{
+  int ndev = 0;
+
+  *quick = false;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--quick")) *quick = true;
+    else {
+      fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    printf("SKIP: no CUDA device\n");
+    return 77;
+  }
+  CHECK_CUDA(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
+  {
+    cudaDeviceProp p;
+    CHECK_CUDA(cudaGetDeviceProperties(&p, 0));
+    printf("# device: %s (sm_%d%d), %s\n", p.name, p.major, p.minor, *quick ? "quick" : "full");
+  }
+  return -1;
+}
 
 static void Report(bool ok, const char *name, double err, double tol)
 {

@@ -387,26 +387,10 @@ static void TestErrors(void)
 
 int main(int argc, char **argv)
 {
-  int  ndev  = 0;
-  bool quick = false;
+  bool      quick;
+  const int start = GpuTestStart(argc, argv, &quick);
 
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--quick")) quick = true;
-    else {
-      fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
-      return 2;
-    }
-  }
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-    printf("SKIP: no CUDA device\n");
-    return 77;
-  }
-  CHECK_CUDA(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
-  {
-    cudaDeviceProp p;
-    CHECK_CUDA(cudaGetDeviceProperties(&p, 0));
-    printf("# device: %s (sm_%d%d), %s\n", p.name, p.major, p.minor, quick ? "quick" : "full");
-  }
+  if (start >= 0) return start;
   TestErrors();
   const int degrees[] = {1, 2, 3, 4, 5, 6, 7, 8, 10};
   for (int dim = 3; dim >= 2; dim--) {
