@@ -27,17 +27,9 @@
 #include <string.h>
 #include <algorithm>
 #include <vector>
+#include "benchgpu.h"
 #include <patchwork/lor_kernel.h>
 #include <patchwork/q1_element.h>
-
-#define CHECK_CUDA(call) \
-  do { \
-    cudaError_t e_ = (cudaError_t)(call); \
-    if (e_ != cudaSuccess) { \
-      fprintf(stderr, "cuda error %s at %s:%d: %s\n", cudaGetErrorName(e_), __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      exit(1); \
-    } \
-  } while (0)
 
 /* Node coordinates of the unit cube's grid, interleaved, each moved by less than 0.19 h */
 __global__ void FillCoords(int nx, int ny, int nz, double *x)
@@ -127,35 +119,6 @@ __global__ void MaxDiff(long long n, const double *__restrict__ a, const double 
   }
   atomicMax(out, (unsigned long long)__double_as_longlong(dd));
   atomicMax(out + 1, (unsigned long long)__double_as_longlong(da));
-}
-
-static double Median(std::vector<float> v)
-{
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-/* median time in ms of reps calls of f (each timed with events), after 2 warm-up calls */
-template <typename F>
-static double TimeIt(int reps, cudaStream_t s, F f)
-{
-  std::vector<cudaEvent_t> ev(2 * reps);
-  std::vector<float>       ms(reps);
-
-  for (auto &e : ev) CHECK_CUDA(cudaEventCreate(&e));
-  f();
-  f();
-  for (int r = 0; r < reps; r++) {
-    CHECK_CUDA(cudaEventRecord(ev[2 * r], s));
-    f();
-    CHECK_CUDA(cudaEventRecord(ev[2 * r + 1], s));
-  }
-  CHECK_CUDA(cudaStreamSynchronize(s));
-  CHECK_CUDA(cudaGetLastError());
-  for (int r = 0; r < reps; r++) CHECK_CUDA(cudaEventElapsedTime(&ms[r], ev[2 * r], ev[2 * r + 1]));
-  for (auto &e : ev) CHECK_CUDA(cudaEventDestroy(e));
-  return Median(ms);
 }
 
 int main(int argc, char **argv)

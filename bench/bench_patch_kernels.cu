@@ -30,17 +30,9 @@
 #include <string.h>
 #include <algorithm>
 #include <vector>
+#include "benchgpu.h"
 #include <patchwork/basis1d.h>
 #include <patchwork/patch_kernel.h>
-
-#define CHECK_CUDA(call) \
-  do { \
-    cudaError_t e_ = (call); \
-    if (e_ != cudaSuccess) { \
-      fprintf(stderr, "cuda error %s at %s:%d: %s\n", cudaGetErrorName(e_), __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      exit(1); \
-    } \
-  } while (0)
 
 #define CHECK_RET(call) \
   do { \
@@ -61,35 +53,6 @@ __global__ void Fill(T *x, long long n, unsigned seed)
     h ^= h >> 29;
     x[i] = (T)((double)(h >> 40) * (1.0 / 16777216.0) - 0.5);
   }
-}
-
-static double Median(std::vector<float> v)
-{
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-/* median time in ms of reps calls of f (each timed with events), after 2 warm-up calls */
-template <typename F>
-static double TimeIt(int reps, cudaStream_t s, F f)
-{
-  std::vector<cudaEvent_t> ev(2 * reps);
-  std::vector<float>       ms(reps);
-
-  for (auto &e : ev) CHECK_CUDA(cudaEventCreate(&e));
-  f();
-  f();
-  for (int r = 0; r < reps; r++) {
-    CHECK_CUDA(cudaEventRecord(ev[2 * r], s));
-    f();
-    CHECK_CUDA(cudaEventRecord(ev[2 * r + 1], s));
-  }
-  CHECK_CUDA(cudaStreamSynchronize(s));
-  CHECK_CUDA(cudaGetLastError());
-  for (int r = 0; r < reps; r++) CHECK_CUDA(cudaEventElapsedTime(&ms[r], ev[2 * r], ev[2 * r + 1]));
-  for (auto &e : ev) CHECK_CUDA(cudaEventDestroy(e));
-  return Median(ms);
 }
 
 /* Flops of the kernels' even-odd 1D operations (multiply-add = 2) */

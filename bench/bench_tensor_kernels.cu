@@ -21,17 +21,9 @@
 #include <string.h>
 #include <algorithm>
 #include <vector>
+#include "benchgpu.h"
 #include <patchwork/basis1d.h>
 #include <patchwork/tensor_kernel.h>
-
-#define CHECK_CUDA(call) \
-  do { \
-    cudaError_t e_ = (call); \
-    if (e_ != cudaSuccess) { \
-      fprintf(stderr, "cuda error %s at %s:%d: %s\n", cudaGetErrorName(e_), __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      exit(1); \
-    } \
-  } while (0)
 
 template <typename T>
 __global__ void Fill(T *x, long long n, unsigned seed)
@@ -55,13 +47,6 @@ struct Result {
   int    scatter, prec; /* prec: 8 double, 4 float */
   double ms, gdofs, pct;
 };
-
-static double Median(std::vector<float> v)
-{
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static Config MakeConfig(int dim, int k, double target)
 {
@@ -104,28 +89,16 @@ static void MakeDesc(const Config &c, int scatter, PatchworkTensorDesc *d)
 template <typename T>
 static double TimeApply(const PatchworkTensorDesc *d, const T *x, T *y, int reps, cudaStream_t s)
 {
-  std::vector<cudaEvent_t> ev(2 * reps);
-  std::vector<float>       ms(reps);
-
-  for (auto &e : ev) CHECK_CUDA(cudaEventCreate(&e));
-  for (int w = 0; w < 3; w++) {
-    const int ret = sizeof(T) == 8 ? PatchworkTensorApplyCUDA(d, (const double *)x, (double *)y, s) : PatchworkTensorApplyCUDAFloat(d, (const float *)x, (float *)y, s);
-    if (ret) {
-      fprintf(stderr, "apply failed: %s\n", PatchworkCUDAErrorString(ret));
-      exit(1);
-    }
-  }
-  for (int r = 0; r < reps; r++) {
-    CHECK_CUDA(cudaEventRecord(ev[2 * r], s));
-    if (sizeof(T) == 8) PatchworkTensorApplyCUDA(d, (const double *)x, (double *)y, s);
-    else PatchworkTensorApplyCUDAFloat(d, (const float *)x, (float *)y, s);
-    CHECK_CUDA(cudaEventRecord(ev[2 * r + 1], s));
-  }
-  CHECK_CUDA(cudaStreamSynchronize(s));
-  CHECK_CUDA(cudaGetLastError());
-  for (int r = 0; r < reps; r++) CHECK_CUDA(cudaEventElapsedTime(&ms[r], ev[2 * r], ev[2 * r + 1]));
-  for (auto &e : ev) CHECK_CUDA(cudaEventDestroy(e));
-  return Median(ms);
+  return TimeIt(
+    reps, s,
+    [&] {
+      const int ret = sizeof(T) == 8 ? PatchworkTensorApplyCUDA(d, (const double *)x, (double *)y, s) : PatchworkTensorApplyCUDAFloat(d, (const float *)x, (float *)y, s);
+      if (ret) {
+        fprintf(stderr, "apply failed: %s\n", PatchworkCUDAErrorString(ret));
+        exit(1);
+      }
+    },
+    3);
 }
 
 int main(int argc, char **argv)
