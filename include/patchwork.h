@@ -4,6 +4,7 @@
 #define PATCHWORK_H
 
 #include <petscdmda.h>
+#include <petscdmplex.h>
 #include <petscksp.h>
 
 #define PATCHWORK_VERSION_MAJOR 0
@@ -15,6 +16,7 @@ PETSC_EXTERN PetscErrorCode PatchworkFinalizePackage(void);
 
 /* Log events, registered by PatchworkInitializePackage() */
 PETSC_EXTERN PetscLogEvent PATCHWORK_TensorSetUp, PATCHWORK_TensorMult, PATCHWORK_TensorDiagonal, PATCHWORK_VPSetUp, PATCHWORK_VPApply, PATCHWORK_VPCoarse, PATCHWORK_Transfer;
+PETSC_EXTERN PetscLogEvent PATCHWORK_PlexElements, PATCHWORK_PlexGeometry;
 PETSC_EXTERN PetscLogEvent PATCHWORK_LORPattern, PATCHWORK_LORMacro, PATCHWORK_LORGather, PATCHWORK_LORDirichlet, PATCHWORK_LORSetValues, PATCHWORK_LORInnerSetUp, PATCHWORK_LORApply;
 
 /*E
@@ -43,12 +45,42 @@ typedef enum {
 } PatchworkTensorBC;
 PETSC_EXTERN const char *const PatchworkTensorBCs[];
 
+/*E
+  PatchworkTensorMesh - the mesh a tensor-product operator lives on
+
+  Values:
++ PATCHWORK_MESH_CARTESIAN - a DMDA node grid of an axis-aligned box (constant cell size)
+- PATCHWORK_MESH_GENERAL   - a DMPlex of quadrilaterals or hexahedra, straight or curved, with
+                             geometric factors stored per quadrature point
+E*/
+typedef enum {
+  PATCHWORK_MESH_CARTESIAN,
+  PATCHWORK_MESH_GENERAL
+} PatchworkTensorMesh;
+PETSC_EXTERN const char *const PatchworkTensorMeshes[];
+
+/*S
+  PatchworkCoefficientFn - a coefficient of the operator as a function of the position, evaluated at
+  the quadrature points when the operator is set up
+
+  Calling sequence:
++ dim   - the spatial dimension
+. x     - the point
+. value - the coefficient at x (output)
+- ctx   - the user context
+S*/
+typedef PetscErrorCode (*PatchworkCoefficientFn)(PetscInt dim, const PetscReal x[], PetscReal *value, void *ctx);
+
 /* What the operator is, for the preconditioners (and users) that need to know */
 typedef struct {
-  DM                        dm;        /* the DMDA node grid (not referenced) */
+  DM                        dm;        /* the DMDA node grid or the DMPlex (not referenced) */
+  PatchworkTensorMesh       mesh;
+  PetscBool                 variable;  /* alpha and beta are multiplied by variable coefficients r(x), c(x) */
   PetscInt                  dim, degree;
-  PetscInt                  cells[3];  /* cells per direction (1 in unused directions) */
-  PetscReal                 lower[3], upper[3]; /* the box */
+  PetscInt                  cells[3];  /* Cartesian: cells per direction (1 in unused directions);
+                                          general: cells[0] is the number of cells on this rank */
+  PetscReal                 lower[3], upper[3]; /* Cartesian: the box */
+  PetscInt                  qpoints;   /* quadrature points per direction */
   PetscReal                 alpha, beta;        /* alpha*M + beta*K */
   PatchworkTensorQuadrature quadrature;
   PatchworkTensorBC         bc;
@@ -131,6 +163,12 @@ PETSC_EXTERN PetscErrorCode MatPatchworkTensorSetQuadrature(Mat, PatchworkTensor
 PETSC_EXTERN PetscErrorCode MatPatchworkTensorSetBC(Mat, PatchworkTensorBC);
 PETSC_EXTERN PetscErrorCode MatPatchworkTensorGetInfo(Mat, PatchworkTensorInfo *);
 PETSC_EXTERN PetscErrorCode MatIsPatchworkTensor(Mat, PetscBool *);
+/* General meshes (DMPlex): the Q_k field, quadrature points and variable coefficients */
+PETSC_EXTERN PetscErrorCode PatchworkDMPlexSetQkField(DM, PetscInt degree, PetscBool dirichlet);
+PETSC_EXTERN PetscErrorCode MatPatchworkTensorSetQuadraturePoints(Mat, PetscInt);
+PETSC_EXTERN PetscErrorCode MatPatchworkTensorSetCoefficientFunctions(Mat, PatchworkCoefficientFn diffusion, PatchworkCoefficientFn reaction, void *ctx);
+PETSC_EXTERN PetscErrorCode MatPatchworkTensorSetCoefficientVecs(Mat, Vec diffusion, Vec reaction);
+PETSC_EXTERN PetscErrorCode MatPatchworkTensorGetQuadraturePoints(Mat, Vec *);
 
 /* Multigrid hierarchies of the operator: Q_k interpolation between a grid and its refinement, PCMG levels */
 PETSC_EXTERN PetscErrorCode MatCreatePatchworkTransfer(Mat, Mat, Mat *);

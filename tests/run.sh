@@ -159,6 +159,23 @@ run mat/lor-n1            $MPIEXEC -n 1 $B/tests/mat/test_lor
 run mat/lor-n2            $MPIEXEC -n 2 $B/tests/mat/test_lor
 run mat/lor-n3-2d         $MPIEXEC -n 3 $B/tests/mat/test_lor -dims 2 -kmax 3
 
+# --- the operator on DMPlex quadrilaterals/hexahedra against PETSc's own FEM assembly (1e-12 relative):
+# curved cells (a smooth map of the vertices, or of a quadratic coordinate field), the variable
+# coefficient of Ljungkvist's paper, essential boundary conditions, Gauss rules with k+1..k+3 points and
+# collocated Gauss-Lobatto, Gmsh meshes whose cells see their neighbours in every orientation, 2 and 3 ranks
+PLEX="$B/tests/mat/test_plex -dm_plex_simplex 0"
+run mat/plex-2d           $PLEX -dm_plex_dim 2 -dm_plex_box_faces 3,2 -kmax 10 -curved -variable -dirichlet
+run mat/plex-3d           $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -kmax 4 -curved -variable -dirichlet
+run mat/plex-3d-k5-8      $PLEX -dm_plex_dim 3 -dm_plex_box_faces 1,1,2 -kmin 5 -kmax 8 -curved -dirichlet
+run mat/plex-quadratic-coords $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -kmin 2 -kmax 4 -curved -dm_coord_petscspace_degree 2 -variable -coefficient_vecs
+run mat/plex-gauss-k+3    $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -kmax 3 -extra_points 2 -variable -dirichlet
+run mat/plex-gausslobatto $PLEX -dm_plex_dim 2 -dm_plex_box_faces 3,3 -kmax 6 -gausslobatto -variable -dirichlet
+run mat/plex-gausslobatto-3d $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -kmax 3 -gausslobatto -curved
+run mat/plex-gmsh-2d      $PLEX -gmsh_rotated -gmsh_path $R/rotated-2d.msh -dm_plex_dim 2 -gmsh_cells 4 -kmax 6 -dirichlet
+run mat/plex-gmsh-3d      $PLEX -gmsh_rotated -gmsh_path $R/rotated-3d.msh -dm_plex_dim 3 -gmsh_cells 3 -kmax 4 -variable
+run mat/plex-n2           $MPIEXEC -n 2 $PLEX -dm_plex_dim 3 -dm_plex_box_faces 3,2,3 -kmax 3 -curved -variable -dirichlet
+run mat/plex-n3-gmsh      $MPIEXEC -n 3 $PLEX -gmsh_rotated -gmsh_path $R/rotated-n3.msh -dm_plex_dim 3 -gmsh_cells 3 -kmax 3 -variable -coefficient_vecs -dirichlet
+
 # --- the Poisson example: convergence order, expected output, parallel consistency
 for k in 1 2 3 4; do run "poisson/order-2d-q$k" poisson_order 2 $k 4 8; done
 for k in 1 2 3 4; do run "poisson/order-3d-q$k" poisson_order 3 $k 3 6; done
@@ -257,6 +274,8 @@ if command -v valgrind >/dev/null 2>&1; then
                             $B/examples/poisson -dim 3 -degree 2 -cells 2
   run valgrind/lor        valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
     $B/examples/lor -dim 3 -degree 3 -cells 2
+  run valgrind/plex       valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+                            $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -kmin 2 -kmax 2 -curved -variable -dirichlet
   run valgrind/tensor_ref valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_tensor_ref
   run valgrind/patch_ref  valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_patch_ref --quick
   run valgrind/transfer_ref valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_transfer_ref --quick

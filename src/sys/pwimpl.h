@@ -29,6 +29,8 @@ PETSC_INTERN PetscErrorCode PatchworkMatVectorsOnDevice(Mat, PetscBool *);
 
 /* Kernel descriptors of a tensor-product operator from its public description (src/mat/tensor) */
 PETSC_INTERN PetscErrorCode PatchworkTensorFillDesc(const PatchworkTensorInfo *, PatchworkScatter, PetscBool, PatchworkTensorDesc *, PatchworkTensorDesc *, PetscLogDouble *);
+/* Error unless the operator is on a Cartesian DMDA with constant coefficients (what who needs) */
+PETSC_INTERN PetscErrorCode PatchworkTensorRequireCartesian(const PatchworkTensorInfo *, MPI_Comm, const char[]);
 /* Levels a grid allows (halving while every direction has an even number of >= 4 cells), and the
    hierarchy: ops[0..n-1] coarse to fine (ops[n-1] is A, referenced), interp[l] from level l-1 to l */
 PETSC_INTERN PetscInt       PatchworkMaxLevels(PetscInt, const PetscInt[]);

@@ -3,6 +3,7 @@
 
 PetscBool     PatchworkPackageInitialized = PETSC_FALSE;
 PetscLogEvent PATCHWORK_TensorSetUp, PATCHWORK_TensorMult, PATCHWORK_TensorDiagonal, PATCHWORK_VPSetUp, PATCHWORK_VPApply, PATCHWORK_VPCoarse, PATCHWORK_Transfer;
+PetscLogEvent PATCHWORK_PlexElements, PATCHWORK_PlexGeometry;
 PetscLogEvent PATCHWORK_LORPattern, PATCHWORK_LORMacro, PATCHWORK_LORGather, PATCHWORK_LORDirichlet, PATCHWORK_LORSetValues, PATCHWORK_LORInnerSetUp, PATCHWORK_LORApply;
 
 PETSC_EXTERN PetscErrorCode PCCreate_VertexPatch(PC);
@@ -10,6 +11,7 @@ PETSC_EXTERN PetscErrorCode PCCreate_LOR(PC);
 
 const char *const PatchworkTensorQuadratures[] = {"gauss", "gausslobatto", "PatchworkTensorQuadrature", "PATCHWORK_QUADRATURE_", NULL};
 const char *const PatchworkTensorBCs[]         = {"dirichlet", "natural", "PatchworkTensorBC", "PATCHWORK_BC_", NULL};
+const char *const PatchworkTensorMeshes[]      = {"cartesian", "general", "PatchworkTensorMesh", "PATCHWORK_MESH_", NULL};
 
 static PetscClassId PATCHWORK_CLASSID;
 
@@ -50,6 +52,8 @@ PetscErrorCode PatchworkInitializePackage(void)
   PetscCall(PetscLogEventRegister("PWTensorSetUp", MAT_CLASSID, &PATCHWORK_TensorSetUp));
   PetscCall(PetscLogEventRegister("PWTensorMult", MAT_CLASSID, &PATCHWORK_TensorMult));
   PetscCall(PetscLogEventRegister("PWTensorDiag", MAT_CLASSID, &PATCHWORK_TensorDiagonal));
+  PetscCall(PetscLogEventRegister("PWPlexElements", MAT_CLASSID, &PATCHWORK_PlexElements));
+  PetscCall(PetscLogEventRegister("PWPlexGeometry", MAT_CLASSID, &PATCHWORK_PlexGeometry));
   PetscCall(PetscLogEventRegister("PWTransfer", MAT_CLASSID, &PATCHWORK_Transfer));
   PetscCall(PetscLogEventRegister("PWVPSetUp", PC_CLASSID, &PATCHWORK_VPSetUp));
   PetscCall(PetscLogEventRegister("PWVPApply", PC_CLASSID, &PATCHWORK_VPApply));

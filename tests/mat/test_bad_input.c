@@ -54,6 +54,7 @@ static PetscErrorCode TryLOR(Mat A, DM dm, PetscInt degree, PetscReal beta, cons
 }
 
 static PetscErrorCode Grid2d(PetscInt, PetscInt, PetscInt, DMDAStencilType, DMBoundaryType, DM *);
+static PetscErrorCode NaNCoefficient(PetscInt, const PetscReal[], PetscReal *, void *);
 
 /* PCLOR: the discretization must be known and be a Gauss-Lobatto Q_k node grid */
 static PetscErrorCode BadLOR(void)
@@ -107,6 +108,121 @@ static PetscErrorCode Grid2d(PetscInt M, PetscInt dof, PetscInt s, DMDAStencilTy
   PetscFunctionBeginUser;
   PetscCall(DMDACreate2d(PETSC_COMM_WORLD, bt, bt, st, M, M, PETSC_DECIDE, PETSC_DECIDE, dof, s, NULL, NULL, dm));
   PetscCall(DMSetUp(*dm));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NaNCoefficient(PetscInt dim, const PetscReal x[], PetscReal *v, void *ctx)
+{
+  (void)dim, (void)ctx;
+  *v = x[0] > 0.5 ? (PetscReal)NAN : 1.0;
+  return 0;
+}
+
+/* 2 x 2 quadrilaterals of the unit square, or two triangles (no mesh generator needed) */
+static PetscErrorCode QuadMesh(PetscBool simplex, DM *dm)
+{
+  const PetscInt  faces[2] = {2, 2}, tris[6] = {0, 1, 2, 1, 3, 2};
+  const PetscReal xy[8]    = {0, 0, 1, 0, 0, 1, 1, 1};
+
+  PetscFunctionBeginUser;
+  if (simplex) PetscCall(DMPlexCreateFromCellListPetsc(PETSC_COMM_WORLD, 2, 2, 4, 3, PETSC_TRUE, tris, 2, xy, dm));
+  else PetscCall(DMPlexCreateBoxMesh(PETSC_COMM_WORLD, 2, PETSC_FALSE, faces, NULL, NULL, NULL, PETSC_TRUE, dm));
+  PetscFunctionReturn(0);
+}
+
+/* The operator on a DMPlex: cell types, the field, coefficients, geometry, and the preconditioners
+   that need a Cartesian mesh */
+static PetscErrorCode BadPlex(void)
+{
+  DM      dm;
+  Mat     A;
+  Vec     x, y;
+  PetscFE fe;
+
+  PetscFunctionBeginUser;
+  PetscCall(QuadMesh(PETSC_TRUE, &dm));
+  PetscCall(TryOperator(dm, 2, "DMPlex of triangles", "needs quadrilateral cells"));
+  PetscCall(Expect(PatchworkDMPlexSetQkField(dm, 2, PETSC_FALSE), "Q_k field on triangles", "needs quadrilateral cells"));
+  PetscCall(DMDestroy(&dm));
+  PetscCall(QuadMesh(PETSC_FALSE, &dm));
+  PetscCall(TryOperator(dm, 2, "DMPlex without a field", "has no field"));
+  /* PETSc's default Lagrange nodes are Gauss-Lobatto; equispaced ones must be refused */
+  PetscCall(PetscOptionsSetValue(NULL, "-eq_petscspace_degree", "3"));
+  PetscCall(PetscOptionsSetValue(NULL, "-eq_petscdualspace_lagrange_node_type", "equispaced"));
+  PetscCall(PetscOptionsSetValue(NULL, "-eq_petscdualspace_lagrange_node_endpoints", "1"));
+  PetscCall(PetscFECreateDefault(PETSC_COMM_WORLD, 2, 1, PETSC_FALSE, "eq_", PETSC_DETERMINE, &fe));
+  PetscCall(DMSetField(dm, 0, NULL, (PetscObject)fe));
+  PetscCall(PetscFEDestroy(&fe));
+  PetscCall(DMCreateDS(dm));
+  PetscCall(TryOperator(dm, 3, "equispaced Lagrange nodes", "not the Gauss-Lobatto points"));
+  PetscCall(PetscFECreateLagrange(PETSC_COMM_WORLD, 2, 2, PETSC_FALSE, 3, PETSC_DETERMINE, &fe));
+  PetscCall(DMSetField(dm, 0, NULL, (PetscObject)fe));
+  PetscCall(PetscFEDestroy(&fe));
+  PetscCall(DMCreateDS(dm));
+  PetscCall(TryOperator(dm, 3, "vector-valued field", "components"));
+  PetscCall(DMDestroy(&dm));
+  PetscCall(QuadMesh(PETSC_FALSE, &dm));
+  PetscCall(Expect(PatchworkDMPlexSetQkField(dm, 11, PETSC_FALSE), "Q_k field of degree 11", "Degree 11 not supported"));
+  PetscCall(PatchworkDMPlexSetQkField(dm, 2, PETSC_TRUE));
+  PetscCall(TryOperator(dm, 3, "operator degree != field degree", "has degree 2"));
+
+  PetscCall(MatCreatePatchworkTensor(dm, 2, &A));
+  PetscCall(MatCreateVecs(A, &x, &y));
+  PetscCall(VecSet(x, 1.0));
+  PetscCall(Expect(MatPatchworkTensorSetBC(A, PATCHWORK_BC_NATURAL), "BC setter on a DMPlex operator", "essential boundary conditions"));
+  PetscCall(Expect(MatPatchworkTensorSetQuadraturePoints(A, 6), "6 quadrature points for Q2", "use k+1 = 3 to 5"));
+  PetscCall(MatPatchworkTensorSetQuadrature(A, PATCHWORK_QUADRATURE_GAUSSLOBATTO));
+  PetscCall(Expect(MatPatchworkTensorSetQuadraturePoints(A, 4), "Gauss-Lobatto with k+2 points", "exactly k+1"));
+  PetscCall(MatPatchworkTensorSetQuadrature(A, PATCHWORK_QUADRATURE_GAUSS));
+  {
+    Vec c;
+
+    PetscCall(VecCreateMPI(PETSC_COMM_WORLD, 5, PETSC_DETERMINE, &c));
+    PetscCall(MatPatchworkTensorSetCoefficientVecs(A, c, NULL));
+    PetscCall(Expect(MatMult(A, x, y), "coefficient Vec of the wrong size", "has local size 5"));
+    PetscCall(VecDestroy(&c));
+  }
+  PetscCall(MatPatchworkTensorSetCoefficientFunctions(A, NaNCoefficient, NULL, NULL));
+  PetscCall(Expect(MatMult(A, x, y), "NaN diffusion coefficient", "must be finite"));
+  PetscCall(MatPatchworkTensorSetCoefficientFunctions(A, NULL, NULL, NULL));
+  PetscCall(MatMult(A, x, y)); /* constant coefficients again: no error */
+  {
+    KSP ksp;
+    PC  pc;
+
+    PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+    PetscCall(KSPSetOperators(ksp, A, A));
+    PetscCall(KSPGetPC(ksp, &pc));
+    PetscCall(PCSetType(pc, PCVERTEXPATCH));
+    PetscCall(Expect(PCSetUp(pc), "PCVERTEXPATCH on a DMPlex operator", "on a Cartesian DMDA mesh"));
+    PetscCall(KSPDestroy(&ksp));
+  }
+  PetscCall(TryLOR(A, NULL, 0, 1.0, "PCLOR on a DMPlex operator", "on a Cartesian DMDA mesh"));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscCall(MatDestroy(&A));
+
+  { /* fold the mesh: move the centre vertex beyond a corner, so that cells are inverted */
+    Vec          c;
+    PetscScalar *a;
+    PetscInt     n;
+
+    PetscCall(DMGetCoordinatesLocal(dm, &c));
+    PetscCall(VecGetLocalSize(c, &n));
+    PetscCall(VecGetArray(c, &a));
+    for (PetscInt i = 0; i < n; i += 2)
+      if (PetscAbsScalar(a[i] - 0.5) < 1e-12 && PetscAbsScalar(a[i + 1] - 0.5) < 1e-12) a[i] = a[i + 1] = 1.7;
+    PetscCall(VecRestoreArray(c, &a));
+    PetscCall(DMSetCoordinatesLocal(dm, c));
+  }
+  PetscCall(MatCreatePatchworkTensor(dm, 2, &A));
+  PetscCall(MatCreateVecs(A, &x, &y));
+  PetscCall(VecSet(x, 1.0));
+  PetscCall(Expect(MatMult(A, x, y), "folded (inverted) cells", "Jacobian determinant"));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscCall(MatDestroy(&A));
+  PetscCall(DMDestroy(&dm));
   PetscFunctionReturn(0);
 }
 
@@ -178,6 +294,7 @@ int main(int argc, char **argv)
   /* coefficients, vectors, and Mats that are not ours */
   PetscCall(MatCreatePatchworkTensor(dm, 2, &A));
   PetscCall(Expect(MatPatchworkTensorSetCoefficients(A, (PetscReal)NAN, 1.0), "NaN coefficient", "finite"));
+  PetscCall(Expect(MatPatchworkTensorSetCoefficientFunctions(A, NaNCoefficient, NULL, NULL), "variable coefficients on a DMDA", "general (DMPlex) mesh"));
   PetscCall(Expect(MatPatchworkTensorSetCoefficients(A, 1.0, (PetscReal)INFINITY), "infinite coefficient", "finite"));
   PetscCall(MatCreateVecs(A, &x, &y));
   PetscCall(VecCreateMPI(PETSC_COMM_WORLD, PETSC_DECIDE, 5, &z));
@@ -223,6 +340,7 @@ int main(int argc, char **argv)
   PetscCall(DMDestroy(&dm));
 
   PetscCall(BadLOR());
+  PetscCall(BadPlex());
   PetscCall(PetscPopErrorHandler());
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "test_bad_input: %" PetscInt_FMT " cases, %" PetscInt_FMT " failed\n", cases, failures));
   PetscCall(PetscFinalize());

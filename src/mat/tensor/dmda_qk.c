@@ -126,7 +126,7 @@ PetscErrorCode PatchworkDMDAGetQkGrid(DM dm, PetscInt degree, PetscInt cells[], 
     DMType type;
 
     PetscCall(DMGetType(dm, &type));
-    SETERRQ(comm, PETSC_ERR_ARG_WRONG, "The tensor-product operator needs a DMDA node grid, not a DM of type %s", type ? type : "(not set)");
+    SETERRQ(comm, PETSC_ERR_ARG_WRONG, "The tensor-product operator needs a DMDA node grid or a DMPlex of quadrilaterals or hexahedra, not a DM of type %s", type ? type : "(not set)");
   }
   PetscCall(DMDAGetInfo(dm, &dim, &M[0], &M[1], &M[2], NULL, NULL, NULL, &dof, &s, &b[0], &b[1], &b[2], &st));
   PetscCheck(dim == 2 || dim == 3, comm, PETSC_ERR_ARG_WRONG, "DMDA of dimension %" PetscInt_FMT " not supported: use 2 or 3", dim);

@@ -19,6 +19,7 @@ static PetscErrorCode MatDestroy_PatchworkTensor(Mat A)
   PetscCall(VecDestroy(&ctx->xloc));
   PetscCall(VecDestroy(&ctx->yloc));
   PetscCall(VecDestroy(&ctx->work));
+  PetscCall(PatchworkPlexDestroy(&ctx->plex));
   PetscCall(DMDestroy(&ctx->info.dm));
   PetscCall(PetscFree(ctx));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatPatchworkTensorGetInfo_C", NULL));
@@ -58,6 +59,10 @@ static PetscErrorCode MatView_PatchworkTensor(Mat A, PetscViewer viewer)
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
   if (!ascii) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatShellGetContext(A, &ctx));
+  if (ctx->plex) {
+    PetscCall(PatchworkPlexView(A, viewer));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(DMGetVecType(ctx->info.dm, &vtype));
   PetscCall(PetscViewerASCIIPrintf(viewer, "Patchwork tensor-product operator %g*M + %g*K, Q%" PetscInt_FMT " Lagrange on Gauss-Lobatto nodes, %" PetscInt_FMT "D\n", (double)ctx->info.alpha, (double)ctx->info.beta, ctx->info.degree, ctx->info.dim));
   PetscCall(PetscViewerASCIIPushTab(viewer));
@@ -92,8 +97,15 @@ static PetscErrorCode MatSetFromOptions_PatchworkTensor(Mat A, PatchworkOptionIt
   if (set1 || set2) PetscCall(MatPatchworkTensorSetCoefficients(A, alpha, beta));
   PetscCall(PetscOptionsEnum("-mat_patchwork_quadrature", "Quadrature", "MatPatchworkTensorSetQuadrature", PatchworkTensorQuadratures, (PetscEnum)q, (PetscEnum *)&q, &set1));
   if (set1) PetscCall(MatPatchworkTensorSetQuadrature(A, q));
-  PetscCall(PetscOptionsEnum("-mat_patchwork_bc", "Boundary conditions", "MatPatchworkTensorSetBC", PatchworkTensorBCs, (PetscEnum)bc, (PetscEnum *)&bc, &set1));
-  if (set1) PetscCall(MatPatchworkTensorSetBC(A, bc));
+  if (ctx->plex) {
+    PetscInt nq = ctx->info.qpoints;
+
+    PetscCall(PetscOptionsInt("-mat_patchwork_quadrature_points", "Gauss points per direction (k+1 to k+3)", "MatPatchworkTensorSetQuadraturePoints", nq, &nq, &set1));
+    if (set1) PetscCall(MatPatchworkTensorSetQuadraturePoints(A, nq));
+  } else {
+    PetscCall(PetscOptionsEnum("-mat_patchwork_bc", "Boundary conditions", "MatPatchworkTensorSetBC", PatchworkTensorBCs, (PetscEnum)bc, (PetscEnum *)&bc, &set1));
+    if (set1) PetscCall(MatPatchworkTensorSetBC(A, bc));
+  }
   PetscCall(PetscOptionsEnum("-mat_patchwork_scatter", "How CUDA kernels add cell results into shared nodes", "MatCreatePatchworkTensor", ScatterTypes, (PetscEnum)sc, (PetscEnum *)&sc, &set1));
   if (set1) {
     ctx->scatter   = sc;
@@ -110,6 +122,14 @@ static PetscErrorCode MatPatchworkTensorGetInfo_Tensor(Mat A, PatchworkTensorInf
   PetscFunctionBegin;
   PetscCall(MatShellGetContext(A, &ctx));
   *info = ctx->info;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PatchworkTensorRequireCartesian(const PatchworkTensorInfo *info, MPI_Comm comm, const char who[])
+{
+  PetscFunctionBegin;
+  PetscCheck(info->mesh == PATCHWORK_MESH_CARTESIAN, comm, PETSC_ERR_SUP, "%s needs the tensor-product operator on a Cartesian DMDA mesh; this one is on a general (DMPlex) mesh", who);
+  PetscCheck(!info->variable, comm, PETSC_ERR_SUP, "%s needs constant coefficients; this operator has variable ones", who);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -191,9 +211,10 @@ PetscErrorCode MatPatchworkTensorSetCoefficients(Mat A, PetscReal alpha, PetscRe
   PetscFunctionBegin;
   PetscCall(GetContext(A, &ctx));
   PetscCheck(!PetscIsInfOrNanReal(alpha) && !PetscIsInfOrNanReal(beta), PetscObjectComm((PetscObject)A), PETSC_ERR_FP, "Coefficients must be finite numbers, got alpha = %g, beta = %g", (double)alpha, (double)beta);
-  ctx->info.alpha     = alpha;
-  ctx->info.beta      = beta;
-  ctx->descvalid = PETSC_FALSE;
+  ctx->info.alpha = alpha;
+  ctx->info.beta  = beta;
+  ctx->descvalid  = PETSC_FALSE;
+  if (ctx->plex) ctx->plex->geomvalid = PETSC_FALSE;
   PetscCall(SetDefiniteness(A, &ctx->info));
   PetscCall(PetscObjectStateIncrease((PetscObject)A)); /* a new operator: preconditioners set up again */
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -224,7 +245,9 @@ PetscErrorCode MatPatchworkTensorSetQuadrature(Mat A, PatchworkTensorQuadrature 
   PetscCall(GetContext(A, &ctx));
   PetscCheck(q == PATCHWORK_QUADRATURE_GAUSS || q == PATCHWORK_QUADRATURE_GAUSSLOBATTO, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "Unknown quadrature %d", (int)q);
   ctx->info.quadrature = q;
-  ctx->descvalid  = PETSC_FALSE;
+  ctx->descvalid       = PETSC_FALSE;
+  if (q == PATCHWORK_QUADRATURE_GAUSSLOBATTO) ctx->info.qpoints = ctx->info.degree + 1; /* collocated */
+  if (ctx->plex) ctx->plex->geomvalid = PETSC_FALSE;
   PetscCall(PetscObjectStateIncrease((PetscObject)A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -252,6 +275,7 @@ PetscErrorCode MatPatchworkTensorSetBC(Mat A, PatchworkTensorBC bc)
   PetscFunctionBegin;
   PetscCall(GetContext(A, &ctx));
   PetscCheck(bc == PATCHWORK_BC_DIRICHLET || bc == PATCHWORK_BC_NATURAL, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "Unknown boundary condition %d", (int)bc);
+  PetscCheck(!ctx->plex, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "On a DMPlex the boundary conditions are the DM's essential boundary conditions (DMAddBoundary(), or PatchworkDMPlexSetQkField() with dirichlet), not an operator setting");
   ctx->info.bc        = bc;
   ctx->descvalid = PETSC_FALSE;
   PetscCall(SetDefiniteness(A, &ctx->info));
@@ -261,14 +285,18 @@ PetscErrorCode MatPatchworkTensorSetBC(Mat A, PatchworkTensorBC bc)
 
 /*@C
   MatCreatePatchworkTensor - Create the matrix-free operator alpha*M + beta*K of continuous Q_k
-  Lagrange elements (Gauss-Lobatto nodes) on the axis-aligned box mesh whose node grid is a DMDA
+  Lagrange elements (Gauss-Lobatto nodes), on the axis-aligned box mesh whose node grid is a DMDA,
+  or on a general quadrilateral/hexahedral DMPlex mesh
 
   Collective
 
   Input Parameters:
-+ dm     - a DMDA with k*N_d+1 nodes per direction, dof 1, `DMDA_STENCIL_BOX` of width >= k, no
-           periodicity; its coordinates, if set, must be the Gauss-Lobatto nodes of a uniform box
-           mesh (`PatchworkDMDACreateQk()` makes such a DM); without coordinates the box is [0,1]^d
++ dm     - either a DMDA with k*N_d+1 nodes per direction, dof 1, `DMDA_STENCIL_BOX` of width >= k, no
+           periodicity, whose coordinates, if set, are the Gauss-Lobatto nodes of a uniform box
+           mesh (`PatchworkDMDACreateQk()` makes such a DM; without coordinates the box is [0,1]^d);
+           or a DMPlex of quadrilaterals (2D) or hexahedra (3D), straight or curved, distributed
+           without overlap, whose one field is a scalar Q_k Lagrange `PetscFE` on Gauss-Lobatto nodes
+           (`PatchworkDMPlexSetQkField()` sets one)
 - degree - the polynomial degree k: 1..8 in 3D, 1..10 in 2D
 
   Output Parameter:
@@ -284,7 +312,16 @@ PetscErrorCode MatPatchworkTensorSetBC(Mat A, PatchworkTensorBC bc)
 - -mat_patchwork_scatter <atomic>            - atomic or colored: how CUDA kernels add into shared nodes
 
   Notes:
-  Each cell belongs to the rank that owns its first node; a rank applies its cells to the ghosted
+  On a DMPlex the geometric factors w |J| J^-1 J^-T are computed once per quadrature point (on the
+  device when the DM's vectors live there) from the node coordinates, so the geometry is that of the
+  Q_k interpolation of the mesh (exact when the coordinate field has degree <= k). Variable
+  coefficients come from `MatPatchworkTensorSetCoefficientFunctions()` or
+  `MatPatchworkTensorSetCoefficientVecs()`, and the boundary conditions from the DM: essential
+  boundary conditions remove the constrained nodes from global vectors, as in PETSc's own FEM, so the
+  operator equals the matrix `DMPlexSNESComputeJacobianFEM()` assembles for the same problem.
+  Options only there: -mat_patchwork_quadrature_points <k+1>.
+
+  On a DMDA each cell belongs to the rank that owns its first node; a rank applies its cells to the ghosted
   local vector and adds the results back. On one rank the kernels act on the global arrays directly.
   With Dirichlet conditions the boundary rows and columns are those of the identity, so that a
   right-hand side with zero boundary entries gives a solution with zero boundary values.
@@ -301,26 +338,32 @@ PetscErrorCode MatCreatePatchworkTensor(DM dm, PetscInt degree, Mat *A)
   PetscMPIInt          size;
   VecType              vtype;
   Vec                  g;
+  PetscBool            isplex;
 
   PetscFunctionBegin;
   PatchworkAssertPointer(dm, 1);
   PatchworkAssertPointer(A, 3);
   PetscCall(PatchworkInitializePackage());
   PetscCall(PetscCitationsRegister(citation, &cited));
-  PetscCall(PatchworkDMDAGetQkGrid(dm, degree, cells, lower, upper)); /* before anything is allocated */
+  PetscCall(PetscObjectTypeCompare((PetscObject)dm, DMPLEX, &isplex));
+  if (!isplex) PetscCall(PatchworkDMDAGetQkGrid(dm, degree, cells, lower, upper)); /* before anything is allocated */
   PetscCall(PetscNew(&ctx));
-  PetscCall(PetscArraycpy(ctx->info.cells, cells, 3));
-  PetscCall(PetscArraycpy(ctx->info.lower, lower, 3));
-  PetscCall(PetscArraycpy(ctx->info.upper, upper, 3));
+  if (isplex) PetscCall(PatchworkPlexCreate(dm, degree, &ctx->info, &ctx->plex));
+  else {
+    PetscCall(PetscArraycpy(ctx->info.cells, cells, 3));
+    PetscCall(PetscArraycpy(ctx->info.lower, lower, 3));
+    PetscCall(PetscArraycpy(ctx->info.upper, upper, 3));
+    ctx->info.bc = PATCHWORK_BC_DIRICHLET;
+    PetscCall(DMGetDimension(dm, &ctx->info.dim));
+  }
   PetscCall(PetscObjectReference((PetscObject)dm));
   ctx->info.dm         = dm;
   ctx->info.degree     = degree;
   ctx->info.alpha      = 0;
   ctx->info.beta       = 1;
   ctx->info.quadrature = PATCHWORK_QUADRATURE_GAUSS;
-  ctx->info.bc         = PATCHWORK_BC_DIRICHLET;
-  ctx->scatter    = PW_SCATTER_ATOMIC;
-  PetscCall(DMGetDimension(dm, &ctx->info.dim));
+  ctx->info.qpoints    = degree + 1;
+  ctx->scatter         = PW_SCATTER_ATOMIC;
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)dm), &size));
   ctx->serial = size == 1 ? PETSC_TRUE : PETSC_FALSE;
 

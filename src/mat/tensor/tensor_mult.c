@@ -144,8 +144,12 @@ static PetscErrorCode ApplyOrDiagonal(Mat A, Vec x, Vec y)
   Vec                  xin = x, yout = y;
 
   PetscFunctionBegin;
-  PetscCall(PatchworkTensorSetUpDescriptors(A));
   PetscCall(MatShellGetContext(A, &ctx));
+  if (ctx->plex) {
+    PetscCall(PatchworkPlexApplyOrDiagonal(A, x, y));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PatchworkTensorSetUpDescriptors(A));
   if (!ctx->serial) {
     if (x) {
       PetscCall(DMGlobalToLocalBegin(ctx->info.dm, x, INSERT_VALUES, ctx->xloc));

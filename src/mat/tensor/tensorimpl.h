@@ -4,7 +4,26 @@
 
 #include "../../sys/pwimpl.h"
 #include <patchwork/basis1d.h>
+#include <patchwork/plex_kernel.h>
+#include <patchwork/vec_kernel.h>
 #include <petsc/private/petscimpl.h> /* PetscObjectStateIncrease(): a changed operator has a new state */
+
+/* The general-mesh (DMPlex) part of the operator */
+typedef struct {
+  PetscInt               ncells, nodes; /* cells on this rank, nodes per cell (k+1)^dim */
+  PetscInt              *elem_local;    /* ncells x nodes: local-vector index of every node (constrained ones too) */
+  int                   *elem;          /* the kernels' map: global index on one rank, local index otherwise; -1: constrained */
+  double                *coords;        /* ncells x dim x nodes: node coordinates */
+  double                *geom;          /* host geometric factors (CPU route) */
+  void                  *elem_dev, *geom_dev; /* device copies (CUDA route) */
+  PetscBool              on_device;     /* the geometric factors live on the device */
+  PetscBool              geomvalid;     /* geom matches coefficients and quadrature */
+  PetscBool              constrained;   /* the DM has essential boundary conditions */
+  PatchworkCoefficientFn diffusion_fn, reaction_fn;
+  void                  *fnctx;
+  Vec                    diffusion, reaction; /* quadrature-point values (referenced) */
+  PatchworkPlexDesc      desc;
+} PatchworkPlexData;
 
 typedef struct {
   PatchworkTensorInfo       info;       /* what the operator is; info.dm is referenced here */
@@ -15,6 +34,7 @@ typedef struct {
   PatchworkTensorDesc       owned_desc; /* out box = owned nodes: Dirichlet rows of global vectors */
   Vec                       xloc, yloc, work;
   PetscLogDouble            flops;      /* per apply on this rank */
+  PatchworkPlexData        *plex;       /* general mesh; NULL on a Cartesian DMDA */
 } Mat_PatchworkTensor;
 
 PETSC_INTERN PetscErrorCode PatchworkDMDAGetQkGrid(DM, PetscInt, PetscInt[], PetscReal[], PetscReal[]);
@@ -22,5 +42,11 @@ PETSC_INTERN PetscErrorCode PatchworkTensorSetUpDescriptors(Mat);
 PETSC_INTERN PetscErrorCode MatMult_PatchworkTensor(Mat, Vec, Vec);
 PETSC_INTERN PetscErrorCode MatMultAdd_PatchworkTensor(Mat, Vec, Vec, Vec);
 PETSC_INTERN PetscErrorCode MatGetDiagonal_PatchworkTensor(Mat, Vec);
+/* General meshes (plex_*.c) */
+PETSC_INTERN PetscErrorCode PatchworkPlexCreate(DM, PetscInt, PatchworkTensorInfo *, PatchworkPlexData **);
+PETSC_INTERN PetscErrorCode PatchworkPlexDestroy(PatchworkPlexData **);
+PETSC_INTERN PetscErrorCode PatchworkPlexSetUpGeometry(Mat);
+PETSC_INTERN PetscErrorCode PatchworkPlexApplyOrDiagonal(Mat, Vec, Vec);
+PETSC_INTERN PetscErrorCode PatchworkPlexView(Mat, PetscViewer);
 
 #endif

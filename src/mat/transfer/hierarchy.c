@@ -41,6 +41,7 @@ PetscErrorCode PatchworkCreateHierarchy(Mat A, PetscInt n, Mat ops[], Mat interp
 
   PetscFunctionBegin;
   PetscCall(MatPatchworkTensorGetInfo(A, &info));
+  PetscCall(PatchworkTensorRequireCartesian(&info, PetscObjectComm((PetscObject)A), "A multigrid hierarchy of the operator"));
   maxl = PatchworkMaxLevels(info.dim, info.cells);
   PetscCheck(n >= 1 && n <= maxl, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "The grid of %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " cells cannot be coarsened to %" PetscInt_FMT " levels (at most %" PetscInt_FMT ": every coarsening halves an even number of at least 4 cells per direction)", info.cells[0], info.cells[1], info.dim == 3 ? info.cells[2] : 1, n, maxl);
   PetscCall(DMGetVecType(info.dm, &vtype));

@@ -180,6 +180,8 @@ PetscErrorCode MatCreatePatchworkTransfer(Mat coarse, Mat fine, Mat *P)
   PetscCall(MatPatchworkTensorGetInfo(coarse, &ci));
   PetscCall(MatPatchworkTensorGetInfo(fine, &fi));
   comm = PetscObjectComm((PetscObject)fine);
+  PetscCall(PatchworkTensorRequireCartesian(&ci, comm, "MatCreatePatchworkTransfer()"));
+  PetscCall(PatchworkTensorRequireCartesian(&fi, comm, "MatCreatePatchworkTransfer()"));
   k    = fi.degree;
   PetscCheck(ci.degree == k && ci.dim == fi.dim, comm, PETSC_ERR_ARG_INCOMP, "The transfer needs operators of the same degree and dimension (coarse Q%" PetscInt_FMT " %" PetscInt_FMT "D, fine Q%" PetscInt_FMT " %" PetscInt_FMT "D)", ci.degree, ci.dim, k, fi.dim);
   for (PetscInt d = 0; d < fi.dim; d++) {

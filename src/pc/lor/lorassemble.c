@@ -49,8 +49,10 @@ PetscErrorCode PCLORSetUpDiscretization(PC pc)
   PetscCheck(pc->pmat, comm, PETSC_ERR_ARG_WRONGSTATE, "PCLOR has no operator: call KSPSetOperators() or PCSetOperators() first");
   PetscCall(MatIsPatchworkTensor(pc->pmat, &istensor));
   lor->from_tensor = istensor;
-  if (istensor) PetscCall(MatPatchworkTensorGetInfo(pc->pmat, &lor->info));
-  else {
+  if (istensor) {
+    PetscCall(MatPatchworkTensorGetInfo(pc->pmat, &lor->info));
+    PetscCall(PatchworkTensorRequireCartesian(&lor->info, comm, "PCLOR"));
+  } else {
     PetscCall(PCGetDM(pc, &dm));
     PetscCheck(dm, comm, PETSC_ERR_ARG_WRONGSTATE, "PCLOR needs to know the discretization: use an operator from MatCreatePatchworkTensor(), or give the Q_k node grid with PCSetDM() (a DMDA) and the degree with PCLORSetDegree() or -pc_lor_degree");
     PetscCheck(lor->degree_req > 0, comm, PETSC_ERR_ARG_WRONGSTATE, "PCLOR with a DM but no Patchwork operator needs the degree: PCLORSetDegree() or -pc_lor_degree");

@@ -121,6 +121,7 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
     SETERRQ(comm, PETSC_ERR_ARG_WRONG, "PCVERTEXPATCH needs the Patchwork tensor-product operator (MatCreatePatchworkTensor()) as preconditioning matrix, not a Mat of type %s", type);
   }
   PetscCall(MatPatchworkTensorGetInfo(pc->pmat, &info));
+  PetscCall(PatchworkTensorRequireCartesian(&info, comm, "PCVERTEXPATCH"));
   PetscCheck(info.bc == PATCHWORK_BC_DIRICHLET, comm, PETSC_ERR_SUP, "PCVERTEXPATCH supports Dirichlet conditions only (patches live around interior vertices); the operator has %s conditions", PatchworkTensorBCs[info.bc]);
   if (pc->setupcalled && vp->levels) {
     /* the operator may have new coefficients: rebuild everything but keep the options */

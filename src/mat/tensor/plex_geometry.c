@@ -1,0 +1,337 @@
+/* Geometric factors and variable coefficients of the operator on general meshes: computed once per
+   setting, on the device when the operator's vectors live there, and the setters that change them. */
+#include "tensorimpl.h"
+#include <patchwork/vec_kernel.h>
+
+static PetscErrorCode GetPlexContext(Mat A, Mat_PatchworkTensor **ctx)
+{
+  PetscBool is;
+
+  PetscFunctionBegin;
+  PetscCall(MatIsPatchworkTensor(A, &is));
+  PetscCheck(is, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "Mat is not a Patchwork tensor-product operator: create it with MatCreatePatchworkTensor()");
+  PetscCall(MatShellGetContext(A, ctx));
+  PetscCheck((*ctx)->plex, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "Only an operator on a general (DMPlex) mesh has variable coefficients and a choice of quadrature points; this one is on a Cartesian DMDA");
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscInt Pow(PetscInt b, PetscInt e)
+{
+  PetscInt p = 1;
+  for (PetscInt i = 0; i < e; i++) p *= b;
+  return p;
+}
+
+/* The geometry descriptor on host arrays (coefficients not yet attached) */
+static PetscErrorCode FillGeomDesc(const Mat_PatchworkTensor *ctx, PatchworkPlexGeomDesc *g)
+{
+  const PatchworkTensorInfo *info = &ctx->info;
+  double                     pts[PW_MAX_Q];
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(g, sizeof(*g)));
+  g->dim    = (int)info->dim;
+  g->degree = (int)info->degree;
+  g->nq     = (int)info->qpoints;
+  g->ncells = (int)ctx->plex->ncells;
+  g->coords = ctx->plex->coords;
+  g->alpha  = (double)info->alpha;
+  g->beta   = (double)info->beta;
+  PetscCheck(!PatchworkPlex1DTables(g->degree, g->nq, info->quadrature == PATCHWORK_QUADRATURE_GAUSS ? PW_QUAD_GAUSS : PW_QUAD_GAUSSLOBATTO, pts, g->weights, g->interp, g->deriv), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "No %s rule with %" PetscInt_FMT " points for degree %" PetscInt_FMT " (Gauss-Lobatto needs k+1 points; at most k+3)", PatchworkTensorQuadratures[info->quadrature], info->qpoints, info->degree);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Coefficient values at the quadrature points of this rank's cells, from the function or the Vec; NULL when constant */
+static PetscErrorCode CoefficientValues(Mat A, const PatchworkPlexGeomDesc *g, PatchworkCoefficientFn fn, Vec v, const char *name, const double *xq, double **values)
+{
+  Mat_PatchworkTensor *ctx;
+  const PetscInt       nqd = Pow(g->nq, g->dim), n = g->ncells * nqd;
+
+  PetscFunctionBegin;
+  PetscCall(MatShellGetContext(A, &ctx));
+  *values = NULL;
+  if (!fn && !v) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscMalloc1(n, values));
+  if (fn) {
+    for (PetscInt c = 0; c < g->ncells; c++)
+      for (PetscInt q = 0; q < nqd; q++) {
+        PetscReal x[3], val;
+
+        for (PetscInt d = 0; d < g->dim; d++) x[d] = xq[(c * g->dim + d) * nqd + q];
+        PetscCall((*fn)(g->dim, x, &val, ctx->plex->fnctx));
+        (*values)[c * nqd + q] = val;
+      }
+  } else {
+    const PetscScalar *a;
+    PetscInt           nv;
+
+    PetscCall(VecGetLocalSize(v, &nv));
+    PetscCheck(nv == n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "The %s Vec has local size %" PetscInt_FMT ", expected %" PetscInt_FMT " (%d cells x %" PetscInt_FMT " quadrature points)", name, nv, n, g->ncells, nqd);
+    PetscCall(VecGetArrayRead(v, &a));
+    for (PetscInt i = 0; i < n; i++) (*values)[i] = PetscRealPart(a[i]);
+    PetscCall(VecRestoreArrayRead(v, &a));
+  }
+  for (PetscInt i = 0; i < n; i++) PetscCheck(PetscIsNormalReal((*values)[i]) || (*values)[i] == 0, PETSC_COMM_SELF, PETSC_ERR_FP, "The %s coefficient is %g at quadrature point %" PetscInt_FMT " of local cell %" PetscInt_FMT ": coefficients must be finite", name, (*values)[i], i % nqd, i / nqd);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#if defined(PATCHWORK_HAVE_CUDA)
+static PetscErrorCode ToDevice(const void *h, size_t bytes, void **d)
+{
+  void *stream;
+
+  PetscFunctionBegin;
+  *d = NULL;
+  if (!h) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PatchworkGetDeviceStream(&stream));
+  PatchworkCallKernel(PatchworkDeviceMalloc(bytes, d));
+  PatchworkCallKernel(PatchworkDeviceCopyToDevice(*d, h, bytes, stream));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
+
+/* The geometric factors (and the apply descriptor) for the current coefficients and quadrature */
+PetscErrorCode PatchworkPlexSetUpGeometry(Mat A)
+{
+  Mat_PatchworkTensor  *ctx;
+  PatchworkPlexData    *px;
+  PatchworkPlexGeomDesc g;
+  double               *xq = NULL, *cdiff, *creact;
+  PetscInt              nqd, ncomp;
+  int                   nbad = 0;
+  PetscBool             device;
+
+  PetscFunctionBegin;
+  PetscCall(MatShellGetContext(A, &ctx));
+  px = ctx->plex;
+  if (px->geomvalid) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscLogEventBegin(PATCHWORK_PlexGeometry, A, 0, 0, 0));
+  PetscCall(FillGeomDesc(ctx, &g));
+  nqd   = Pow(g.nq, g.dim);
+  ncomp = PW_PLEX_NCOMP(g.dim);
+  if (px->diffusion_fn || px->reaction_fn) {
+    PetscCall(PetscMalloc1(g.ncells * g.dim * nqd, &xq));
+    PatchworkPlexQuadCoordsRef(&g, xq);
+  }
+  PetscCall(CoefficientValues(A, &g, px->diffusion_fn, px->diffusion, "diffusion", xq, &cdiff));
+  PetscCall(CoefficientValues(A, &g, px->reaction_fn, px->reaction, "reaction", xq, &creact));
+  PetscCall(PetscFree(xq));
+  PetscCall(PatchworkMatVectorsOnDevice(A, &device));
+  PetscCall(PetscFree(px->geom));
+#if defined(PATCHWORK_HAVE_CUDA)
+  if (px->geom_dev) PatchworkCallKernel(PatchworkDeviceFree(px->geom_dev));
+  px->geom_dev = NULL;
+  if (device) {
+    void                 *coords_d, *diff_d, *react_d, *stream;
+    PatchworkPlexGeomDesc gd = g;
+
+    PetscCall(PatchworkGetDeviceStream(&stream));
+    if (!px->elem_dev) PetscCall(ToDevice(px->elem, sizeof(int) * g.ncells * px->nodes, &px->elem_dev));
+    PetscCall(ToDevice(px->coords, sizeof(double) * g.ncells * g.dim * px->nodes, &coords_d));
+    PetscCall(ToDevice(cdiff, sizeof(double) * g.ncells * nqd, &diff_d));
+    PetscCall(ToDevice(creact, sizeof(double) * g.ncells * nqd, &react_d));
+    PatchworkCallKernel(PatchworkDeviceMalloc(sizeof(double) * g.ncells * ncomp * nqd, &px->geom_dev));
+    gd.coords    = (const double *)coords_d;
+    gd.diffusion = (const double *)diff_d;
+    gd.reaction  = (const double *)react_d;
+    PetscCall(PetscLogGpuTimeBegin());
+    PatchworkCallKernel(PatchworkPlexGeometryCUDA(&gd, (double *)px->geom_dev, &nbad, stream));
+    PetscCall(PetscLogGpuTimeEnd());
+    PatchworkCallKernel(PatchworkDeviceFree(coords_d));
+    if (diff_d) PatchworkCallKernel(PatchworkDeviceFree(diff_d));
+    if (react_d) PatchworkCallKernel(PatchworkDeviceFree(react_d));
+  } else
+#endif
+  {
+    PetscCheck(!device, PETSC_COMM_SELF, PETSC_ERR_SUP, "Device vectors, but Patchwork was built without CUDA: rebuild it against a PETSc configured with CUDA");
+    g.diffusion = cdiff;
+    g.reaction  = creact;
+    PetscCall(PetscMalloc1(g.ncells * ncomp * nqd, &px->geom));
+    nbad = PatchworkPlexGeometryRef(&g, px->geom);
+  }
+  PetscCall(PetscFree(cdiff));
+  PetscCall(PetscFree(creact));
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &nbad, 1, MPI_INT, MPI_SUM, PetscObjectComm((PetscObject)A)));
+  PetscCheck(nbad == 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "%d cells have a Jacobian determinant that vanishes or changes sign at a quadrature point: the mesh is tangled or degenerate, or its curved geometry is not representable at degree %" PetscInt_FMT, nbad, ctx->info.degree);
+
+  PetscCall(PetscMemzero(&px->desc, sizeof(px->desc)));
+  px->desc.dim        = g.dim;
+  px->desc.degree     = g.degree;
+  px->desc.nq         = g.nq;
+  px->desc.collocated = ctx->info.quadrature == PATCHWORK_QUADRATURE_GAUSSLOBATTO;
+  px->desc.ncells     = g.ncells;
+  px->desc.elem       = device ? (const int *)px->elem_dev : px->elem;
+  px->desc.geom       = device ? (const double *)px->geom_dev : px->geom;
+  PetscCall(PetscArraycpy(px->desc.interp, g.interp, PW_MAX_Q * PW_MAX_N));
+  PetscCall(PetscArraycpy(px->desc.deriv, g.deriv, PW_MAX_Q * PW_MAX_Q));
+  px->on_device = device;
+  {
+    const PetscLogDouble n = (PetscLogDouble)(g.degree + 1), q = (PetscLogDouble)g.nq, nd = (PetscLogDouble)g.dim;
+    /* per cell: interpolation there and back (2 dim contractions of about q^dim n), the gradients there
+       and back (2 dim of q^(dim+1)), the metric (2 dim^2 + 2 per point) */
+    const PetscLogDouble qd = PetscPowReal(q, nd);
+
+    ctx->flops = (PetscLogDouble)g.ncells * (px->desc.collocated ? 0 : 4 * nd * qd * n) + (PetscLogDouble)g.ncells * (4 * nd * qd * q + (2 * nd * nd + 2) * qd);
+  }
+  px->geomvalid = PETSC_TRUE;
+  PetscCall(PetscLogEventEnd(PATCHWORK_PlexGeometry, A, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Changed(Mat A, Mat_PatchworkTensor *ctx)
+{
+  PetscFunctionBegin;
+  ctx->plex->geomvalid = PETSC_FALSE;
+  PetscCall(PetscObjectStateIncrease((PetscObject)A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  MatPatchworkTensorSetQuadraturePoints - Set the number of Gauss points per direction of an operator
+  on a general (DMPlex) mesh
+
+  Logically Collective
+
+  Input Parameters:
++ A  - the operator
+- nq - quadrature points per direction, k+1 (default) to k+3; more integrate curved cells and variable
+       coefficients more accurately
+
+  Options Database Key:
+. -mat_patchwork_quadrature_points <k+1> - the number of points
+
+  Level: intermediate
+
+.seealso: `MatCreatePatchworkTensor()`, `MatPatchworkTensorSetQuadrature()`
+@*/
+PetscErrorCode MatPatchworkTensorSetQuadraturePoints(Mat A, PetscInt nq)
+{
+  Mat_PatchworkTensor *ctx;
+
+  PetscFunctionBegin;
+  PetscCall(GetPlexContext(A, &ctx));
+  PetscCheck(nq >= ctx->info.degree + 1 && nq <= PetscMin(ctx->info.degree + 3, PW_MAX_Q), PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "%" PetscInt_FMT " quadrature points per direction: use k+1 = %" PetscInt_FMT " to %" PetscInt_FMT, nq, ctx->info.degree + 1, PetscMin(ctx->info.degree + 3, (PetscInt)PW_MAX_Q));
+  PetscCheck(ctx->info.quadrature == PATCHWORK_QUADRATURE_GAUSS || nq == ctx->info.degree + 1, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_INCOMP, "The collocated Gauss-Lobatto rule has exactly k+1 points; choose the Gauss rule for %" PetscInt_FMT, nq);
+  ctx->info.qpoints = nq;
+  PetscCall(Changed(A, ctx));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  MatPatchworkTensorSetCoefficientFunctions - Make the operator alpha*r(x)*M + beta*c(x)*K with
+  coefficients given as functions, evaluated at the quadrature points when the operator is set up
+
+  Logically Collective
+
+  Input Parameters:
++ A         - the operator, on a general (DMPlex) mesh
+. diffusion - c(x), or NULL for 1
+. reaction  - r(x), or NULL for 1
+- ctx       - context passed to both functions
+
+  Notes:
+  Replaces coefficients given with `MatPatchworkTensorSetCoefficientVecs()`. The values must be
+  finite; the operator is positive definite when they are positive.
+
+  Level: intermediate
+
+.seealso: `MatPatchworkTensorSetCoefficientVecs()`, `MatPatchworkTensorSetCoefficients()`
+@*/
+PetscErrorCode MatPatchworkTensorSetCoefficientFunctions(Mat A, PatchworkCoefficientFn diffusion, PatchworkCoefficientFn reaction, void *fnctx)
+{
+  Mat_PatchworkTensor *ctx;
+
+  PetscFunctionBegin;
+  PetscCall(GetPlexContext(A, &ctx));
+  PetscCall(VecDestroy(&ctx->plex->diffusion));
+  PetscCall(VecDestroy(&ctx->plex->reaction));
+  ctx->plex->diffusion_fn = diffusion;
+  ctx->plex->reaction_fn  = reaction;
+  ctx->plex->fnctx        = fnctx;
+  ctx->info.variable      = (PetscBool)(diffusion || reaction);
+  PetscCall(Changed(A, ctx));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  MatPatchworkTensorSetCoefficientVecs - Make the operator alpha*r*M + beta*c*K with coefficients
+  given by their values at the quadrature points
+
+  Logically Collective
+
+  Input Parameters:
++ A         - the operator, on a general (DMPlex) mesh
+. diffusion - values of c, or NULL for 1
+- reaction  - values of r, or NULL for 1
+
+  Notes:
+  Each Vec holds, on every rank, one value per quadrature point of the rank's cells, cell by cell,
+  in the order of `MatPatchworkTensorGetQuadraturePoints()` (whose coordinates tell where each value
+  belongs). The Vecs are referenced and read when the operator is set up again. Replaces coefficient
+  functions.
+
+  Level: intermediate
+
+.seealso: `MatPatchworkTensorGetQuadraturePoints()`, `MatPatchworkTensorSetCoefficientFunctions()`
+@*/
+PetscErrorCode MatPatchworkTensorSetCoefficientVecs(Mat A, Vec diffusion, Vec reaction)
+{
+  Mat_PatchworkTensor *ctx;
+
+  PetscFunctionBegin;
+  PetscCall(GetPlexContext(A, &ctx));
+  if (diffusion) PetscCall(PetscObjectReference((PetscObject)diffusion));
+  if (reaction) PetscCall(PetscObjectReference((PetscObject)reaction));
+  PetscCall(VecDestroy(&ctx->plex->diffusion));
+  PetscCall(VecDestroy(&ctx->plex->reaction));
+  ctx->plex->diffusion    = diffusion;
+  ctx->plex->reaction     = reaction;
+  ctx->plex->diffusion_fn = ctx->plex->reaction_fn = NULL;
+  ctx->info.variable      = (PetscBool)(diffusion || reaction);
+  PetscCall(Changed(A, ctx));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  MatPatchworkTensorGetQuadraturePoints - The coordinates of the operator's quadrature points
+
+  Collective
+
+  Input Parameter:
+. A - the operator, on a general (DMPlex) mesh
+
+  Output Parameter:
+. X - a new Vec (block size dim, coordinates interlaced) with the points of this rank's cells, cell by
+      cell, lexicographic within a cell; destroy it when done
+
+  Level: intermediate
+
+.seealso: `MatPatchworkTensorSetCoefficientVecs()`
+@*/
+PetscErrorCode MatPatchworkTensorGetQuadraturePoints(Mat A, Vec *X)
+{
+  Mat_PatchworkTensor  *ctx;
+  PatchworkPlexGeomDesc g;
+  PetscInt              nqd;
+  double               *xq;
+  PetscScalar          *a;
+
+  PetscFunctionBegin;
+  PatchworkAssertPointer(X, 2);
+  PetscCall(GetPlexContext(A, &ctx));
+  PetscCall(FillGeomDesc(ctx, &g));
+  nqd = Pow(g.nq, g.dim);
+  PetscCall(PetscMalloc1(g.ncells * g.dim * nqd, &xq));
+  PatchworkPlexQuadCoordsRef(&g, xq);
+  PetscCall(VecCreate(PetscObjectComm((PetscObject)A), X));
+  PetscCall(VecSetSizes(*X, g.ncells * nqd * g.dim, PETSC_DETERMINE));
+  PetscCall(VecSetBlockSize(*X, g.dim));
+  PetscCall(VecSetType(*X, VECSTANDARD));
+  PetscCall(VecGetArrayWrite(*X, &a));
+  for (PetscInt c = 0; c < g.ncells; c++)
+    for (PetscInt q = 0; q < nqd; q++)
+      for (PetscInt d = 0; d < g.dim; d++) a[(c * nqd + q) * g.dim + d] = xq[(c * g.dim + d) * nqd + q];
+  PetscCall(VecRestoreArrayWrite(*X, &a));
+  PetscCall(PetscFree(xq));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

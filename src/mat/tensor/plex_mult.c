@@ -1,0 +1,84 @@
+/* Application and diagonal of the operator on general meshes: ghost exchange through the DMPlex
+   (none on one rank, where the element map indexes the global vector) and dispatch to the CPU
+   reference or the CUDA kernels by where the vectors live. */
+#include "tensorimpl.h"
+
+static PetscErrorCode RunKernel(Mat_PatchworkTensor *ctx, Vec x, Vec y)
+{
+  PatchworkPlexData *px = ctx->plex;
+  PatchworkArrays    p;
+
+  PetscFunctionBegin;
+  PetscCall(PatchworkArraysGet(x, NULL, y, &p));
+  PetscCheck(p.device == px->on_device, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "The operator was set up for %s vectors but got %s vectors: use vectors from MatCreateVecs() or the DM", px->on_device ? "device" : "host", p.device ? "device" : "host");
+  if (p.device) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    void *stream;
+
+    PetscCall(PatchworkGetDeviceStream(&stream));
+    PetscCall(PetscLogGpuTimeBegin());
+    if (x) PatchworkCallKernel(PatchworkPlexApplyCUDA(&px->desc, p.r[0], p.w, stream));
+    else PatchworkCallKernel(PatchworkPlexDiagonalCUDA(&px->desc, p.w, stream));
+    PetscCall(PetscLogGpuTimeEnd());
+    if (x) PetscCall(PetscLogGpuFlops(ctx->flops));
+#endif
+  } else {
+    if (x) PatchworkPlexApplyRef(&px->desc, p.r[0], p.w);
+    else PatchworkPlexDiagonalRef(&px->desc, p.w);
+    if (x) PetscCall(PetscLogFlops(ctx->flops));
+  }
+  PetscCall(PatchworkArraysRestore(&p));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* y = A x, or y = diag(A) when x is NULL */
+PetscErrorCode PatchworkPlexApplyOrDiagonal(Mat A, Vec x, Vec y)
+{
+  Mat_PatchworkTensor *ctx;
+  DM                   dm;
+
+  PetscFunctionBegin;
+  PetscCall(MatShellGetContext(A, &ctx));
+  PetscCall(PatchworkPlexSetUpGeometry(A));
+  dm = ctx->info.dm;
+  if (ctx->serial) {
+    PetscCall(VecZeroEntries(y));
+    PetscCall(RunKernel(ctx, x, y));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (!ctx->xloc) PetscCall(DMCreateLocalVector(dm, &ctx->xloc));
+  if (!ctx->yloc) PetscCall(VecDuplicate(ctx->xloc, &ctx->yloc));
+  if (x) {
+    PetscCall(DMGlobalToLocalBegin(dm, x, INSERT_VALUES, ctx->xloc));
+    PetscCall(DMGlobalToLocalEnd(dm, x, INSERT_VALUES, ctx->xloc));
+  }
+  PetscCall(VecZeroEntries(ctx->yloc));
+  PetscCall(RunKernel(ctx, x ? ctx->xloc : NULL, ctx->yloc));
+  PetscCall(VecZeroEntries(y));
+  PetscCall(DMLocalToGlobalBegin(dm, ctx->yloc, ADD_VALUES, y));
+  PetscCall(DMLocalToGlobalEnd(dm, ctx->yloc, ADD_VALUES, y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PatchworkPlexView(Mat A, PetscViewer viewer)
+{
+  Mat_PatchworkTensor *ctx;
+  PatchworkPlexData   *px;
+  PetscInt             ncells;
+  const char          *coef;
+
+  PetscFunctionBegin;
+  PetscCall(MatShellGetContext(A, &ctx));
+  px     = ctx->plex;
+  ncells = px->ncells;
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &ncells, 1, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)A)));
+  coef = px->diffusion_fn || px->reaction_fn ? "functions of x, evaluated at the quadrature points" : px->diffusion || px->reaction ? "values at the quadrature points (Vecs)" : "constant";
+  PetscCall(PetscViewerASCIIPrintf(viewer, "Patchwork tensor-product operator %g*%sM + %g*%sK, Q%" PetscInt_FMT " Lagrange on Gauss-Lobatto nodes, %" PetscInt_FMT "D general mesh (DMPlex)\n", (double)ctx->info.alpha, px->reaction_fn || px->reaction ? "r(x)*" : "", (double)ctx->info.beta, px->diffusion_fn || px->diffusion ? "c(x)*" : "", ctx->info.degree, ctx->info.dim));
+  PetscCall(PetscViewerASCIIPushTab(viewer));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "%" PetscInt_FMT " %s cells; coefficients: %s\n", ncells, ctx->info.dim == 2 ? "quadrilateral" : "hexahedral", coef));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "quadrature: %s, %" PetscInt_FMT " points per direction; geometric factors stored per quadrature point (%d per point)\n", PatchworkTensorQuadratures[ctx->info.quadrature], ctx->info.qpoints, PW_PLEX_NCOMP((int)ctx->info.dim)));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "boundary conditions: %s\n", px->constrained ? "essential conditions of the DM (constrained nodes are not unknowns)" : "natural (no constrained nodes)"));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "backend: %s, %s\n", px->geomvalid ? (px->on_device ? "CUDA kernels on device vectors" : "CPU sum factorization") : "not set up yet", ctx->serial ? "one rank: no ghost exchange" : "ghost exchange through the DMPlex"));
+  PetscCall(PetscViewerASCIIPopTab(viewer));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
