@@ -1,0 +1,223 @@
+static const char help[] = "Variable-coefficient Poisson problem on a curved domain, matrix-free on a DMPlex:\n"
+                           "  -div(c(x) grad u) + alpha u = f, u = g on the boundary,\n"
+                           "  c(x) = 1/(0.05 + 2|x|^2) (Ljungkvist 2017), exact solution u = g = cos(pi |x| / 2),\n"
+                           "on a spherical shell sector (a cubed-sphere panel of 1/2 < |x| < 1; in 2D an annulus sector)\n"
+                           "or on the box [-1,1]^dim. The shell is a box mesh of hexahedra (quadrilaterals) mapped by the\n"
+                           "smooth cubed-sphere map; its coordinate field has the solution's degree, so the cells are\n"
+                           "curved and the operator's geometry is the map's at the nodes. CG with Jacobi by default.\n"
+                           "Options:\n"
+                           "  -dim <3>         2 or 3\n"
+                           "  -degree <4>      polynomial degree k\n"
+                           "  -cells <4>       cells per direction of the box before the map\n"
+                           "  -alpha <0>       reaction coefficient\n"
+                           "  -domain <shell>  shell or box\n"
+                           "The last line is 'summary: key=value ...' for scripts.\n";
+
+#include <patchwork.h>
+#include <petscds.h>
+#include <petscsnes.h>
+
+typedef struct {
+  PetscReal alpha;
+} Problem;
+
+static PetscReal Radius(PetscInt dim, const PetscReal x[])
+{
+  PetscReal r2 = 0;
+  for (PetscInt d = 0; d < dim; d++) r2 += x[d] * x[d];
+  return PetscSqrtReal(r2);
+}
+
+static PetscReal Coefficient(PetscReal rho) { return 1.0 / (0.05 + 2 * rho * rho); }
+
+static PetscErrorCode Diffusion(PetscInt dim, const PetscReal x[], PetscReal *c, void *ctx)
+{
+  (void)ctx;
+  *c = Coefficient(Radius(dim, x));
+  return 0;
+}
+
+static PetscErrorCode Exact(PetscInt dim, PetscReal t, const PetscReal x[], PetscInt Nc, PetscScalar *u, void *ctx)
+{
+  (void)t, (void)Nc, (void)ctx;
+  u[0] = PetscCosReal(0.5 * PETSC_PI * Radius(dim, x));
+  return 0;
+}
+
+/* f = -div(c grad u) + alpha u for the radial u = cos(pi rho/2), c = 1/(0.05 + 2 rho^2):
+   div(g(rho) x/rho) = g' + (dim-1) g/rho with g = c u' */
+static PetscReal Forcing(PetscInt dim, const PetscReal x[], PetscReal alpha)
+{
+  const PetscReal rho = Radius(dim, x), a = 0.5 * PETSC_PI, c = Coefficient(rho), dc = -4 * rho * c * c;
+  const PetscReal du = -a * PetscSinReal(a * rho), d2u = -a * a * PetscCosReal(a * rho);
+  const PetscReal du_over_rho = rho > 1e-12 ? du / rho : -a * a; /* the limit at the centre */
+
+  return -(dc * du + c * d2u + (dim - 1) * c * du_over_rho) + alpha * PetscCosReal(a * rho);
+}
+
+/* The residual alpha u v + c grad u . grad v - f v, for PETSc's FEM to assemble the right-hand side
+   with the boundary values lifted (the operator itself is never assembled) */
+static void F0(PetscInt dim, PetscInt Nf, PetscInt NfAux, const PetscInt uOff[], const PetscInt uOff_x[], const PetscScalar u[], const PetscScalar u_t[], const PetscScalar u_x[], const PetscInt aOff[], const PetscInt aOff_x[], const PetscScalar a[], const PetscScalar a_t[], const PetscScalar a_x[], PetscReal t, const PetscReal x[], PetscInt numConstants, const PetscScalar constants[], PetscScalar f0[])
+{
+  (void)Nf, (void)NfAux, (void)uOff, (void)uOff_x, (void)u_t, (void)u_x, (void)aOff, (void)aOff_x, (void)a, (void)a_t, (void)a_x, (void)t, (void)numConstants;
+  f0[0] = constants[0] * u[0] - Forcing(dim, x, PetscRealPart(constants[0]));
+}
+
+static void F1(PetscInt dim, PetscInt Nf, PetscInt NfAux, const PetscInt uOff[], const PetscInt uOff_x[], const PetscScalar u[], const PetscScalar u_t[], const PetscScalar u_x[], const PetscInt aOff[], const PetscInt aOff_x[], const PetscScalar a[], const PetscScalar a_t[], const PetscScalar a_x[], PetscReal t, const PetscReal x[], PetscInt numConstants, const PetscScalar constants[], PetscScalar f1[])
+{
+  (void)Nf, (void)NfAux, (void)uOff, (void)uOff_x, (void)u, (void)u_t, (void)aOff, (void)aOff_x, (void)a, (void)a_t, (void)a_x, (void)t, (void)numConstants, (void)constants;
+  for (PetscInt d = 0; d < dim; d++) f1[d] = Coefficient(Radius(dim, x)) * u_x[d];
+}
+
+/* The box [-1,1]^(dim-1) x [1/2,1] onto a cubed-sphere panel of the shell 1/2 < |x| < 1:
+   (a, b, r) -> r (tan(pi a/4), tan(pi b/4), 1)/|.|, smooth and with a regular Jacobian everywhere */
+static void BoxToShell(PetscInt dim, PetscInt Nf, PetscInt NfAux, const PetscInt uOff[], const PetscInt uOff_x[], const PetscScalar u[], const PetscScalar u_t[], const PetscScalar u_x[], const PetscInt aOff[], const PetscInt aOff_x[], const PetscScalar a[], const PetscScalar a_t[], const PetscScalar a_x[], PetscReal t, const PetscReal x[], PetscInt numConstants, const PetscScalar constants[], PetscScalar f0[])
+{
+  PetscReal dir[3], n2 = 0;
+
+  (void)Nf, (void)NfAux, (void)uOff, (void)uOff_x, (void)u, (void)u_t, (void)u_x, (void)aOff, (void)aOff_x, (void)a, (void)a_t, (void)a_x, (void)t, (void)numConstants, (void)constants;
+  for (PetscInt d = 0; d < dim - 1; d++) dir[d] = PetscTanReal(0.25 * PETSC_PI * x[d]);
+  dir[dim - 1] = 1;
+  for (PetscInt d = 0; d < dim; d++) n2 += dir[d] * dir[d];
+  for (PetscInt d = 0; d < dim; d++) f0[d] = x[dim - 1] * dir[d] / PetscSqrtReal(n2);
+}
+
+int main(int argc, char **argv)
+{
+  DM             dm;
+  Mat            A;
+  KSP            ksp;
+  Vec            u, b;
+  PetscInt       dim = 3, degree = 4, cells = 4, its, N;
+  PetscReal      alpha = 0, err;
+  PetscBool      shell = PETSC_TRUE;
+  char           domain[16] = "shell", opt[64], ktype[64], ptype[64];
+  PetscLogDouble t0, t1, t2;
+  KSPConvergedReason reason;
+  PetscErrorCode (*exact[1])(PetscInt, PetscReal, const PetscReal[], PetscInt, PetscScalar *, void *) = {Exact};
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(PatchworkInitializePackage());
+  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "Curved-domain Poisson example", NULL);
+  PetscCall(PetscOptionsInt("-dim", "Dimension (2 or 3)", NULL, dim, &dim, NULL));
+  PetscCall(PetscOptionsInt("-degree", "Polynomial degree", NULL, degree, &degree, NULL));
+  PetscCall(PetscOptionsInt("-cells", "Cells per direction of the box", NULL, cells, &cells, NULL));
+  PetscCall(PetscOptionsReal("-alpha", "Reaction coefficient", NULL, alpha, &alpha, NULL));
+  PetscCall(PetscOptionsString("-domain", "shell or box", NULL, domain, domain, sizeof(domain), NULL));
+  PetscOptionsEnd();
+  PetscCheck(!strcmp(domain, "shell") || !strcmp(domain, "box"), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "Unknown -domain %s: use shell or box", domain);
+  shell = (PetscBool)!strcmp(domain, "shell");
+
+  /* the box mesh, distributed, with a coordinate field of the solution's degree, then mapped */
+  PetscCall(PetscSNPrintf(opt, sizeof(opt), "%" PetscInt_FMT, dim));
+  PetscCall(PetscOptionsSetValue(NULL, "-dm_plex_dim", opt));
+  PetscCall(PetscOptionsSetValue(NULL, "-dm_plex_simplex", "0"));
+  PetscCall(PetscSNPrintf(opt, sizeof(opt), dim == 2 ? "%" PetscInt_FMT ",%" PetscInt_FMT : "%" PetscInt_FMT ",%" PetscInt_FMT ",%" PetscInt_FMT, cells, cells, cells));
+  PetscCall(PetscOptionsSetValue(NULL, "-dm_plex_box_faces", opt));
+  PetscCall(PetscOptionsSetValue(NULL, "-dm_plex_box_lower", dim == 2 ? (shell ? "-1,0.5" : "-1,-1") : (shell ? "-1,-1,0.5" : "-1,-1,-1")));
+  PetscCall(PetscOptionsSetValue(NULL, "-dm_plex_box_upper", dim == 2 ? "1,1" : "1,1,1"));
+  if (shell) {
+    PetscCall(PetscSNPrintf(opt, sizeof(opt), "%" PetscInt_FMT, degree));
+    PetscCall(PetscOptionsSetValue(NULL, "-dm_coord_petscspace_degree", opt));
+  }
+  PetscCall(DMCreate(PETSC_COMM_WORLD, &dm));
+  PetscCall(DMSetType(dm, DMPLEX));
+  PetscCall(DMSetFromOptions(dm));
+  if (shell) PetscCall(DMPlexRemapGeometry(dm, 0.0, BoxToShell));
+  PetscCall(DMViewFromOptions(dm, NULL, "-dm_view"));
+  /* the Q_k field, and u = g on the whole boundary (the box mesh's "marker" label) */
+  PetscCall(PatchworkDMPlexSetQkField(dm, degree, PETSC_FALSE));
+  {
+    DMLabel  marker;
+    PetscInt one = 1;
+
+    PetscCall(DMGetLabel(dm, "marker", &marker));
+    PetscCheck(marker, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "The box mesh has no boundary label \"marker\"");
+    PetscCall(DMAddBoundary(dm, DM_BC_ESSENTIAL, "wall", marker, 1, &one, 0, 0, NULL, (void (*)(void))Exact, NULL, NULL, NULL));
+  }
+
+  /* the right-hand side b = -F(u_g) by PETSc's own FEM residual at the boundary values, zero inside:
+     f with the boundary values lifted (the operator itself is never assembled) */
+  {
+    PetscDS     ds;
+    PetscScalar constants[1] = {alpha};
+
+    PetscCall(DMGetDS(dm, &ds));
+    PetscCall(PetscDSSetConstants(ds, 1, constants));
+    PetscCall(PetscDSSetResidual(ds, 0, F0, F1));
+    Vec xl, fl;
+
+    PetscCall(DMCreateGlobalVector(dm, &b));
+    PetscCall(DMGetLocalVector(dm, &xl));
+    PetscCall(DMGetLocalVector(dm, &fl));
+    PetscCall(VecZeroEntries(xl));
+    PetscCall(VecZeroEntries(fl));
+    PetscCall(DMPlexInsertBoundaryValues(dm, PETSC_TRUE, xl, 0.0, NULL, NULL, NULL));
+    PetscCall(DMPlexSNESComputeResidualFEM(dm, xl, fl, NULL));
+    PetscCall(VecZeroEntries(b));
+    PetscCall(DMLocalToGlobal(dm, fl, ADD_VALUES, b));
+    PetscCall(DMRestoreLocalVector(dm, &xl));
+    PetscCall(DMRestoreLocalVector(dm, &fl));
+    PetscCall(VecScale(b, -1.0));
+  }
+
+  PetscCall(PetscTime(&t0));
+  PetscCall(MatCreatePatchworkTensor(dm, degree, &A));
+  PetscCall(MatPatchworkTensorSetCoefficients(A, alpha, 1.0));
+  PetscCall(MatPatchworkTensorSetCoefficientFunctions(A, Diffusion, NULL, NULL));
+  PetscCall(MatSetFromOptions(A));
+  PetscCall(MatCreateVecs(A, &u, NULL));
+  {
+    Vec bb; /* b in the operator's vector type (device vectors with -dm_vec_type cuda) */
+
+    PetscCall(VecDuplicate(u, &bb));
+    PetscCall(VecCopy(b, bb));
+    PetscCall(VecDestroy(&b));
+    b = bb;
+  }
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPSetType(ksp, KSPCG));
+  {
+    PC pc;
+    PetscCall(KSPGetPC(ksp, &pc));
+    PetscCall(PCSetType(pc, PCJACOBI));
+  }
+  PetscCall(KSPSetTolerances(ksp, 1e-10, PETSC_DEFAULT, PETSC_DEFAULT, 10000));
+  PetscCall(KSPSetFromOptions(ksp));
+  PetscCall(KSPSetUp(ksp));
+  PetscCall(PetscTime(&t1));
+  PetscCall(KSPSolve(ksp, b, u));
+  PetscCall(PetscTime(&t2));
+  PetscCall(KSPGetIterationNumber(ksp, &its));
+  PetscCall(KSPGetConvergedReason(ksp, &reason));
+  PetscCall(VecGetSize(u, &N));
+  {
+    Vec uh; /* DMComputeL2Diff reads a host vector of the DM's layout */
+
+    PetscCall(DMCreateGlobalVector(dm, &uh));
+    PetscCall(VecCopy(u, uh));
+    PetscCall(DMComputeL2Diff(dm, 0.0, exact, NULL, uh, &err));
+    PetscCall(VecDestroy(&uh));
+  }
+  {
+    KSPType kt;
+    PC      pc;
+    PCType  pt;
+
+    PetscCall(KSPGetType(ksp, &kt));
+    PetscCall(KSPGetPC(ksp, &pc));
+    PetscCall(PCGetType(pc, &pt));
+    PetscCall(PetscStrncpy(ktype, kt, sizeof(ktype)));
+    PetscCall(PetscStrncpy(ptype, pt, sizeof(ptype)));
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "summary: dim=%" PetscInt_FMT " degree=%" PetscInt_FMT " cells=%" PetscInt_FMT " domain=%s dofs=%" PetscInt_FMT " ksp=%s pc=%s its=%" PetscInt_FMT " reason=%s l2err=%.6e setup_s=%.6f solve_s=%.6f\n", dim, degree, cells, domain, N, ktype, ptype, its, KSPConvergedReasons[reason], (double)err, t1 - t0, t2 - t1));
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(MatDestroy(&A));
+  PetscCall(VecDestroy(&u));
+  PetscCall(VecDestroy(&b));
+  PetscCall(DMDestroy(&dm));
+  PetscCall(PetscFinalize());
+  return 0;
+}
