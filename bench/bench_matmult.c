@@ -8,36 +8,6 @@ static const char help[] = "MatMult throughput of the Patchwork tensor-product o
 
 #include "benchutil.h"
 
-static int CompareDouble(const void *a, const void *b)
-{
-  const double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* Median time of one y = A x over reps synchronized applies, after 3 warm-up applies */
-static PetscErrorCode TimeMult(Mat A, Vec x, Vec y, PetscInt reps, double *median)
-{
-  double *t;
-
-  PetscFunctionBeginUser;
-  PetscCall(PetscMalloc1(reps, &t));
-  for (PetscInt i = 0; i < 3; i++) PetscCall(MatMult(A, x, y));
-  for (PetscInt i = 0; i < reps; i++) {
-    PetscLogDouble t0, t1;
-
-    PetscCall(Sync());
-    PetscCall(PetscTime(&t0));
-    PetscCall(MatMult(A, x, y));
-    PetscCall(Sync());
-    PetscCall(PetscTime(&t1));
-    t[i] = t1 - t0;
-  }
-  qsort(t, (size_t)reps, sizeof(double), CompareDouble);
-  *median = t[reps / 2];
-  PetscCall(PetscFree(t));
-  PetscFunctionReturn(0);
-}
-
 int main(int argc, char **argv)
 {
   PetscInt  kmin = 1, kmax = 8, ndofs = 8, reps = 20;

@@ -4,7 +4,7 @@
 # CPU reference, the operator on device vectors vs an assembled matrix, the Poisson example on the
 # GPU), compute-sanitizer memcheck/racecheck, then the benchmarks. Logs go to $OUT (or build/gpu-out),
 # packed as logs.tar.gz; a short table is printed last.
-#   bash tests/gpu/run.sh [--no-bench] [--quick] [--no-tests] [--no-cpu-suite] [--lor-only]
+#   bash tests/gpu/run.sh [--no-bench] [--quick] [--no-tests] [--no-cpu-suite] [--lor-only] [--plex-only]
 # (--no-tests: build and benchmarks only; one device call has 10 minutes, so a full run is two calls:
 #  `--no-bench --no-cpu-suite`, then `--no-tests`, back to back so the second finds the build)
 set -u
@@ -12,10 +12,11 @@ cd "$(dirname "$0")/../.."
 OUT=${OUT:-build/gpu-out}
 L=build/gpu-logs
 mkdir -p "$OUT" "$L"
-BENCH=1 QUICK= TESTS=1 CPUSUITE=1 LORONLY=
-for a in "$@"; do case $a in --no-bench) BENCH= ;; --quick) QUICK=1 ;; --no-tests) TESTS= ;; --no-cpu-suite) CPUSUITE= ;; --lor-only) LORONLY=1 ;; esac; done
-# --lor-only: the PCLOR kernels, tests and benchmark alone
+BENCH=1 QUICK= TESTS=1 CPUSUITE=1 LORONLY= PLEXONLY=
+for a in "$@"; do case $a in --no-bench) BENCH= ;; --quick) QUICK=1 ;; --no-tests) TESTS= ;; --no-cpu-suite) CPUSUITE= ;; --lor-only) LORONLY=1 ;; --plex-only) PLEXONLY=1 ;; esac; done
+# --lor-only: the PCLOR kernels, tests and benchmark alone; --plex-only: the same for the operator on DMPlex
 [ -n "$LORONLY" ] && { KERNEL_SUITES=lor; CPUSUITE=; BENCHES=${BENCHES:-lor}; }
+[ -n "$PLEXONLY" ] && { KERNEL_SUITES=plex; CPUSUITE=; BENCHES=${BENCHES:-plex}; }
 T0=$(date +%s)
 export PETSC_DIR=${PETSC_DIR:-/opt/patchwork/petsc-cuda} PETSC_ARCH=
 if [ ! -f "$PETSC_DIR/lib/petsc/conf/variables" ]; then
@@ -68,7 +69,7 @@ if [ -n "$TESTS" ]; then
 #     and racecheck, kernel benchmarks; suites from KERNEL_SUITES (default: all)
 check kernels          env OUT="$L/kernels" bash tests/gpu/kernels.sh ${KERNEL_SUITES:-}
 
-if [ -z "$LORONLY" ]; then
+if [ -z "$LORONLY" ] && [ -z "$PLEXONLY" ]; then
 # --- the operator on PETSc device vectors vs an independently assembled AIJ matrix
 check aij-gpu-n1       $MPI -n 1 build/tests/mat/test_tensor_aij $GPU
 check aij-gpu-n2       $MPI -n 2 build/tests/mat/test_tensor_aij $GPU
@@ -108,6 +109,29 @@ done
 check vp-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 build/examples/poisson -dim 3 -degree 2 -cells 4 $GPU -pc_type vertexpatch -ksp_type gmres -pc_vertexpatch_kernel separate
 fi
 
+# --- the operator on DMPlex meshes on device vectors (geometric factors computed on the GPU) vs PETSc's
+#     own FEM assembly, serial and on 2 ranks; the curved-shell example on the GPU gives the CPU's
+#     iterations and error; compute-sanitizer on both
+if [ -z "$LORONLY" ]; then
+PLEX="build/tests/mat/test_plex -dm_plex_simplex 0 $GPU -dm_mat_type aijcusparse"
+check plex-gpu-3d      $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -kmax 6 -curved -variable -dirichlet
+check plex-gpu-2d      $PLEX -dm_plex_dim 2 -dm_plex_box_faces 3,2 -kmax 10 -curved -variable -dirichlet -extra_points 2
+check plex-gpu-gll     $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -kmax 5 -gausslobatto -curved
+check plex-gpu-gmsh    $PLEX -gmsh_rotated -gmsh_path $L/rotated.msh -dm_plex_dim 3 -gmsh_cells 3 -kmax 4 -variable -coefficient_vecs
+check plex-gpu-n2      $MPI -n 2 $PLEX -dm_plex_dim 3 -dm_plex_box_faces 3,2,3 -kmax 4 -curved -variable -dirichlet
+SH="build/examples/shell -dim 3 -degree 4 -cells 6"
+sh_cpu=$($SH 2>&1 | grep -o 'its=[0-9]* .*l2err=[^ ]*' | sed 's/ ksp.*reason/ reason/')
+sh_gpu=$($SH $GPU -log_view 2>&1 | tee "$L/shell-gpu.log" | grep -o 'its=[0-9]* .*l2err=[^ ]*' | sed 's/ ksp.*reason/ reason/')
+if [ -n "$sh_gpu" ] && [ "$(echo "$sh_cpu" | cut -d' ' -f1)" = "$(echo "$sh_gpu" | cut -d' ' -f1)" ] &&
+   awk -v a="${sh_cpu##*=}" -v b="${sh_gpu##*=}" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= 1e-8 * a) }'; then
+  row shell-gpu-vs-cpu ok "gpu: $sh_gpu; cpu: ${sh_cpu##*l2err=}"; else row shell-gpu-vs-cpu FAIL "gpu: ${sh_gpu:-$(tail -n 2 "$L/shell-gpu.log" | head -1)} cpu: $sh_cpu"; fi
+row shell-gpu-copies info "KSPSolve host<->device copies: $(copies "$L/shell-gpu.log") (PCJACOBI's diagonal)"
+check shell-gpu-n2     $MPI -n 2 build/examples/shell -dim 3 -degree 3 -cells 4 $GPU
+check plex-memcheck    compute-sanitizer --tool memcheck --error-exitcode 1 build/examples/shell -dim 3 -degree 3 -cells 2 $GPU
+check plex-racecheck   compute-sanitizer --tool racecheck --error-exitcode 1 build/examples/shell -dim 2 -degree 5 -cells 3 $GPU
+fi
+
+if [ -z "$PLEXONLY" ]; then
 # --- PCLOR: the LOR matrix assembled by the CUDA kernels into AIJCUSPARSE equals the independent CPU
 #     assembly (1e-13), serial and on 2 ranks; CG + PCLOR on device vectors converges like on the CPU
 check lor-matrix-gpu-n1 $MPI -n 1 build/tests/mat/test_lor -lor_mat_type aijcusparse $GPU
@@ -124,6 +148,7 @@ check lor-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 build/ex
 # cuSPARSE's csrmv kernel (GAMG's SpMV) reports shared-memory hazards of its own: ours only
 check lor-racecheck compute-sanitizer --tool racecheck --kernel-name-exclude kns=cusparse --error-exitcode 1 build/examples/lor -dim 2 -degree 5 -cells 3 $GPU
 
+fi
 # --- the CPU suite against this (newer) PETSc
 [ -n "$CPUSUITE" ] && check cpu-suite bash tests/run.sh
 else
@@ -140,6 +165,10 @@ if [ -n "$BENCH" ]; then
   esac
   # PCLOR: time to solution and its breakdown (Pazner et al. figure 5), k = 2..8 at about 10M and 30M
   # DoF, beside GAMG on the assembled Q_k matrix where it fits and PCVERTEXPATCH
+  # the operator on a curved DMPlex shell with stored geometry: three quadrature rules beside PETSc's SpMV
+  case " $BENCHES " in *" plex "*)
+    check bench-plex build/bench/bench_plex $GPU -dm_mat_type aijcusparse -dofs ${PLEX_DOFS:-3e5,1e7,3e7} ;;
+  esac
   case " $BENCHES " in *" lor "*)
     check bench-lor bash bench/lor.sh ;;
   esac
@@ -153,12 +182,14 @@ if [ -n "$BENCH" ]; then
   esac
 fi
 tar -C build -czf "$OUT/logs.tar.gz" gpu-logs
-for b in matmult solve table7 lor; do [ -f "$L/bench-$b.log" ] && cp "$L/bench-$b.log" "$OUT/"; done
+for b in matmult solve table7 lor plex; do [ -f "$L/bench-$b.log" ] && cp "$L/bench-$b.log" "$OUT/"; done
 echo
 echo "== GPU results ($(cat "$L/gpu.txt"), $(($(date +%s) - T0)) s; logs in logs.tar.gz)"
 [ -f "$L/bench-matmult.log" ] && grep -A 100 '^vectors' "$L/bench-matmult.log"
 for b in solve table7; do [ -f "$L/bench-$b.log" ] && sed -n '/^dim k/,/^err_M/p' "$L/bench-$b.log"; done
 [ -f "$L/bench-lor.log" ] && sed -n '/^== LOR/,$p' "$L/bench-lor.log"
+[ -f "$L/bench-plex.log" ] && grep -v '^\[' "$L/bench-plex.log" | tail -n 40
+[ -f "$L/kernels/plex-bench.log" ] && tail -n 30 "$L/kernels/plex-bench.log"
 [ -f "$L/kernels/lor-bench.log" ] && cat "$L/kernels/lor-bench.log"
 printf '%s\n' "${ROWS[@]}"
 n_fail=$(printf '%s\n' "${ROWS[@]}" | grep -c ' FAIL ')

@@ -121,12 +121,20 @@ static PetscErrorCode NaNCoefficient(PetscInt dim, const PetscReal x[], PetscRea
 /* 2 x 2 quadrilaterals of the unit square, or two triangles (no mesh generator needed) */
 static PetscErrorCode QuadMesh(PetscBool simplex, DM *dm)
 {
-  const PetscInt  faces[2] = {2, 2}, tris[6] = {0, 1, 2, 1, 3, 2};
+  const PetscInt  tris[6] = {0, 1, 2, 1, 3, 2};
   const PetscReal xy[8]    = {0, 0, 1, 0, 0, 1, 1, 1};
 
   PetscFunctionBeginUser;
   if (simplex) PetscCall(DMPlexCreateFromCellListPetsc(PETSC_COMM_WORLD, 2, 2, 4, 3, PETSC_TRUE, tris, 2, xy, dm));
-  else PetscCall(DMPlexCreateBoxMesh(PETSC_COMM_WORLD, 2, PETSC_FALSE, faces, NULL, NULL, NULL, PETSC_TRUE, dm));
+  else { /* through the options: DMPlexCreateBoxMesh()'s arguments differ between PETSc versions */
+    PetscCall(PetscOptionsSetValue(NULL, "-quad_dm_plex_dim", "2"));
+    PetscCall(PetscOptionsSetValue(NULL, "-quad_dm_plex_simplex", "0"));
+    PetscCall(PetscOptionsSetValue(NULL, "-quad_dm_plex_box_faces", "2,2"));
+    PetscCall(DMCreate(PETSC_COMM_WORLD, dm));
+    PetscCall(DMSetType(*dm, DMPLEX));
+    PetscCall(DMSetOptionsPrefix(*dm, "quad_"));
+    PetscCall(DMSetFromOptions(*dm));
+  }
   PetscFunctionReturn(0);
 }
 

@@ -1,0 +1,154 @@
+static const char help[] = "MatMult throughput of the tensor-product operator on a general (DMPlex) hexahedral mesh with\n"
+                           "stored geometric factors and the variable coefficient 1/(0.05 + 2|x|^2) (Ljungkvist 2017), for\n"
+                           "three quadrature rules, beside PETSc's SpMV on the same operator assembled by PETSc's FEM\n"
+                           "(AIJCUSPARSE with -dm_vec_type cuda -dm_mat_type aijcusparse) where assembling it is affordable.\n"
+                           "  -dim <3>                 2 or 3\n"
+                           "  -kmin <1> -kmax <8>      degrees\n"
+                           "  -dofs <3e5,1e6,1e7>      target problem sizes (N^dim cells with N*k+1 nodes per direction)\n"
+                           "  -domain <shell>          shell (curved cubed-sphere panel, quadratic coordinates) or box\n"
+                           "  -spmv_max_work <3e10>    assemble only if cells * nodes^2 * points <= this (PETSc's host assembly)\n"
+                           "  -reps <20>               timed applies per measurement (median reported)\n";
+
+#include "benchutil.h"
+#include <petscds.h>
+#include <petscsnes.h>
+
+static PetscReal Coefficient(PetscInt dim, const PetscReal x[])
+{
+  PetscReal r2 = 0;
+  for (PetscInt d = 0; d < dim; d++) r2 += x[d] * x[d];
+  return 1.0 / (0.05 + 2 * r2);
+}
+
+static PetscErrorCode Diffusion(PetscInt dim, const PetscReal x[], PetscReal *c, void *ctx)
+{
+  (void)ctx;
+  *c = Coefficient(dim, x);
+  return 0;
+}
+
+static void G3(PetscInt dim, PetscInt Nf, PetscInt NfAux, const PetscInt uOff[], const PetscInt uOff_x[], const PetscScalar u[], const PetscScalar u_t[], const PetscScalar u_x[], const PetscInt aOff[], const PetscInt aOff_x[], const PetscScalar a[], const PetscScalar a_t[], const PetscScalar a_x[], PetscReal t, PetscReal u_tShift, const PetscReal x[], PetscInt numConstants, const PetscScalar constants[], PetscScalar g3[])
+{
+  (void)Nf, (void)NfAux, (void)uOff, (void)uOff_x, (void)u, (void)u_t, (void)u_x, (void)aOff, (void)aOff_x, (void)a, (void)a_t, (void)a_x, (void)t, (void)u_tShift, (void)numConstants, (void)constants;
+  for (PetscInt d = 0; d < dim; d++) g3[d * dim + d] = Coefficient(dim, x);
+}
+
+/* The box [-1,1]^(dim-1) x [1/2,1] onto a cubed-sphere panel of the shell 1/2 < |x| < 1 */
+static void BoxToShell(PetscInt dim, PetscInt Nf, PetscInt NfAux, const PetscInt uOff[], const PetscInt uOff_x[], const PetscScalar u[], const PetscScalar u_t[], const PetscScalar u_x[], const PetscInt aOff[], const PetscInt aOff_x[], const PetscScalar a[], const PetscScalar a_t[], const PetscScalar a_x[], PetscReal t, const PetscReal x[], PetscInt numConstants, const PetscScalar constants[], PetscScalar f0[])
+{
+  PetscReal dir[3], n2 = 0;
+
+  (void)Nf, (void)NfAux, (void)uOff, (void)uOff_x, (void)u, (void)u_t, (void)u_x, (void)aOff, (void)aOff_x, (void)a, (void)a_t, (void)a_x, (void)t, (void)numConstants, (void)constants;
+  for (PetscInt d = 0; d < dim - 1; d++) dir[d] = PetscTanReal(0.25 * PETSC_PI * x[d]);
+  dir[dim - 1] = 1;
+  for (PetscInt d = 0; d < dim; d++) n2 += dir[d] * dir[d];
+  for (PetscInt d = 0; d < dim; d++) f0[d] = x[dim - 1] * dir[d] / PetscSqrtReal(n2);
+}
+
+/* The coordinate field has degree min(k, 2): the operator interpolates the geometry at its Q_k nodes */
+static PetscErrorCode CreateMesh(PetscInt dim, PetscInt N, PetscInt k, PetscBool shell, DM *dm)
+{
+  char faces[64];
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscSNPrintf(faces, sizeof(faces), dim == 2 ? "%d,%d" : "%d,%d,%d", (int)N, (int)N, (int)N));
+  PetscCall(PetscOptionsSetValue(NULL, "-bench_dm_plex_dim", dim == 2 ? "2" : "3"));
+  PetscCall(PetscOptionsSetValue(NULL, "-bench_dm_plex_simplex", "0"));
+  PetscCall(PetscOptionsSetValue(NULL, "-bench_dm_plex_box_faces", faces));
+  PetscCall(PetscOptionsSetValue(NULL, "-bench_dm_plex_box_lower", dim == 2 ? (shell ? "-1,0.5" : "-1,-1") : (shell ? "-1,-1,0.5" : "-1,-1,-1")));
+  PetscCall(PetscOptionsSetValue(NULL, "-bench_dm_plex_box_upper", dim == 2 ? "1,1" : "1,1,1"));
+  PetscCall(PetscOptionsSetValue(NULL, "-bench_dm_coord_petscspace_degree", shell && k > 1 ? "2" : "1"));
+  PetscCall(DMCreate(PETSC_COMM_WORLD, dm));
+  PetscCall(DMSetType(*dm, DMPLEX));
+  PetscCall(DMSetOptionsPrefix(*dm, "bench_"));
+  PetscCall(DMSetFromOptions(*dm));
+  if (shell) PetscCall(DMPlexRemapGeometry(*dm, 0.0, BoxToShell));
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  PetscInt  dim = 3, kmin = 1, kmax = 8, ndofs = 8, reps = 20;
+  PetscReal dofs[8] = {3e5, 1e6, 1e7}, maxwork = 3e10;
+  PetscBool shell = PETSC_TRUE;
+  char      domain[16] = "shell", vtypename[64] = "standard";
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(PatchworkInitializePackage());
+  ndofs = 3;
+  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "General-mesh MatMult benchmark", NULL);
+  PetscCall(PetscOptionsInt("-dim", "Dimension", NULL, dim, &dim, NULL));
+  PetscCall(PetscOptionsInt("-kmin", "Lowest degree", NULL, kmin, &kmin, NULL));
+  PetscCall(PetscOptionsInt("-kmax", "Highest degree", NULL, kmax, &kmax, NULL));
+  PetscCall(PetscOptionsRealArray("-dofs", "Target sizes", NULL, dofs, &ndofs, NULL));
+  PetscCall(PetscOptionsString("-domain", "shell or box", NULL, domain, domain, sizeof(domain), NULL));
+  PetscCall(PetscOptionsReal("-spmv_max_work", "Largest PETSc FEM assembly (cells * nodes^2 * points)", NULL, maxwork, &maxwork, NULL));
+  PetscCall(PetscOptionsInt("-reps", "Timed applies", NULL, reps, &reps, NULL));
+  PetscOptionsEnd();
+  shell = (PetscBool)!strcmp(domain, "shell");
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-dm_vec_type", vtypename, sizeof(vtypename), NULL));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "general mesh (%s, %s cells), %" PetscInt_FMT "D, vectors %s, variable coefficient; GDoF/s = unknowns / median MatMult time\n", domain, shell ? "curved" : "straight", dim, vtypename));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-3s %-3s %9s %11s %9s %9s %9s %9s %9s %10s\n", "dim", "k", "cells", "DoF", "gll", "gauss", "gauss+1", "AIJ SpMV", "AIJ nnz", "gauss/AIJ"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-3s %-3s %9s %11s %9s %9s %9s %9s %9s %10s\n", "", "", "", "", "GDoF/s", "GDoF/s", "GDoF/s", "GDoF/s", "", ""));
+  for (PetscInt k = kmin; k <= kmax; k++) {
+    for (PetscInt s = 0; s < ndofs; s++) {
+      const PetscInt  N = PetscMax(1, (PetscInt)(0.5 + (PetscPowReal(dofs[s], 1.0 / dim) - 1) / k));
+      const PetscReal ncells = PetscPowReal((PetscReal)N, (PetscReal)dim), nodes = PetscPowReal((PetscReal)(k + 1), (PetscReal)dim);
+      DM              dm;
+      Mat             A;
+      Vec             x, y, z;
+      PetscInt        n;
+      double          t[3], tsp;
+      char            spmv[32] = "-", nnzs[32] = "-", ratio[32] = "-";
+
+      PetscCall(CreateMesh(dim, N, k, shell, &dm));
+      PetscCall(PatchworkDMPlexSetQkField(dm, k, PETSC_TRUE));
+      PetscCall(MatCreatePatchworkTensor(dm, k, &A));
+      PetscCall(MatPatchworkTensorSetCoefficientFunctions(A, Diffusion, NULL, NULL));
+      PetscCall(MatCreateVecs(A, &x, &y));
+      PetscCall(VecDuplicate(y, &z));
+      PetscCall(VecGetSize(x, &n));
+      PetscCall(VecSetRandom(x, NULL));
+      for (PetscInt r = 0; r < 3; r++) {
+        PetscCall(MatPatchworkTensorSetQuadrature(A, r == 0 ? PATCHWORK_QUADRATURE_GAUSSLOBATTO : PATCHWORK_QUADRATURE_GAUSS));
+        if (r) PetscCall(MatPatchworkTensorSetQuadraturePoints(A, k + r));
+        PetscCall(TimeMult(A, x, r == 1 ? y : z, reps, &t[r]));
+      }
+      /* PETSc's FEM assembly of the same operator (k+1 Gauss points), where affordable: compare, then time its SpMV */
+      if (ncells * nodes * nodes * nodes <= maxwork) {
+        PetscDS   ds;
+        Mat       J;
+        Vec       X;
+        PetscReal err, ynorm;
+        MatInfo   info;
+
+        PetscCall(DMGetDS(dm, &ds));
+        PetscCall(PetscDSSetJacobian(ds, 0, 0, NULL, NULL, NULL, G3));
+        PetscCall(DMCreateMatrix(dm, &J));
+        PetscCall(DMGetLocalVector(dm, &X));
+        PetscCall(VecZeroEntries(X));
+        PetscCall(DMPlexSNESComputeJacobianFEM(dm, X, J, J, NULL));
+        PetscCall(DMRestoreLocalVector(dm, &X));
+        PetscCall(TimeMult(J, x, z, reps, &tsp));
+        PetscCall(VecNorm(y, NORM_INFINITY, &ynorm));
+        PetscCall(VecAXPY(z, -1.0, y));
+        PetscCall(VecNorm(z, NORM_INFINITY, &err));
+        PetscCheck(err <= 1e-11 * ynorm, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Q%" PetscInt_FMT ": operator and PETSc's assembled matrix disagree by %g relative", k, (double)(err / ynorm));
+        PetscCall(MatGetInfo(J, MAT_GLOBAL_SUM, &info));
+        PetscCall(PetscSNPrintf(spmv, sizeof(spmv), "%.3f", n / tsp * 1e-9));
+        PetscCall(PetscSNPrintf(nnzs, sizeof(nnzs), "%.3g", (double)info.nz_used));
+        PetscCall(PetscSNPrintf(ratio, sizeof(ratio), "%.1fx", tsp / t[1]));
+        PetscCall(MatDestroy(&J));
+      }
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-3" PetscInt_FMT " %-3" PetscInt_FMT " %9.0f %11" PetscInt_FMT " %9.3f %9.3f %9.3f %9s %9s %10s\n", dim, k, (double)ncells, n, n / t[0] * 1e-9, n / t[1] * 1e-9, n / t[2] * 1e-9, spmv, nnzs, ratio));
+      PetscCall(VecDestroy(&x));
+      PetscCall(VecDestroy(&y));
+      PetscCall(VecDestroy(&z));
+      PetscCall(MatDestroy(&A));
+      PetscCall(DMDestroy(&dm));
+    }
+  }
+  PetscCall(PetscFinalize());
+  return 0;
+}
