@@ -77,6 +77,7 @@ PetscErrorCode PatchworkPlexView(Mat A, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPushTab(viewer));
   PetscCall(PetscViewerASCIIPrintf(viewer, "%" PetscInt_FMT " %s cells; coefficients: %s\n", ncells, ctx->info.dim == 2 ? "quadrilateral" : "hexahedral", coef));
   PetscCall(PetscViewerASCIIPrintf(viewer, "quadrature: %s, %" PetscInt_FMT " points per direction; geometric factors stored per quadrature point (%d per point)\n", PatchworkTensorQuadratures[ctx->info.quadrature], ctx->info.qpoints, PW_PLEX_NCOMP((int)ctx->info.dim)));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "geometry: coordinate field of degree %" PetscInt_FMT ", %s\n", px->coord_degree, px->coord_degree <= ctx->info.degree ? "represented exactly at the Q_k nodes" : "interpolated at the Q_k nodes (isoparametric approximation)"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "boundary conditions: %s\n", px->constrained ? "essential conditions of the DM (constrained nodes are not unknowns)" : "natural (no constrained nodes)"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "backend: %s, %s\n", px->geomvalid ? (px->on_device ? "CUDA kernels on device vectors" : "CPU sum factorization") : "not set up yet", ctx->serial ? "one rank: no ghost exchange" : "ghost exchange through the DMPlex"));
   PetscCall(PetscViewerASCIIPopTab(viewer));

@@ -321,6 +321,32 @@ static PetscErrorCode ElementMap(DM dm, PatchworkPlexData *px, PetscBool serial)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Degree of the coordinate field (1 when the DM has only vertex coordinates) */
+static PetscErrorCode CoordinateDegree(DM dm, PetscInt *degree)
+{
+  DM       cdm;
+  PetscInt nf;
+
+  PetscFunctionBegin;
+  *degree = 1;
+  PetscCall(DMGetCoordinateDM(dm, &cdm));
+  PetscCall(DMGetNumFields(cdm, &nf));
+  if (nf > 0) {
+    PetscObject  obj;
+    PetscClassId id;
+
+    PetscCall(DMGetField(cdm, 0, NULL, &obj));
+    PetscCall(PetscObjectGetClassId(obj, &id));
+    if (id == PETSCFE_CLASSID) {
+      PetscSpace P;
+
+      PetscCall(PetscFEGetBasisSpace((PetscFE)obj, &P));
+      PetscCall(PetscSpaceGetDegree(P, degree, NULL));
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Validate dm and build the general-mesh part of the operator; fills the mesh fields of info */
 PetscErrorCode PatchworkPlexCreate(DM dm, PetscInt degree, PatchworkTensorInfo *info, PatchworkPlexData **plex)
 {
@@ -341,6 +367,8 @@ PetscErrorCode PatchworkPlexCreate(DM dm, PetscInt degree, PatchworkTensorInfo *
   PetscCall(PetscMalloc1(px->ncells * dim * px->nodes, &px->coords));
   PetscCall(NodeCoordinates(dm, px, dim));
   PetscCall(PetscLogEventEnd(PATCHWORK_PlexElements, dm, 0, 0, 0));
+  PetscCall(CoordinateDegree(dm, &px->coord_degree));
+  if (px->coord_degree > degree) PetscCall(PetscInfo(dm, "The coordinate field has degree %" PetscInt_FMT " > %" PetscInt_FMT ": the operator's geometry is its Q%" PetscInt_FMT " interpolation at the nodes\n", px->coord_degree, degree, degree));
   info->dim      = dim;
   info->mesh     = PATCHWORK_MESH_GENERAL;
   info->bc       = px->constrained ? PATCHWORK_BC_DIRICHLET : PATCHWORK_BC_NATURAL;

@@ -19,6 +19,7 @@ typedef struct {
   PetscBool              on_device;     /* the geometric factors live on the device */
   PetscBool              geomvalid;     /* geom matches coefficients and quadrature */
   PetscBool              constrained;   /* the DM has essential boundary conditions */
+  PetscInt               coord_degree;  /* of the DM's coordinate field */
   PatchworkCoefficientFn diffusion_fn, reaction_fn;
   void                  *fnctx;
   Vec                    diffusion, reaction; /* quadrature-point values (referenced) */
