@@ -1,0 +1,265 @@
+/* Throughput of the kernels of the operator on general quadrilateral and hexahedral cells
+   (include/patchwork/plex_kernel.h), PETSc-free.
+
+   Mesh: a grid of m^dim cells of degree k on the unit cube, curved by a smooth map (coordinates made on
+   the device), cells and nodes numbered lexicographically, boundary nodes eliminated (-1), as a mesh
+   from DMPlex after a locality-preserving reordering would be. For 3D k = 1..8 and a few 2D degrees, with
+   Gauss-Lobatto collocation (nq = n) and Gauss nq = k+2, at about --size DoF (DoF = nodes of the grid,
+   about ncells k^dim): the time of the geometric factors (PatchworkPlexGeometryCUDA, once, which also
+   checks the mesh: 0 bad cells), of the diagonal (once), and the median of --reps applies (each timed
+   with CUDA events) as GDoF/s and as effective bandwidth: the bytes an apply must move at least,
+   geometric factors (ncomp nq^dim doubles per cell) + index map (n^dim ints per cell) + 24 B per DoF
+   (x read, y read and written), against the device-to-device copy bandwidth measured in the same run.
+   The last lines give the apply throughput per degree against the targets (30 GDoF/s collocated,
+   15 GDoF/s Gauss nq = k+2, in 3D for k = 4..7).
+
+   Usage: bench_plex_kernels [--quick] [--reps N] [--dim 2|3] [--k K] [--size DOF] */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <algorithm>
+#include <vector>
+#include "benchgpu.h"
+#include <patchwork/basis1d.h>
+#include <patchwork/plex_kernel.h>
+
+/* index map of cell c: global node of (i,j,l), lexicographic on the (k m + 1)^dim grid, -1 on the boundary */
+__global__ void MakeElem(int dim, int k, int m, long long ncells, int *elem)
+{
+  const int       n = k + 1, nd = dim == 3 ? n * n * n : n * n, nn = k * m + 1;
+  const long long total = ncells * nd;
+
+  for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += (long long)gridDim.x * blockDim.x) {
+    const long long c = t / nd;
+    const int       node = (int)(t - c * nd), i = node % n, j = (node / n) % n, l = node / (n * n);
+    const int       ex = (int)(c % m), ey = (int)((c / m) % m), ez = dim == 3 ? (int)(c / ((long long)m * m)) : 0;
+    const int       gx = ex * k + i, gy = ey * k + j, gz = ez * k + l;
+    const bool      bnd = gx == 0 || gx == nn - 1 || gy == 0 || gy == nn - 1 || (dim == 3 && (gz == 0 || gz == nn - 1));
+    elem[t]             = bnd ? -1 : (int)(((long long)gz * nn + gy) * nn + gx);
+  }
+}
+
+/* node coordinates: x = p + 0.03 prod sin(2 pi p_e + phase) on Gauss-Lobatto nodes t[] of each cell */
+struct Nodes {
+  double t[PW_MAX_N];
+};
+
+__global__ void MakeCoords(int dim, int k, int m, long long ncells, const Nodes nodes, double *coords)
+{
+  const int       n = k + 1, nd = dim == 3 ? n * n * n : n * n;
+  const long long total = ncells * nd;
+
+  for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += (long long)gridDim.x * blockDim.x) {
+    const long long c = t / nd;
+    const int       node = (int)(t - c * nd), ijl[3] = {node % n, (node / n) % n, node / (n * n)};
+    const long long e[3] = {c % m, (c / m) % m, dim == 3 ? c / ((long long)m * m) : 0};
+    double          p[3];
+    for (int d = 0; d < dim; d++) p[d] = (e[d] + nodes.t[ijl[d]]) / m;
+    for (int d = 0; d < dim; d++) {
+      double s = 1;
+      for (int a = 0; a < dim; a++) s *= sin(6.283185307179586 * p[a] + 0.7 * (d + 1) + 0.3 * a);
+      coords[(c * dim + d) * nd + node] = p[d] + 0.03 * s;
+    }
+  }
+}
+
+__global__ void Fill(double *x, long long n, unsigned seed)
+{
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    unsigned long long h = (unsigned long long)i * 0x9E3779B97F4A7C15ull + seed;
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 29;
+    x[i] = (double)(h >> 40) * (1.0 / 16777216.0) - 0.5;
+  }
+}
+
+struct Row {
+  int       dim, k, nq, colloc, m;
+  long long ncells, dof;
+  double    geom_ms, diag_ms, ms, gdofs, gbs;
+  int       nbad;
+  bool      done;
+};
+
+static unsigned Blocks(long long n) { return (unsigned)std::min<long long>((n + 255) / 256, 65535 * 16); }
+
+static void CheckRet(int ret, const char *what)
+{
+  if (ret) {
+    fprintf(stderr, "%s failed: %s\n", what, cudaGetErrorString((cudaError_t)ret));
+    exit(1);
+  }
+}
+
+static void RunRow(Row &r, int reps, cudaStream_t s, double bw)
+{
+  const int    n = r.k + 1, nd = r.dim == 3 ? n * n * n : n * n, nqd = r.dim == 3 ? r.nq * r.nq * r.nq : r.nq * r.nq, ncomp = PW_PLEX_NCOMP(r.dim);
+  const size_t geom_bytes = (size_t)r.ncells * ncomp * nqd * sizeof(double), elem_bytes = (size_t)r.ncells * nd * sizeof(int);
+  const size_t coord_bytes = (size_t)r.ncells * r.dim * nd * sizeof(double), vec_bytes = (size_t)r.dof * sizeof(double);
+  size_t       freeb, totalb;
+
+  r.done = false;
+  CHECK_CUDA(cudaMemGetInfo(&freeb, &totalb));
+  if (geom_bytes + elem_bytes + coord_bytes + 2 * vec_bytes + (256u << 20) > freeb) {
+    printf("%3d %2d %2d %-6s %9lld %11lld   skipped: needs %.1f GB, %.1f GB free\n", r.dim, r.k, r.nq, r.colloc ? "gl" : "gauss", r.ncells, r.dof, (geom_bytes + elem_bytes + coord_bytes + 2 * vec_bytes) / 1e9, freeb / 1e9);
+    return;
+  }
+  double *geom, *coords, *x, *y;
+  int    *elem;
+  CHECK_CUDA(cudaMalloc((void **)&geom, geom_bytes));
+  CHECK_CUDA(cudaMalloc((void **)&coords, coord_bytes));
+  CHECK_CUDA(cudaMalloc((void **)&elem, elem_bytes));
+  CHECK_CUDA(cudaMalloc((void **)&x, vec_bytes));
+  CHECK_CUDA(cudaMalloc((void **)&y, vec_bytes));
+
+  PatchworkPlexGeomDesc g;
+  PatchworkPlexDesc     d;
+  double                pts[PW_MAX_Q], w[PW_MAX_Q], gw[PW_MAX_N];
+  Nodes                 nodes;
+  const PatchworkQuadrature q = r.colloc ? PW_QUAD_GAUSSLOBATTO : PW_QUAD_GAUSS;
+
+  memset(&g, 0, sizeof(g));
+  memset(&d, 0, sizeof(d));
+  if (PatchworkPlex1DTables(r.k, r.nq, q, pts, w, g.interp, g.deriv) || PatchworkGaussLobatto(n, nodes.t, gw)) {
+    fprintf(stderr, "PatchworkPlex1DTables(k=%d, nq=%d) failed\n", r.k, r.nq);
+    exit(1);
+  }
+  memcpy(g.weights, w, sizeof(w));
+  g.dim = d.dim = r.dim;
+  g.degree = d.degree = r.k;
+  g.nq = d.nq = r.nq;
+  g.ncells = d.ncells = (int)r.ncells;
+  g.coords = coords;
+  g.alpha  = 1.0;
+  g.beta   = 1.0;
+  d.collocated = r.colloc;
+  d.elem       = elem;
+  d.geom       = geom;
+  memcpy(d.interp, g.interp, sizeof(d.interp));
+  memcpy(d.deriv, g.deriv, sizeof(d.deriv));
+
+  MakeElem<<<Blocks(r.ncells * nd), 256, 0, s>>>(r.dim, r.k, r.m, r.ncells, elem);
+  MakeCoords<<<Blocks(r.ncells * nd), 256, 0, s>>>(r.dim, r.k, r.m, r.ncells, nodes, coords);
+  Fill<<<Blocks(r.dof), 256, 0, s>>>(x, r.dof, 1234u + r.k);
+  CHECK_CUDA(cudaMemsetAsync(y, 0, vec_bytes, s));
+  CHECK_CUDA(cudaGetLastError());
+
+  r.geom_ms = TimeIt(
+    1, s, [&] { CheckRet(PatchworkPlexGeometryCUDA(&g, geom, &r.nbad, s), "geometry"); }, 1);
+  r.diag_ms = TimeIt(
+    1, s, [&] { CheckRet(PatchworkPlexDiagonalCUDA(&d, y, s), "diagonal"); }, 1);
+  r.ms = TimeIt(
+    reps, s, [&] { CheckRet(PatchworkPlexApplyCUDA(&d, x, y, s), "apply"); }, 3);
+  const double bytes = (double)geom_bytes + elem_bytes + 24.0 * r.dof;
+  r.gdofs = r.dof / (r.ms * 1e-3) / 1e9;
+  r.gbs   = bytes / (r.ms * 1e-3) / 1e9;
+  r.done  = true;
+  printf("%3d %2d %2d %-6s %9lld %11lld %9.2f %8.2f %9.3f %8.2f %8.0f %6.0f%% %5d\n", r.dim, r.k, r.nq, r.colloc ? "gl" : "gauss", r.ncells, r.dof, r.geom_ms, r.diag_ms, r.ms, r.gdofs, r.gbs, 100.0 * r.gbs * 1e9 / bw, r.nbad);
+  fflush(stdout);
+  CHECK_CUDA(cudaFree(geom));
+  CHECK_CUDA(cudaFree(coords));
+  CHECK_CUDA(cudaFree(elem));
+  CHECK_CUDA(cudaFree(x));
+  CHECK_CUDA(cudaFree(y));
+}
+
+static Row MakeRow(int dim, int k, int colloc, double target)
+{
+  Row          r;
+  const double per_dir = dim == 3 ? cbrt(target) : sqrt(target);
+
+  memset(&r, 0, sizeof(r));
+  r.dim    = dim;
+  r.k      = k;
+  r.colloc = colloc;
+  r.nq     = colloc ? k + 1 : k + 2;
+  r.m      = std::max(1, (int)lround((per_dir - 1) / k));
+  const long long nn = (long long)k * r.m + 1;
+  r.dof    = dim == 3 ? nn * nn * nn : nn * nn;
+  r.ncells = dim == 3 ? (long long)r.m * r.m * r.m : (long long)r.m * r.m;
+  return r;
+}
+
+int main(int argc, char **argv)
+{
+  int    reps = 10, only_dim = 0, only_k = 0;
+  double size = 16e6;
+  bool   quick = false;
+
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--quick")) quick = true;
+    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--dim") && i + 1 < argc) only_dim = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--k") && i + 1 < argc) only_k = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--size") && i + 1 < argc) size = atof(argv[++i]);
+    else {
+      fprintf(stderr, "usage: %s [--quick] [--reps N] [--dim 2|3] [--k K] [--size DOF]\n", argv[0]);
+      return 2;
+    }
+  }
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    printf("SKIP: no CUDA device\n");
+    return 77;
+  }
+  if (quick) size = std::min(size, 2e6);
+  if (reps < 1) reps = 1;
+
+  cudaDeviceProp p;
+  cudaStream_t   s;
+  CHECK_CUDA(cudaGetDeviceProperties(&p, 0));
+  CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  printf("# device: %s, %d SMs, %.1f GiB, L2 %.0f MiB\n", p.name, p.multiProcessorCount, p.totalGlobalMem / 1073741824.0, p.l2CacheSize / 1048576.0);
+
+  /* device-to-device copy bandwidth, counting bytes read and written */
+  double bw;
+  {
+    const size_t bytes = (size_t)1 << 30;
+    void        *a, *b;
+    CHECK_CUDA(cudaMalloc(&a, bytes));
+    CHECK_CUDA(cudaMalloc(&b, bytes));
+    CHECK_CUDA(cudaMemsetAsync(a, 0, bytes, s));
+    const double ms = TimeIt(
+      10, s, [&] { CHECK_CUDA(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s)); }, 3);
+    bw = 2.0 * bytes / (ms * 1e-3);
+    CHECK_CUDA(cudaFree(a));
+    CHECK_CUDA(cudaFree(b));
+  }
+  printf("# copy bandwidth (device-to-device cudaMemcpy of 1 GiB, read+written): %.1f GB/s\n", bw / 1e9);
+  printf("# geometry, diagonal: one call each (after one warm-up); apply: median of %d; GB/s: geom + index map + 24 B/DoF\n", reps);
+  printf("%3s %2s %2s %-6s %9s %11s %9s %8s %9s %8s %8s %7s %5s\n", "dim", "k", "nq", "rule", "cells", "DoF", "geom-ms", "diag-ms", "apply-ms", "GDoF/s", "GB/s", "%copy", "nbad");
+
+  std::vector<Row> rows;
+  if (only_dim != 2)
+    for (int k = 1; k <= 8; k++)
+      for (int colloc = 1; colloc >= 0; colloc--)
+        if (!only_k || k == only_k) rows.push_back(MakeRow(3, k, colloc, size));
+  if (only_dim != 3)
+    for (int k : {2, 4, 7, 10})
+      for (int colloc = 1; colloc >= 0; colloc--)
+        if (!only_k || k == only_k) rows.push_back(MakeRow(2, k, colloc, size));
+  for (Row &r : rows) RunRow(r, reps, s, bw);
+
+  /* the short table: apply throughput per degree against the targets */
+  printf("\n== apply throughput (GDoF/s), targets 30 collocated / 15 Gauss nq=k+2 (3D, k = 4..7) ==\n");
+  printf("%3s %2s %14s %14s\n", "dim", "k", "gl-collocated", "gauss-nq=k+2");
+  for (int dim = 3; dim >= 2; dim--)
+    for (int k = 1; k <= 10; k++) {
+      double g[2] = {-1, -1};
+      for (const Row &r : rows)
+        if (r.dim == dim && r.k == k && r.done) g[r.colloc ? 0 : 1] = r.gdofs;
+      if (g[0] < 0 && g[1] < 0) continue;
+      char c[2][32];
+      for (int i = 0; i < 2; i++) {
+        const bool tgt = dim == 3 && k >= 4 && k <= 7;
+        if (g[i] < 0) snprintf(c[i], sizeof(c[i]), "-");
+        else snprintf(c[i], sizeof(c[i]), "%.1f%s", g[i], tgt ? (g[i] >= (i ? 15.0 : 30.0) ? " (met)" : " (below)") : "");
+      }
+      printf("%3d %2d %14s %14s\n", dim, k, c[0], c[1]);
+    }
+  CHECK_CUDA(cudaStreamDestroy(s));
+  return 0;
+}

@@ -1,0 +1,1110 @@
+/* CUDA kernels of the tensor-product operator on general quadrilateral and hexahedral cells (contract:
+   include/patchwork/plex_kernel.h; CPU reference: src/core/plex_ref.c).
+
+   Apply. Per cell, with B the nq x n interpolation and Bd = Dq B the nq x n derivatives of the basis at
+   the quadrature points, sum factorization in three passes forward and three back (3D):
+     x pass  a = B_x u,   b = Bd_x u
+     y pass  c = B_y a,   d = B_y b,   e = Bd_y a
+     z pass  u_q = B_z c, dx = B_z d,  dy = B_z e,  dz = Bd_z c          (values and reference gradient)
+     points  v = geom0 u_q, g = G (dx,dy,dz)                                (7 factors per point)
+     z back  C = B_z^T v + Bd_z^T g_z,  D = B_z^T g_x,  E = B_z^T g_y
+     y back  F = B_y^T C + Bd_y^T E,    H = B_y^T D
+     x back  y_e = B_x^T F + Bd_x^T H
+   which is the reference's B^T (M_q B + sum_a Dq_a^T G Dq_b B) since Dq_a acting on B u equals Bd in
+   direction a. Collocated (Gauss-Lobatto points at the nodes, B = I, Bd = Dq) drops the interpolations:
+     x and y pass  d = D_x u, e = D_y u;  points dz = D_z u, ...;  back  u_e = v + D_z^T g_z + D_x^T g_x + D_y^T g_y.
+
+   Launch geometry (deal.II / libCEED style, cf. cuda/tensor_apply.cu): a block holds C cells and a plane
+   of nq x nq threads per cell (nq in 2D). In every pass each thread owns one line of the cell and applies
+   the same 1D matrix to it, so the matrix entries are uniform across the block: with the loops unrolled
+   (templates on n and nq) they are compile-time offsets into the kernel-parameter constant bank, read
+   with no shared-memory traffic. Lines change direction between passes through shared memory, three
+   buffers per cell (two in 2D), each updated in place by the one thread that owns a line; the z pass, the
+   point-wise product and the z back pass run in registers along the thread's z line.
+
+   The geometric factors dominate the memory traffic (7 doubles per point in 3D against about 3 per node
+   for x, y and the index map), and every one of them is read exactly once. Each block copies its cells'
+   factors (one contiguous chunk) into shared memory with cp.async when it starts, so the load is in
+   flight while the block gathers x and runs the forward passes; the point-wise step then reads them
+   from shared memory. C is chosen at compile time to fit the most cells per SM into its shared memory
+   (Lay::C below). Results are added to y with atomicAdd (nodes are shared between cells and the cell
+   order is arbitrary). Measured on an H200 (bench/bench_plex_kernels.cu, 16M DoF): 70-82% of the copy
+   bandwidth for k >= 2 except Gauss at k >= 7; an L2 evict-first policy on the staged copy (to keep x,
+   y and elem in L2) and 256-thread blocks both changed the throughput by less than 2%.
+
+   Templates cover 3D k = 1..8 and 2D k = 1..10 with nq = n (collocated or Gauss), n+1, n+2; other nq (up
+   to PW_MAX_Q) take a generic kernel with run-time sizes (ApplyGeneric), as do the diagonal and the
+   geometric factors, which run once per setup: one group of threads per cell, data in shared memory,
+   each pass an entry-wise contraction along one direction (GroupContract). */
+#include <cuda_runtime.h>
+#include <cuda_pipeline.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <patchwork/plex_kernel.h>
+
+namespace {
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Templated apply */
+
+/* The 1D tables, passed by value (constant bank): B (nq x n) and Bd = Dq B (nq x n); collocated: Bd = Dq */
+template <int N, int NQ>
+struct Tab {
+  double B[NQ * N], Bd[NQ * N];
+};
+
+constexpr int kSharedPerSM    = 233472; /* bytes of shared memory per SM (sm_90) */
+constexpr int kSharedPerBlock = 232448; /* the opt-in limit of one block */
+
+/* Resident blocks per SM of c cells of t threads and `bytes` of shared memory each */
+constexpr int BlocksPerSM(int c, int t, int bytes)
+{
+  int blocks = kSharedPerSM / (c * bytes + 16 + 1024); /* 1 KiB reserved per block */
+  if (blocks > 32) blocks = 32;
+  if (blocks > 2048 / (c * t)) blocks = 2048 / (c * t);
+  return blocks;
+}
+
+/* Cells per block, up to `target` threads per block: the most resident cells per SM given the shared
+   memory per cell, weighted by the used fraction of the block's warps (ties: more cells per block) */
+constexpr int CellsPerBlock(int t, int bytes, int target)
+{
+  int cmax = target / t, best = 1;
+  long long bestscore = -1;
+  if (cmax < 1) cmax = 1;
+  for (int c = 1; c <= cmax; c++) {
+    if (c * bytes + 16 > kSharedPerBlock) break;
+    const int       th    = c * t, warps = (th + 31) / 32;
+    const long long score = (long long)BlocksPerSM(c, t, bytes) * th * 1000 / (32 * warps);
+    if (score >= bestscore) {
+      best      = c;
+      bestscore = score;
+    }
+  }
+  return best;
+}
+
+/* Minimum resident blocks for __launch_bounds__: as many as the shared memory allows, so that registers
+   do not limit the residency further, but never fewer than 128 registers per thread */
+constexpr int MinBlocks(int threads, int blocks)
+{
+  const int byregs = 65536 / (((threads + 31) / 32) * 32 * 128);
+  const int m      = blocks < byregs ? blocks : byregs;
+  return m < 1 ? 1 : m;
+}
+
+/* Shared-memory layout of one cell: work buffers with entry (i,j,l) at (l*NQ + j)*LD + i (2D: j*LD + i),
+   i,j < NQ, l < N; an odd row stride LD spreads the lines of a warp over the banks. The staged geometric
+   factors of the block's C cells come first, as in global memory. */
+template <int DIM, int N, int NQ>
+struct Lay {
+  static constexpr int    LD      = NQ % 2 ? NQ : NQ + 1;
+  static constexpr int    NBUF    = DIM;
+  static constexpr int    CS      = (DIM == 3 ? N * NQ * LD : N * LD) | 1; /* buffer stride per cell */
+  static constexpr int    QP      = DIM == 3 ? NQ * NQ * NQ : NQ * NQ;
+  static constexpr int    GS      = (DIM == 3 ? 7 : 4) * QP; /* geometric factors per cell */
+  static constexpr int    T       = DIM == 3 ? NQ * NQ : NQ; /* threads per cell */
+  static constexpr int    C       = CellsPerBlock(T, (NBUF * CS + GS) * 8, 128);
+  static constexpr int    THREADS = C * T;
+  static constexpr int    MINB    = MinBlocks(THREADS, BlocksPerSM(C, T, (NBUF * CS + GS) * 8));
+  static constexpr size_t SHMEM   = (size_t)(C * (GS + NBUF * CS) + 1) * sizeof(double); /* +1: alignment shift */
+};
+
+/* out = A in, A (NQ x N) from the kernel parameters */
+template <int N, int NQ>
+__device__ __forceinline__ void Mul(const double (&A)[NQ * N], const double (&in)[N], double (&out)[NQ])
+{
+#pragma unroll
+  for (int q = 0; q < NQ; q++) {
+    double s = 0;
+#pragma unroll
+    for (int i = 0; i < N; i++) s += A[q * N + i] * in[i];
+    out[q] = s;
+  }
+}
+
+/* out = A^T in (ADD: out += A^T in) */
+template <int N, int NQ, bool ADD>
+__device__ __forceinline__ void MulT(const double (&A)[NQ * N], const double (&in)[NQ], double (&out)[N])
+{
+#pragma unroll
+  for (int i = 0; i < N; i++) {
+    double s = ADD ? out[i] : 0.0;
+#pragma unroll
+    for (int q = 0; q < NQ; q++) s += A[q * N + i] * in[q];
+    out[i] = s;
+  }
+}
+
+/* Start the asynchronous copy of count doubles src -> dst (shared) by the block's nthr threads; dst and
+   src agree modulo 16 bytes, so all but the ends go in 16-byte pieces. */
+__device__ __forceinline__ void StageAsync(double *dst, const double *src, long long count, int tid, int nthr)
+{
+  long long i0 = 0;
+
+  if (count > 0 && ((uintptr_t)src & 15)) {
+    if (tid == 0) __pipeline_memcpy_async(dst, src, 8);
+    i0 = 1;
+  }
+  const long long pairs = (count - i0) / 2;
+  for (long long p = tid; p < pairs; p += nthr) __pipeline_memcpy_async(dst + i0 + 2 * p, src + i0 + 2 * p, 16);
+  if (count > i0 && ((count - i0) & 1) && tid == nthr - 1) __pipeline_memcpy_async(dst + count - 1, src + count - 1, 8);
+  __pipeline_commit();
+}
+
+/* The point-wise step at the NQ points of a z line (3D): g points to factor 0 of point 0 of the line, the
+   points are PSTRIDE apart and the factors QP apart. u becomes v = geom0 u, (dx,dy,dz) becomes G (dx,dy,dz). */
+template <int NQ, int PSTRIDE, int QP>
+__device__ __forceinline__ void Points3(const double *g, double (&u)[NQ], double (&dx)[NQ], double (&dy)[NQ], double (&dz)[NQ])
+{
+#pragma unroll
+  for (int l = 0; l < NQ; l++) {
+    const double *p = g + l * PSTRIDE;
+    const double  a = dx[l], b = dy[l], c = dz[l];
+    const double  g00 = p[QP], g01 = p[2 * QP], g02 = p[3 * QP], g11 = p[4 * QP], g12 = p[5 * QP], g22 = p[6 * QP];
+
+    u[l] *= p[0];
+    dx[l] = g00 * a + g01 * b + g02 * c;
+    dy[l] = g01 * a + g11 * b + g12 * c;
+    dz[l] = g02 * a + g12 * b + g22 * c;
+  }
+}
+
+template <int NQ, int PSTRIDE, int QP>
+__device__ __forceinline__ void Points2(const double *g, double (&u)[NQ], double (&dx)[NQ], double (&dy)[NQ])
+{
+#pragma unroll
+  for (int l = 0; l < NQ; l++) {
+    const double *p = g + l * PSTRIDE;
+    const double  a = dx[l], b = dy[l];
+    const double  g00 = p[QP], g01 = p[2 * QP], g11 = p[3 * QP];
+
+    u[l] *= p[0];
+    dx[l] = g00 * a + g01 * b;
+    dy[l] = g01 * a + g11 * b;
+  }
+}
+
+/* 3D apply; see the top of the file for the passes */
+template <int N, int NQ, bool COLLOC>
+__global__ void __launch_bounds__(Lay<3, N, NQ>::THREADS, Lay<3, N, NQ>::MINB) Apply3(const Tab<N, NQ> tb, const int *__restrict__ elem, const double *__restrict__ geom, long long ncells, const double *__restrict__ x, double *__restrict__ y)
+{
+  using L = Lay<3, N, NQ>;
+  constexpr int LD = L::LD, PS = NQ * LD, NN = N * N, NQN = NQ * N;
+  extern __shared__ __align__(16) double smem[];
+  const int       t = threadIdx.x, slot = t / L::T, r = t - slot * L::T;
+  const long long c0 = (long long)blockIdx.x * L::C, cell = c0 + slot;
+  const bool      active = cell < ncells;
+  const double   *gsrc   = geom + c0 * L::GS;
+  double *const   sg     = smem + (((uintptr_t)gsrc & 15) ? 1 : 0);
+  double *const   S0     = smem + L::C * L::GS + 1 + slot * L::CS, *const S1 = S0 + L::C * L::CS, *const S2 = S1 + L::C * L::CS;
+  const double   *G      = sg + slot * L::GS;
+  const int      *el     = elem + cell * (N * N * N);
+
+  StageAsync(sg, gsrc, (ncells - c0 < L::C ? ncells - c0 : L::C) * L::GS, t, L::THREADS);
+
+  /* gather, thread (i,j): u(i,j,:), coalesced in i */
+  if (active && r < NN) {
+    const int i = r % N, j = r / N;
+#pragma unroll
+    for (int l = 0; l < N; l++) {
+      const int e            = __ldg(el + (l * N + j) * N + i);
+      S0[(l * NQ + j) * LD + i] = e >= 0 ? __ldg(x + e) : 0.0;
+    }
+  }
+  __syncthreads();
+
+  if constexpr (COLLOC) {
+    /* x line (:,a,b) -> S1 = D_x u; y line (a,:,b) -> S2 = D_y u (both only read S0) */
+    if (active && r < NN) {
+      const int a = r % N, b = r / N;
+      double    u[N], o[N];
+      {
+        const double *p = S0 + (b * N + a) * LD;
+#pragma unroll
+        for (int m = 0; m < N; m++) u[m] = p[m];
+        Mul<N, N>(tb.Bd, u, o);
+        double *q = S1 + (b * N + a) * LD;
+#pragma unroll
+        for (int m = 0; m < N; m++) q[m] = o[m];
+      }
+      {
+        const double *p = S0 + b * PS + a;
+#pragma unroll
+        for (int m = 0; m < N; m++) u[m] = p[m * LD];
+        Mul<N, N>(tb.Bd, u, o);
+        double *q = S2 + b * PS + a;
+#pragma unroll
+        for (int m = 0; m < N; m++) q[m * LD] = o[m];
+      }
+    }
+    __pipeline_wait_prior(0);
+    __syncthreads();
+    /* z line (a,b,:): values, D_x u, D_y u from shared, D_z u here; points; v + D_z^T g_z -> S0, g_x -> S1, g_y -> S2 */
+    if (active) {
+      const int a = r % N, b = r / N, o0 = b * LD + a;
+      double    u[N], dx[N], dy[N], dz[N];
+#pragma unroll
+      for (int l = 0; l < N; l++) {
+        u[l]  = S0[o0 + l * PS];
+        dx[l] = S1[o0 + l * PS];
+        dy[l] = S2[o0 + l * PS];
+      }
+      Mul<N, N>(tb.Bd, u, dz);
+      Points3<N, N * N, N * N * N>(G + b * N + a, u, dx, dy, dz);
+      MulT<N, N, true>(tb.Bd, dz, u);
+#pragma unroll
+      for (int l = 0; l < N; l++) {
+        S0[o0 + l * PS] = u[l];
+        S1[o0 + l * PS] = dx[l];
+        S2[o0 + l * PS] = dy[l];
+      }
+    }
+    __syncthreads();
+    /* D_x^T on the x lines of S1, D_y^T on the y lines of S2, in place */
+    if (active && r < NN) {
+      const int a = r % N, b = r / N;
+      double    g[N], o[N];
+      {
+        double *p = S1 + (b * N + a) * LD;
+#pragma unroll
+        for (int m = 0; m < N; m++) g[m] = p[m];
+        MulT<N, N, false>(tb.Bd, g, o);
+#pragma unroll
+        for (int m = 0; m < N; m++) p[m] = o[m];
+      }
+      {
+        double *p = S2 + b * PS + a;
+#pragma unroll
+        for (int m = 0; m < N; m++) g[m] = p[m * LD];
+        MulT<N, N, false>(tb.Bd, g, o);
+#pragma unroll
+        for (int m = 0; m < N; m++) p[m * LD] = o[m];
+      }
+    }
+    __syncthreads();
+    /* scatter, thread (i,j): S0 + S1 + S2 at (i,j,:) */
+    if (active && r < NN) {
+      const int i = r % N, j = r / N;
+#pragma unroll
+      for (int l = 0; l < N; l++) {
+        const int e = __ldg(el + (l * N + j) * N + i), o = (l * N + j) * LD + i;
+        if (e >= 0) atomicAdd(y + e, S0[o] + S1[o] + S2[o]);
+      }
+    }
+    return;
+  }
+
+  /* x pass, thread (j,l): a = B u -> S0, b = Bd u -> S1 along (:,j,l) */
+  if (active && r < NN) {
+    const int j = r % N, l = r / N;
+    double   *p0 = S0 + (l * NQ + j) * LD, *p1 = S1 + (l * NQ + j) * LD;
+    double    u[N], o[NQ];
+#pragma unroll
+    for (int m = 0; m < N; m++) u[m] = p0[m];
+    Mul<N, NQ>(tb.B, u, o);
+#pragma unroll
+    for (int q = 0; q < NQ; q++) p0[q] = o[q];
+    Mul<N, NQ>(tb.Bd, u, o);
+#pragma unroll
+    for (int q = 0; q < NQ; q++) p1[q] = o[q];
+  }
+  __syncthreads();
+  /* y pass, thread (i,l): c = B a -> S0, d = B b -> S1, e = Bd a -> S2 along (i,:,l) */
+  if (active && r < NQN) {
+    const int i = r % NQ, l = r / NQ;
+    double   *p0 = S0 + l * PS + i, *p1 = S1 + l * PS + i, *p2 = S2 + l * PS + i;
+    double    a[N], b[N], o[NQ];
+#pragma unroll
+    for (int m = 0; m < N; m++) {
+      a[m] = p0[m * LD];
+      b[m] = p1[m * LD];
+    }
+    Mul<N, NQ>(tb.B, a, o);
+#pragma unroll
+    for (int q = 0; q < NQ; q++) p0[q * LD] = o[q];
+    Mul<N, NQ>(tb.B, b, o);
+#pragma unroll
+    for (int q = 0; q < NQ; q++) p1[q * LD] = o[q];
+    Mul<N, NQ>(tb.Bd, a, o);
+#pragma unroll
+    for (int q = 0; q < NQ; q++) p2[q * LD] = o[q];
+  }
+  __pipeline_wait_prior(0);
+  __syncthreads();
+  /* z pass, points and z back pass on the z line (i,j,:) in registers */
+  if (active) {
+    const int i = r % NQ, j = r / NQ, o0 = j * LD + i;
+    double    u[NQ], dx[NQ], dy[NQ], dz[NQ], o[N];
+    {
+      double c[N];
+#pragma unroll
+      for (int m = 0; m < N; m++) c[m] = S0[o0 + m * PS];
+      Mul<N, NQ>(tb.B, c, u);
+      Mul<N, NQ>(tb.Bd, c, dz);
+#pragma unroll
+      for (int m = 0; m < N; m++) c[m] = S1[o0 + m * PS];
+      Mul<N, NQ>(tb.B, c, dx);
+#pragma unroll
+      for (int m = 0; m < N; m++) c[m] = S2[o0 + m * PS];
+      Mul<N, NQ>(tb.B, c, dy);
+    }
+    Points3<NQ, NQ * NQ, NQ * NQ * NQ>(G + j * NQ + i, u, dx, dy, dz);
+    MulT<N, NQ, false>(tb.B, u, o);
+    MulT<N, NQ, true>(tb.Bd, dz, o);
+#pragma unroll
+    for (int m = 0; m < N; m++) S0[o0 + m * PS] = o[m];
+    MulT<N, NQ, false>(tb.B, dx, o);
+#pragma unroll
+    for (int m = 0; m < N; m++) S1[o0 + m * PS] = o[m];
+    MulT<N, NQ, false>(tb.B, dy, o);
+#pragma unroll
+    for (int m = 0; m < N; m++) S2[o0 + m * PS] = o[m];
+  }
+  __syncthreads();
+  /* y back, thread (i,m): F = B^T C + Bd^T E -> S0, H = B^T D -> S1 along (i,:,m) */
+  if (active && r < NQN) {
+    const int i = r % NQ, m = r / NQ;
+    double   *p0 = S0 + m * PS + i, *p1 = S1 + m * PS + i;
+    const double *p2 = S2 + m * PS + i;
+    double    c[NQ], o[N];
+#pragma unroll
+    for (int q = 0; q < NQ; q++) c[q] = p0[q * LD];
+    MulT<N, NQ, false>(tb.B, c, o);
+#pragma unroll
+    for (int q = 0; q < NQ; q++) c[q] = p2[q * LD];
+    MulT<N, NQ, true>(tb.Bd, c, o);
+#pragma unroll
+    for (int p = 0; p < N; p++) p0[p * LD] = o[p];
+#pragma unroll
+    for (int q = 0; q < NQ; q++) c[q] = p1[q * LD];
+    MulT<N, NQ, false>(tb.B, c, o);
+#pragma unroll
+    for (int p = 0; p < N; p++) p1[p * LD] = o[p];
+  }
+  __syncthreads();
+  /* x back, thread (p,m): B^T F + Bd^T H -> S0 along (:,p,m) */
+  if (active && r < NN) {
+    const int p = r % N, m = r / N;
+    double   *p0 = S0 + (m * NQ + p) * LD;
+    const double *p1 = S1 + (m * NQ + p) * LD;
+    double    c[NQ], o[N];
+#pragma unroll
+    for (int q = 0; q < NQ; q++) c[q] = p0[q];
+    MulT<N, NQ, false>(tb.B, c, o);
+#pragma unroll
+    for (int q = 0; q < NQ; q++) c[q] = p1[q];
+    MulT<N, NQ, true>(tb.Bd, c, o);
+#pragma unroll
+    for (int q = 0; q < N; q++) p0[q] = o[q];
+  }
+  __syncthreads();
+  /* scatter, thread (i,j) */
+  if (active && r < NN) {
+    const int i = r % N, j = r / N;
+#pragma unroll
+    for (int l = 0; l < N; l++) {
+      const int e = __ldg(el + (l * N + j) * N + i);
+      if (e >= 0) atomicAdd(y + e, S0[(l * NQ + j) * LD + i]);
+    }
+  }
+}
+
+/* 2D apply: the same with one line of NQ threads per cell */
+template <int N, int NQ, bool COLLOC>
+__global__ void __launch_bounds__(Lay<2, N, NQ>::THREADS, Lay<2, N, NQ>::MINB) Apply2(const Tab<N, NQ> tb, const int *__restrict__ elem, const double *__restrict__ geom, long long ncells, const double *__restrict__ x, double *__restrict__ y)
+{
+  using L = Lay<2, N, NQ>;
+  constexpr int LD = L::LD;
+  extern __shared__ __align__(16) double smem[];
+  const int       t = threadIdx.x, slot = t / L::T, r = t - slot * L::T;
+  const long long c0 = (long long)blockIdx.x * L::C, cell = c0 + slot;
+  const bool      active = cell < ncells;
+  const double   *gsrc   = geom + c0 * L::GS;
+  double *const   sg     = smem + (((uintptr_t)gsrc & 15) ? 1 : 0);
+  double *const   S0     = smem + L::C * L::GS + 1 + slot * L::CS, *const S1 = S0 + L::C * L::CS;
+  const double   *G      = sg + slot * L::GS;
+  const int      *el     = elem + cell * (N * N);
+
+  StageAsync(sg, gsrc, (ncells - c0 < L::C ? ncells - c0 : L::C) * L::GS, t, L::THREADS);
+
+  /* gather, thread i: u(i,:) */
+  if (active && r < N) {
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+      const int e    = __ldg(el + j * N + r);
+      S0[j * LD + r] = e >= 0 ? __ldg(x + e) : 0.0;
+    }
+  }
+  __syncthreads();
+  /* x pass, thread j: collocated S1 = D u; else a = B u -> S0, b = Bd u -> S1 */
+  if (active && r < N) {
+    double *p0 = S0 + r * LD, *p1 = S1 + r * LD;
+    double  u[N], o[NQ];
+#pragma unroll
+    for (int m = 0; m < N; m++) u[m] = p0[m];
+    if constexpr (!COLLOC) {
+      Mul<N, NQ>(tb.B, u, o);
+#pragma unroll
+      for (int q = 0; q < NQ; q++) p0[q] = o[q];
+    }
+    Mul<N, NQ>(tb.Bd, u, o);
+#pragma unroll
+    for (int q = 0; q < NQ; q++) p1[q] = o[q];
+  }
+  __pipeline_wait_prior(0);
+  __syncthreads();
+  /* y pass, points and y back on the y line (i,:) */
+  if (active) {
+    if constexpr (COLLOC) {
+      double u[NQ], dx[NQ], dy[NQ];
+#pragma unroll
+      for (int m = 0; m < N; m++) {
+        u[m]  = S0[m * LD + r];
+        dx[m] = S1[m * LD + r];
+      }
+      Mul<N, NQ>(tb.Bd, u, dy);
+      Points2<NQ, NQ, NQ * NQ>(G + r, u, dx, dy);
+      MulT<N, NQ, true>(tb.Bd, dy, u);
+#pragma unroll
+      for (int m = 0; m < N; m++) {
+        S0[m * LD + r] = u[m];
+        S1[m * LD + r] = dx[m];
+      }
+    } else {
+      /* one point at a time: the line's values come and go, only a, b and the two results stay live */
+      double a[N], b[N], oc[N], od[N];
+#pragma unroll
+      for (int m = 0; m < N; m++) {
+        a[m]  = S0[m * LD + r];
+        b[m]  = S1[m * LD + r];
+        oc[m] = 0;
+        od[m] = 0;
+      }
+#pragma unroll
+      for (int l = 0; l < NQ; l++) {
+        double uv = 0, gx = 0, gy = 0;
+#pragma unroll
+        for (int m = 0; m < N; m++) {
+          uv += tb.B[l * N + m] * a[m];
+          gy += tb.Bd[l * N + m] * a[m];
+          gx += tb.B[l * N + m] * b[m];
+        }
+        const double *p = G + l * NQ + r;
+        const double  ex = gx, ey = gy;
+        uv *= p[0];
+        gx = p[L::QP] * ex + p[2 * L::QP] * ey;
+        gy = p[2 * L::QP] * ex + p[3 * L::QP] * ey;
+#pragma unroll
+        for (int m = 0; m < N; m++) {
+          oc[m] += tb.B[l * N + m] * uv + tb.Bd[l * N + m] * gy;
+          od[m] += tb.B[l * N + m] * gx;
+        }
+      }
+#pragma unroll
+      for (int m = 0; m < N; m++) {
+        S0[m * LD + r] = oc[m];
+        S1[m * LD + r] = od[m];
+      }
+    }
+  }
+  __syncthreads();
+  /* x back, thread m: collocated S1 = D^T S1 along (:,m); else B^T F + Bd^T H -> S0 */
+  if (active && r < N) {
+    double *p0 = S0 + r * LD, *p1 = S1 + r * LD;
+    double  c[NQ], o[N];
+    if constexpr (COLLOC) {
+#pragma unroll
+      for (int q = 0; q < NQ; q++) c[q] = p1[q];
+      MulT<N, NQ, false>(tb.Bd, c, o);
+#pragma unroll
+      for (int q = 0; q < N; q++) p1[q] = o[q];
+    } else {
+#pragma unroll
+      for (int q = 0; q < NQ; q++) c[q] = p0[q];
+      MulT<N, NQ, false>(tb.B, c, o);
+#pragma unroll
+      for (int q = 0; q < NQ; q++) c[q] = p1[q];
+      MulT<N, NQ, true>(tb.Bd, c, o);
+#pragma unroll
+      for (int q = 0; q < N; q++) p0[q] = o[q];
+    }
+  }
+  __syncthreads();
+  /* scatter, thread i */
+  if (active && r < N) {
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+      const int e = __ldg(el + j * N + r);
+      if (e >= 0) atomicAdd(y + e, COLLOC ? S0[j * LD + r] + S1[j * LD + r] : S0[j * LD + r]);
+    }
+  }
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Generic kernels (run-time n and nq): one group of TG threads per cell, C groups per block, all
+   arrays of a cell in shared memory, each pass an entry-wise contraction. The groups of a block pass the
+   same barriers; a group without a cell only skips the work. */
+
+/* The 1D tables of the generic kernels (by value), copied to shared memory on entry */
+struct Tables {
+  double B[PW_MAX_Q * PW_MAX_N], Bd[PW_MAX_Q * PW_MAX_N], w[PW_MAX_Q];
+};
+
+struct Group {
+  int       dim, n, nq, nd, nqd; /* nd = n^dim, nqd = nq^dim */
+  int       C, TG;               /* cells per block, threads per cell */
+  int       cellsz;              /* doubles of shared memory per cell */
+  long long ncells;
+};
+
+/* out (+)= A along direction dir of in (sizes s0,s1,s2, x fastest): A is nq x n; trans = 0: s[dir] == n
+   and out has nq there (interpolation), trans = 1: s[dir] == nq, out has n (its transpose) */
+__device__ void GroupContract(int tid, int nt, const double *A, int nq, int n, int trans, int dir, int s0, int s1, int s2, const double *in, double *out, double scale, int add)
+{
+  const int m = trans ? nq : n, rr = trans ? n : nq;
+  const int stride = dir == 0 ? 1 : dir == 1 ? s0 : s0 * s1, outer = dir == 0 ? s1 * s2 : dir == 1 ? s2 : 1;
+  const int total = outer * rr * stride;
+
+  for (int idx = tid; idx < total; idx += nt) {
+    const int     tt = idx % stride, rest = idx / stride, i = rest % rr, o = rest / rr;
+    const double *p  = in + (size_t)o * m * stride + tt;
+    double        s  = 0;
+    for (int j = 0; j < m; j++) s += (trans ? A[j * n + i] : A[i * n + j]) * p[(size_t)j * stride];
+    out[idx] = add ? out[idx] + scale * s : scale * s;
+  }
+}
+
+static __device__ __forceinline__ int GIdx3(int a, int b) /* index of G_ab in the 3D factor layout */
+{
+  if (a > b) {
+    const int t = a;
+    a = b;
+    b = t;
+  }
+  return a == 0 ? 1 + b : a == 1 ? 3 + b : 6;
+}
+
+/* Generic apply, the same passes as Apply3/Apply2 with run-time sizes */
+__global__ void __launch_bounds__(256) ApplyGeneric(const Tables tb, const Group g, const int *__restrict__ elem, const double *__restrict__ geom, const double *__restrict__ x, double *__restrict__ y)
+{
+  extern __shared__ __align__(16) double smem[];
+  const int       n = g.n, nq = g.nq, nd = g.nd, nqd = g.nqd, nt = g.TG, ncomp = PW_PLEX_NCOMP(g.dim);
+  const int       slot = threadIdx.x / nt, tid = threadIdx.x - slot * nt;
+  const long long cell = (long long)blockIdx.x * g.C + slot;
+  const bool      active = cell < g.ncells;
+  double         *B = smem, *Bd = smem + nq * n;
+  double         *u = smem + 2 * nq * n + (size_t)slot * g.cellsz;
+  const int       sa = g.dim == 3 ? nq * n * n : nq * n, sc = g.dim == 3 ? nq * nq * n : 0;
+  double         *a = u + nd, *b = a + sa, *c = b + sa, *dd = c + sc, *e = dd + sc, *uq = e + sc;
+  double         *qd[3] = {uq + nqd, uq + 2 * nqd, uq + 3 * nqd}; /* dx, dy, dz */
+  const int      *el = elem + cell * nd;
+  const double   *gc = geom + cell * ncomp * nqd;
+
+  for (int k = threadIdx.x; k < nq * n; k += blockDim.x) {
+    B[k]  = tb.B[k];
+    Bd[k] = tb.Bd[k];
+  }
+  if (active)
+    for (int i = tid; i < nd; i += nt) {
+      const int ei = el[i];
+      u[i]         = ei >= 0 ? x[ei] : 0.0;
+    }
+  __syncthreads();
+  if (g.dim == 3) {
+    if (active) {
+      GroupContract(tid, nt, B, nq, n, 0, 0, n, n, n, u, a, 1, 0);
+      GroupContract(tid, nt, Bd, nq, n, 0, 0, n, n, n, u, b, 1, 0);
+    }
+    __syncthreads();
+    if (active) {
+      GroupContract(tid, nt, B, nq, n, 0, 1, nq, n, n, a, c, 1, 0);
+      GroupContract(tid, nt, B, nq, n, 0, 1, nq, n, n, b, dd, 1, 0);
+      GroupContract(tid, nt, Bd, nq, n, 0, 1, nq, n, n, a, e, 1, 0);
+    }
+    __syncthreads();
+    if (active) {
+      GroupContract(tid, nt, B, nq, n, 0, 2, nq, nq, n, c, uq, 1, 0);
+      GroupContract(tid, nt, B, nq, n, 0, 2, nq, nq, n, dd, qd[0], 1, 0);
+      GroupContract(tid, nt, B, nq, n, 0, 2, nq, nq, n, e, qd[1], 1, 0);
+      GroupContract(tid, nt, Bd, nq, n, 0, 2, nq, nq, n, c, qd[2], 1, 0);
+    }
+  } else {
+    if (active) {
+      GroupContract(tid, nt, B, nq, n, 0, 0, n, n, 1, u, a, 1, 0);
+      GroupContract(tid, nt, Bd, nq, n, 0, 0, n, n, 1, u, b, 1, 0);
+    }
+    __syncthreads();
+    if (active) {
+      GroupContract(tid, nt, B, nq, n, 0, 1, nq, n, 1, a, uq, 1, 0);
+      GroupContract(tid, nt, B, nq, n, 0, 1, nq, n, 1, b, qd[0], 1, 0);
+      GroupContract(tid, nt, Bd, nq, n, 0, 1, nq, n, 1, a, qd[1], 1, 0);
+    }
+  }
+  __syncthreads();
+  if (active)
+    for (int q = tid; q < nqd; q += nt) {
+      double gr[3], f[3] = {0, 0, 0};
+      for (int k = 0; k < g.dim; k++) gr[k] = qd[k][q];
+      for (int k = 0; k < g.dim; k++)
+        for (int l = 0; l < g.dim; l++) f[k] += gc[(size_t)(g.dim == 3 ? GIdx3(k, l) : 1 + k + l) * nqd + q] * gr[l];
+      uq[q] *= gc[q];
+      for (int k = 0; k < g.dim; k++) qd[k][q] = f[k];
+    }
+  __syncthreads();
+  if (g.dim == 3) {
+    if (active) {
+      GroupContract(tid, nt, B, nq, n, 1, 2, nq, nq, nq, uq, c, 1, 0);
+      GroupContract(tid, nt, Bd, nq, n, 1, 2, nq, nq, nq, qd[2], c, 1, 1);
+      GroupContract(tid, nt, B, nq, n, 1, 2, nq, nq, nq, qd[0], dd, 1, 0);
+      GroupContract(tid, nt, B, nq, n, 1, 2, nq, nq, nq, qd[1], e, 1, 0);
+    }
+    __syncthreads();
+    if (active) {
+      GroupContract(tid, nt, B, nq, n, 1, 1, nq, nq, n, c, a, 1, 0);
+      GroupContract(tid, nt, Bd, nq, n, 1, 1, nq, nq, n, e, a, 1, 1);
+      GroupContract(tid, nt, B, nq, n, 1, 1, nq, nq, n, dd, b, 1, 0);
+    }
+    __syncthreads();
+    if (active) {
+      GroupContract(tid, nt, B, nq, n, 1, 0, nq, n, n, a, u, 1, 0);
+      GroupContract(tid, nt, Bd, nq, n, 1, 0, nq, n, n, b, u, 1, 1);
+    }
+  } else {
+    if (active) {
+      GroupContract(tid, nt, B, nq, n, 1, 1, nq, nq, 1, uq, a, 1, 0);
+      GroupContract(tid, nt, Bd, nq, n, 1, 1, nq, nq, 1, qd[1], a, 1, 1);
+      GroupContract(tid, nt, B, nq, n, 1, 1, nq, nq, 1, qd[0], b, 1, 0);
+    }
+    __syncthreads();
+    if (active) {
+      GroupContract(tid, nt, B, nq, n, 1, 0, nq, n, 1, a, u, 1, 0);
+      GroupContract(tid, nt, Bd, nq, n, 1, 0, nq, n, 1, b, u, 1, 1);
+    }
+  }
+  __syncthreads();
+  if (active)
+    for (int i = tid; i < nd; i += nt) {
+      const int ei = el[i];
+      if (ei >= 0) atomicAdd(y + ei, u[i]);
+    }
+}
+
+/* Diagonal: for every factor, the 1D contractions with B.B, Bd.Bd or Bd.B (elementwise products) in
+   each direction, grouped by the matrices still to apply (3D):
+     z  T1 = BB g0 + DD G22, T2 = BB G00, T3 = BB G11, T4 = 2 BB G01, T5 = 2 DB G02, T6 = 2 DB G12
+     y  U1 = BB T1 + DD T3 + DB T6, U2 = BB T2, U3 = DB T4 + BB T5
+     x  diag = BB U1 + DD U2 + DB U3
+   2D:  y  T1 = BB g0 + DD G11, T2 = BB G00, T3 = 2 DB G01;  x  diag = BB T1 + DD T2 + DB T3 */
+__global__ void __launch_bounds__(256) DiagonalGeneric(const Tables tb, const Group g, const int *__restrict__ elem, const double *__restrict__ geom, double *__restrict__ y)
+{
+  extern __shared__ __align__(16) double smem[];
+  const int       n = g.n, nq = g.nq, nd = g.nd, nqd = g.nqd, nt = g.TG, ncomp = PW_PLEX_NCOMP(g.dim);
+  const int       slot = threadIdx.x / nt, tid = threadIdx.x - slot * nt;
+  const long long cell = (long long)blockIdx.x * g.C + slot;
+  const bool      active = cell < g.ncells;
+  double         *BB = smem, *DD = BB + nq * n, *DB = DD + nq * n;
+  double         *T = smem + 3 * nq * n + (size_t)slot * g.cellsz;
+  const double   *gc = geom + cell * ncomp * nqd;
+  const int      *el = elem + cell * nd;
+
+  for (int k = threadIdx.x; k < nq * n; k += blockDim.x) {
+    BB[k] = tb.B[k] * tb.B[k];
+    DD[k] = tb.Bd[k] * tb.Bd[k];
+    DB[k] = tb.Bd[k] * tb.B[k];
+  }
+  __syncthreads();
+  if (g.dim == 3) {
+    const int st = nq * nq * n, su = nq * n * n;
+    double   *U = T + 6 * st;
+    if (active) {
+      GroupContract(tid, nt, BB, nq, n, 1, 2, nq, nq, nq, gc, T, 1, 0);
+      GroupContract(tid, nt, DD, nq, n, 1, 2, nq, nq, nq, gc + 6 * nqd, T, 1, 1);
+      GroupContract(tid, nt, BB, nq, n, 1, 2, nq, nq, nq, gc + 1 * nqd, T + st, 1, 0);
+      GroupContract(tid, nt, BB, nq, n, 1, 2, nq, nq, nq, gc + 4 * nqd, T + 2 * st, 1, 0);
+      GroupContract(tid, nt, BB, nq, n, 1, 2, nq, nq, nq, gc + 2 * nqd, T + 3 * st, 2, 0);
+      GroupContract(tid, nt, DB, nq, n, 1, 2, nq, nq, nq, gc + 3 * nqd, T + 4 * st, 2, 0);
+      GroupContract(tid, nt, DB, nq, n, 1, 2, nq, nq, nq, gc + 5 * nqd, T + 5 * st, 2, 0);
+    }
+    __syncthreads();
+    if (active) {
+      GroupContract(tid, nt, BB, nq, n, 1, 1, nq, nq, n, T, U, 1, 0);
+      GroupContract(tid, nt, DD, nq, n, 1, 1, nq, nq, n, T + 2 * st, U, 1, 1);
+      GroupContract(tid, nt, DB, nq, n, 1, 1, nq, nq, n, T + 5 * st, U, 1, 1);
+      GroupContract(tid, nt, BB, nq, n, 1, 1, nq, nq, n, T + st, U + su, 1, 0);
+      GroupContract(tid, nt, DB, nq, n, 1, 1, nq, nq, n, T + 3 * st, U + 2 * su, 1, 0);
+      GroupContract(tid, nt, BB, nq, n, 1, 1, nq, nq, n, T + 4 * st, U + 2 * su, 1, 1);
+    }
+    __syncthreads();
+    if (active) { /* the result over T, free now */
+      GroupContract(tid, nt, BB, nq, n, 1, 0, nq, n, n, U, T, 1, 0);
+      GroupContract(tid, nt, DD, nq, n, 1, 0, nq, n, n, U + su, T, 1, 1);
+      GroupContract(tid, nt, DB, nq, n, 1, 0, nq, n, n, U + 2 * su, T, 1, 1);
+    }
+  } else {
+    const int st = nq * n;
+    double   *D = T + 3 * st;
+    if (active) {
+      GroupContract(tid, nt, BB, nq, n, 1, 1, nq, nq, 1, gc, T, 1, 0);
+      GroupContract(tid, nt, DD, nq, n, 1, 1, nq, nq, 1, gc + 3 * nqd, T, 1, 1);
+      GroupContract(tid, nt, BB, nq, n, 1, 1, nq, nq, 1, gc + 1 * nqd, T + st, 1, 0);
+      GroupContract(tid, nt, DB, nq, n, 1, 1, nq, nq, 1, gc + 2 * nqd, T + 2 * st, 2, 0);
+    }
+    __syncthreads();
+    if (active) {
+      GroupContract(tid, nt, BB, nq, n, 1, 0, nq, n, 1, T, D, 1, 0);
+      GroupContract(tid, nt, DD, nq, n, 1, 0, nq, n, 1, T + st, D, 1, 1);
+      GroupContract(tid, nt, DB, nq, n, 1, 0, nq, n, 1, T + 2 * st, D, 1, 1);
+    }
+    T = D;
+  }
+  __syncthreads();
+  if (active)
+    for (int i = tid; i < nd; i += nt) {
+      const int ei = el[i];
+      if (ei >= 0) atomicAdd(y + ei, T[i]);
+    }
+}
+
+/* Geometric factors. J[d][a] = dx_d/dxi_a by Bd in direction a and B in the others (as the reference):
+   3D, per coordinate d: x pass a = B X_d, b = Bd X_d; y pass c_d = B a, e_d = Bd a, f_d = B b; then at
+   each point J[d][0] = B_z f_d, J[d][1] = B_z e_d, J[d][2] = Bd_z c_d (sums of n terms from shared).
+   2D: x pass a_d, b_d; at each point J[d][0] = B_y b_d, J[d][1] = Bd_y a_d. A cell is bad when det J is
+   zero at a point or takes both signs; its factors are computed with det = 1 there (finite, as the
+   reference). */
+__global__ void __launch_bounds__(256) GeometryGeneric(const Tables tb, const Group g, const double *__restrict__ coords, const double *__restrict__ diffusion, const double *__restrict__ reaction, double alpha, double beta, double *__restrict__ geom, int *__restrict__ nbad)
+{
+  extern __shared__ __align__(16) double smem[];
+  __shared__ int  flags[32];
+  const int       dim = g.dim, n = g.n, nq = g.nq, nd = g.nd, nqd = g.nqd, nt = g.TG, ncomp = PW_PLEX_NCOMP(dim);
+  const int       slot = threadIdx.x / nt, tid = threadIdx.x - slot * nt;
+  const long long cell = (long long)blockIdx.x * g.C + slot;
+  const bool      active = cell < g.ncells;
+  double         *B = smem, *Bd = B + nq * n, *W = Bd + nq * n;
+  double         *X = smem + 2 * nq * n + PW_MAX_Q + (size_t)slot * g.cellsz; /* dim x nd coordinates */
+  double         *P = X + dim * nd;                                          /* x pass, 2 (or 2 dim in 2D) arrays */
+  const int       sa = dim == 3 ? nq * n * n : nq * n, sr = nq * nq * n;
+  double         *R = P + 2 * sa; /* 3D: 9 arrays c_d, e_d, f_d */
+
+  for (int k = threadIdx.x; k < nq * n; k += blockDim.x) {
+    B[k]  = tb.B[k];
+    Bd[k] = tb.Bd[k];
+  }
+  for (int k = threadIdx.x; k < nq; k += blockDim.x) W[k] = tb.w[k];
+  if (tid == 0) flags[slot] = 0;
+  if (active)
+    for (int i = tid; i < dim * nd; i += nt) X[i] = coords[cell * dim * nd + i];
+  __syncthreads();
+  if (dim == 3) {
+    for (int d = 0; d < 3; d++) {
+      if (active) {
+        GroupContract(tid, nt, B, nq, n, 0, 0, n, n, n, X + d * nd, P, 1, 0);
+        GroupContract(tid, nt, Bd, nq, n, 0, 0, n, n, n, X + d * nd, P + sa, 1, 0);
+      }
+      __syncthreads();
+      if (active) {
+        GroupContract(tid, nt, B, nq, n, 0, 1, nq, n, n, P, R + (3 * d) * sr, 1, 0);
+        GroupContract(tid, nt, Bd, nq, n, 0, 1, nq, n, n, P, R + (3 * d + 1) * sr, 1, 0);
+        GroupContract(tid, nt, B, nq, n, 0, 1, nq, n, n, P + sa, R + (3 * d + 2) * sr, 1, 0);
+      }
+      __syncthreads();
+    }
+  } else {
+    if (active)
+      for (int d = 0; d < 2; d++) {
+        GroupContract(tid, nt, B, nq, n, 0, 0, n, n, 1, X + d * nd, P + (2 * d) * sa, 1, 0);
+        GroupContract(tid, nt, Bd, nq, n, 0, 0, n, n, 1, X + d * nd, P + (2 * d + 1) * sa, 1, 0);
+      }
+    __syncthreads();
+  }
+  if (active) {
+    int f = 0;
+    for (int q = tid; q < nqd; q += nt) {
+      const int qx = q % nq, qy = (q / nq) % nq, qz = q / (nq * nq);
+      double    J[3][3], det, wq = W[qx] * W[qy];
+
+      if (dim == 3) {
+        wq *= W[qz];
+        for (int d = 0; d < 3; d++) {
+          const double *c = R + (3 * d) * sr + qy * nq + qx, *e = c + sr, *fd = e + sr;
+          double        s0 = 0, s1 = 0, s2 = 0;
+          for (int m = 0; m < n; m++) {
+            s0 += B[qz * n + m] * fd[m * nq * nq];
+            s1 += B[qz * n + m] * e[m * nq * nq];
+            s2 += Bd[qz * n + m] * c[m * nq * nq];
+          }
+          J[d][0] = s0;
+          J[d][1] = s1;
+          J[d][2] = s2;
+        }
+      } else {
+        for (int d = 0; d < 2; d++) {
+          const double *a = P + (2 * d) * sa + qx, *b = a + sa;
+          double        s0 = 0, s1 = 0;
+          for (int m = 0; m < n; m++) {
+            s0 += B[qy * n + m] * b[m * nq];
+            s1 += Bd[qy * n + m] * a[m * nq];
+          }
+          J[d][0] = s0;
+          J[d][1] = s1;
+        }
+      }
+      /* adjugate A (J^-1 = A / det): G = w beta c A A^T / |det| */
+      double A[3][3];
+      if (dim == 3) {
+        A[0][0] = J[1][1] * J[2][2] - J[1][2] * J[2][1];
+        A[0][1] = J[0][2] * J[2][1] - J[0][1] * J[2][2];
+        A[0][2] = J[0][1] * J[1][2] - J[0][2] * J[1][1];
+        A[1][0] = J[1][2] * J[2][0] - J[1][0] * J[2][2];
+        A[1][1] = J[0][0] * J[2][2] - J[0][2] * J[2][0];
+        A[1][2] = J[0][2] * J[1][0] - J[0][0] * J[1][2];
+        A[2][0] = J[1][0] * J[2][1] - J[1][1] * J[2][0];
+        A[2][1] = J[0][1] * J[2][0] - J[0][0] * J[2][1];
+        A[2][2] = J[0][0] * J[1][1] - J[0][1] * J[1][0];
+        det     = J[0][0] * A[0][0] + J[0][1] * A[1][0] + J[0][2] * A[2][0];
+      } else {
+        A[0][0] = J[1][1];
+        A[0][1] = -J[0][1];
+        A[1][0] = -J[1][0];
+        A[1][1] = J[0][0];
+        det     = J[0][0] * J[1][1] - J[0][1] * J[1][0];
+      }
+      f |= det > 0 ? 1 : det < 0 ? 2 : 4;
+      if (det == 0) det = 1;
+      const double ad = fabs(det), cq = beta * (diffusion ? diffusion[cell * nqd + q] : 1.0), rq = alpha * (reaction ? reaction[cell * nqd + q] : 1.0);
+      double      *gq = geom + cell * ncomp * nqd + q;
+
+      gq[0] = wq * ad * rq;
+      for (int a = 0; a < dim; a++)
+        for (int b = a; b < dim; b++) {
+          double s = 0;
+          for (int d = 0; d < dim; d++) s += A[a][d] * A[b][d];
+          gq[(size_t)(dim == 3 ? GIdx3(a, b) : 1 + a + b) * nqd] = wq * cq * s / ad;
+        }
+    }
+    if (f) atomicOr(&flags[slot], f);
+  }
+  __syncthreads();
+  if (active && tid == 0) {
+    const int f = flags[slot];
+    if ((f & 4) || (f & 3) == 3) atomicAdd(nbad, 1);
+  }
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Host side */
+
+static int Pow(int b, int e)
+{
+  int p = 1;
+  for (int i = 0; i < e; i++) p *= b;
+  return p;
+}
+
+/* B and Bd = Dq B (collocated: Bd = Dq, B unused) into row-major nq x n arrays */
+static void Fill1D(int n, int nq, int collocated, const double *interp, const double *deriv, double *B, double *Bd)
+{
+  for (int q = 0; q < nq; q++)
+    for (int i = 0; i < n; i++) {
+      double s = 0;
+      if (collocated) s = deriv[q * nq + i];
+      else
+        for (int p = 0; p < nq; p++) s += deriv[q * nq + p] * interp[p * n + i];
+      B[q * n + i]  = interp[q * n + i];
+      Bd[q * n + i] = s;
+    }
+}
+
+static cudaError_t CheckSizes(int dim, int degree, int nq)
+{
+  if (dim != 2 && dim != 3) return cudaErrorInvalidValue;
+  if (degree < 1 || degree > (dim == 3 ? 8 : PW_MAX_DEGREE)) return cudaErrorInvalidValue;
+  if (nq < degree + 1 || nq > PW_MAX_Q) return cudaErrorInvalidValue;
+  return cudaSuccess;
+}
+
+/* Validate an apply/diagonal descriptor; *empty: nothing to do */
+static cudaError_t CheckDesc(const PatchworkPlexDesc *d, int *empty)
+{
+  *empty = 0;
+  if (!d) return cudaErrorInvalidValue;
+  cudaError_t err = CheckSizes(d->dim, d->degree, d->nq);
+  if (err != cudaSuccess) return err;
+  if (d->collocated && d->nq != d->degree + 1) return cudaErrorInvalidValue;
+  if (d->ncells < 0) return cudaErrorInvalidValue;
+  if (d->ncells == 0) {
+    *empty = 1;
+    return cudaSuccess;
+  }
+  if (!d->elem || !d->geom) return cudaErrorInvalidValue;
+  return cudaSuccess;
+}
+
+/* Shape of a generic launch: TG threads per cell, C cells per block, within 64 KiB of shared memory
+   where possible; returns the dynamic shared memory bytes and sets the kernel's limit when above 48 KiB */
+template <typename K>
+static cudaError_t GroupShape(K kern, Group *g, size_t table_doubles, size_t *shmem)
+{
+  const size_t cellb = (size_t)g->cellsz * sizeof(double), tab = table_doubles * sizeof(double);
+
+  g->TG = g->nqd <= 64 ? 32 : g->nqd <= 256 ? 64 : 128;
+  g->C  = 256 / g->TG;
+  while (g->C > 1 && tab + g->C * cellb > 64 * 1024) g->C--;
+  *shmem = tab + g->C * cellb;
+  if (*shmem > (size_t)kSharedPerBlock) return cudaErrorInvalidValue;
+  if (*shmem > 48 * 1024) return cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)*shmem);
+  return cudaSuccess;
+}
+
+static Group MakeGroup(int dim, int degree, int nq, long long ncells)
+{
+  Group g;
+  g.dim    = dim;
+  g.n      = degree + 1;
+  g.nq     = nq;
+  g.nd     = Pow(g.n, dim);
+  g.nqd    = Pow(nq, dim);
+  g.ncells = ncells;
+  g.C = g.TG = g.cellsz = 0;
+  return g;
+}
+
+static unsigned GroupBlocks(const Group &g) { return (unsigned)((g.ncells + g.C - 1) / g.C); }
+
+static cudaError_t ApplyGenericLaunch(const PatchworkPlexDesc *d, const double *x, double *y, cudaStream_t s)
+{
+  Group  g = MakeGroup(d->dim, d->degree, d->nq, d->ncells);
+  Tables tb;
+  size_t shmem;
+
+  Fill1D(g.n, g.nq, 0, d->interp, d->deriv, tb.B, tb.Bd); /* interp is the identity when collocated */
+  const int sa = g.dim == 3 ? g.nq * g.n * g.n : g.nq * g.n, sc = g.dim == 3 ? g.nq * g.nq * g.n : 0;
+  g.cellsz = g.nd + 2 * sa + 3 * sc + (g.dim + 1) * g.nqd;
+  cudaError_t err = GroupShape(ApplyGeneric, &g, 2 * g.nq * g.n, &shmem);
+  if (err != cudaSuccess) return err;
+  ApplyGeneric<<<GroupBlocks(g), g.C * g.TG, shmem, s>>>(tb, g, d->elem, d->geom, x, y);
+  return cudaGetLastError();
+}
+
+template <int DIM, int N, int NQ, bool COLLOC>
+static cudaError_t LaunchApply(const PatchworkPlexDesc *d, const double *x, double *y, cudaStream_t s)
+{
+  using L = Lay<DIM, N, NQ>;
+  static_assert(L::SHMEM <= (size_t)kSharedPerBlock, "cell too large for shared memory");
+  Tab<N, NQ>     tb;
+  const unsigned blocks = (unsigned)((d->ncells + L::C - 1) / L::C);
+  cudaError_t    err    = cudaSuccess;
+
+  Fill1D(N, NQ, COLLOC, d->interp, d->deriv, tb.B, tb.Bd);
+  if constexpr (DIM == 3) {
+    if (L::SHMEM > 48 * 1024) err = cudaFuncSetAttribute(Apply3<N, NQ, COLLOC>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L::SHMEM);
+    if (err != cudaSuccess) return err;
+    Apply3<N, NQ, COLLOC><<<blocks, L::THREADS, L::SHMEM, s>>>(tb, d->elem, d->geom, d->ncells, x, y);
+  } else {
+    if (L::SHMEM > 48 * 1024) err = cudaFuncSetAttribute(Apply2<N, NQ, COLLOC>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L::SHMEM);
+    if (err != cudaSuccess) return err;
+    Apply2<N, NQ, COLLOC><<<blocks, L::THREADS, L::SHMEM, s>>>(tb, d->elem, d->geom, d->ncells, x, y);
+  }
+  return cudaGetLastError();
+}
+
+template <int DIM, int N>
+static cudaError_t ApplyN(const PatchworkPlexDesc *d, const double *x, double *y, cudaStream_t s)
+{
+  if (d->collocated) return LaunchApply<DIM, N, N, true>(d, x, y, s);
+  switch (d->nq - N) {
+  case 0: return LaunchApply<DIM, N, N, false>(d, x, y, s);
+  case 1: return LaunchApply<DIM, N, N + 1, false>(d, x, y, s);
+  case 2: return LaunchApply<DIM, N, N + 2, false>(d, x, y, s);
+  default: return ApplyGenericLaunch(d, x, y, s);
+  }
+}
+
+} // namespace
+
+extern "C" int PatchworkPlexApplyCUDA(const PatchworkPlexDesc *d, const double *x, double *y, void *stream)
+{
+  cudaStream_t s = (cudaStream_t)stream;
+  int          empty;
+  cudaError_t  err = CheckDesc(d, &empty);
+
+  if (err != cudaSuccess || empty) return (int)err;
+  if (!x || !y) return (int)cudaErrorInvalidValue;
+  if (d->dim == 3) {
+    switch (d->degree) {
+    case 1: return (int)ApplyN<3, 2>(d, x, y, s);
+    case 2: return (int)ApplyN<3, 3>(d, x, y, s);
+    case 3: return (int)ApplyN<3, 4>(d, x, y, s);
+    case 4: return (int)ApplyN<3, 5>(d, x, y, s);
+    case 5: return (int)ApplyN<3, 6>(d, x, y, s);
+    case 6: return (int)ApplyN<3, 7>(d, x, y, s);
+    case 7: return (int)ApplyN<3, 8>(d, x, y, s);
+    case 8: return (int)ApplyN<3, 9>(d, x, y, s);
+    default: return (int)cudaErrorInvalidValue;
+    }
+  }
+  switch (d->degree) {
+  case 1: return (int)ApplyN<2, 2>(d, x, y, s);
+  case 2: return (int)ApplyN<2, 3>(d, x, y, s);
+  case 3: return (int)ApplyN<2, 4>(d, x, y, s);
+  case 4: return (int)ApplyN<2, 5>(d, x, y, s);
+  case 5: return (int)ApplyN<2, 6>(d, x, y, s);
+  case 6: return (int)ApplyN<2, 7>(d, x, y, s);
+  case 7: return (int)ApplyN<2, 8>(d, x, y, s);
+  case 8: return (int)ApplyN<2, 9>(d, x, y, s);
+  case 9: return (int)ApplyN<2, 10>(d, x, y, s);
+  case 10: return (int)ApplyN<2, 11>(d, x, y, s);
+  default: return (int)cudaErrorInvalidValue;
+  }
+}
+
+extern "C" int PatchworkPlexDiagonalCUDA(const PatchworkPlexDesc *d, double *y, void *stream)
+{
+  cudaStream_t s = (cudaStream_t)stream;
+  int          empty;
+  cudaError_t  err = CheckDesc(d, &empty);
+  Tables       tb;
+  size_t       shmem;
+
+  if (err != cudaSuccess || empty) return (int)err;
+  if (!y) return (int)cudaErrorInvalidValue;
+  Group g = MakeGroup(d->dim, d->degree, d->nq, d->ncells);
+  Fill1D(g.n, g.nq, 0, d->interp, d->deriv, tb.B, tb.Bd);
+  g.cellsz = g.dim == 3 ? 6 * g.nq * g.nq * g.n + 3 * g.nq * g.n * g.n : 3 * g.nq * g.n + g.n * g.n;
+  err      = GroupShape(DiagonalGeneric, &g, 3 * g.nq * g.n, &shmem);
+  if (err != cudaSuccess) return (int)err;
+  DiagonalGeneric<<<GroupBlocks(g), g.C * g.TG, shmem, s>>>(tb, g, d->elem, d->geom, y);
+  return (int)cudaGetLastError();
+}
+
+extern "C" int PatchworkPlexGeometryCUDA(const PatchworkPlexGeomDesc *gd, double *geom, int *nbad, void *stream)
+{
+  cudaStream_t s = (cudaStream_t)stream;
+  Tables       tb;
+  size_t       shmem;
+  int         *dcount = NULL;
+
+  if (!gd || !nbad) return (int)cudaErrorInvalidValue;
+  cudaError_t err = CheckSizes(gd->dim, gd->degree, gd->nq);
+  if (err != cudaSuccess) return (int)err;
+  if (gd->ncells < 0) return (int)cudaErrorInvalidValue;
+  *nbad = 0;
+  if (gd->ncells == 0) return (int)cudaSuccess;
+  if (!gd->coords || !geom) return (int)cudaErrorInvalidValue;
+  Group g = MakeGroup(gd->dim, gd->degree, gd->nq, gd->ncells);
+  Fill1D(g.n, g.nq, 0, gd->interp, gd->deriv, tb.B, tb.Bd);
+  for (int q = 0; q < g.nq; q++) tb.w[q] = gd->weights[q];
+  g.cellsz = g.dim == 3 ? 3 * g.nd + 2 * g.nq * g.n * g.n + 9 * g.nq * g.nq * g.n : 2 * g.nd + 4 * g.nq * g.n;
+  err      = GroupShape(GeometryGeneric, &g, 2 * g.nq * g.n + PW_MAX_Q, &shmem);
+  if (err != cudaSuccess) return (int)err;
+  if ((err = cudaMallocAsync((void **)&dcount, sizeof(int), s)) != cudaSuccess) return (int)err;
+  err = cudaMemsetAsync(dcount, 0, sizeof(int), s);
+  if (err == cudaSuccess) {
+    GeometryGeneric<<<GroupBlocks(g), g.C * g.TG, shmem, s>>>(tb, g, gd->coords, gd->diffusion, gd->reaction, gd->alpha, gd->beta, geom, dcount);
+    err = cudaGetLastError();
+  }
+  if (err == cudaSuccess) err = cudaMemcpyAsync(nbad, dcount, sizeof(int), cudaMemcpyDeviceToHost, s);
+  const cudaError_t ferr = cudaFreeAsync(dcount, s);
+  if (err == cudaSuccess) err = cudaStreamSynchronize(s);
+  return (int)(err != cudaSuccess ? err : ferr);
+}
