@@ -62,6 +62,15 @@ static PetscErrorCode CreateMesh(PetscInt dim, PetscInt N, PetscInt k, PetscBool
   PetscCall(DMSetType(*dm, DMPLEX));
   PetscCall(DMSetOptionsPrefix(*dm, "bench_"));
   PetscCall(DMSetFromOptions(*dm));
+  { /* the vector and matrix types come from the unprefixed options, as for every other benchmark */
+    char      type[64];
+    PetscBool set;
+
+    PetscCall(PetscOptionsGetString(NULL, NULL, "-dm_vec_type", type, sizeof(type), &set));
+    if (set) PetscCall(DMSetVecType(*dm, type));
+    PetscCall(PetscOptionsGetString(NULL, NULL, "-dm_mat_type", type, sizeof(type), &set));
+    if (set) PetscCall(DMSetMatType(*dm, type));
+  }
   if (shell) PetscCall(DMPlexRemapGeometry(*dm, 0.0, BoxToShell));
   PetscFunctionReturn(0);
 }

@@ -168,7 +168,7 @@ if [ -n "$BENCH" ]; then
   # the operator on a curved DMPlex shell with stored geometry: three quadrature rules beside PETSc's SpMV
   case " $BENCHES " in *" plex "*)
     # (k = 1 at small sizes only: PETSc's host-side DMPlex set-up of millions of cells dominates the run)
-    check bench-plex bash -c "build/bench/bench_plex $GPU -dm_mat_type aijcusparse -kmax 1 -dofs 3e5,1e6 && build/bench/bench_plex $GPU -dm_mat_type aijcusparse -kmin 2 -dofs ${PLEX_DOFS:-3e5,5e6}" ;;
+    check bench-plex bash -c "timeout ${PLEX_TIMEOUT:-400} build/bench/bench_plex $GPU -dm_mat_type aijcusparse -spmv_max_work 5e9 -kmax 1 -dofs 3e5,1e6 && timeout ${PLEX_TIMEOUT:-400} build/bench/bench_plex $GPU -dm_mat_type aijcusparse -spmv_max_work 5e9 -kmin 2 -dofs ${PLEX_DOFS:-3e5,5e6}" ;;
   esac
   case " $BENCHES " in *" lor "*)
     check bench-lor bash bench/lor.sh ;;
