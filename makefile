@@ -113,7 +113,7 @@ $(BUILD)/tests/gpu/test_tensor_kernels: tests/gpu/test_tensor_kernels.cu $(CUDA_
 # ---------------------------------------------------------------------- examples and tests
 examples: lib $(EXAMPLES)
 
-$(BUILD)/examples/%: examples/%.c $(LIBNAME) include/patchwork.h
+$(BUILD)/examples/%: examples/%.c $(wildcard examples/*.h) $(LIBNAME) include/patchwork.h
 	@mkdir -p $(dir $@)
 	@echo "  CCLD  $@"
 	@$(PCC) $(PCC_FLAGS) $(CFLAGS) $(CCPPFLAGS) -Iinclude -O2 -o $@ $< -L$(LIBDIR) -lpatchwork -Wl,-rpath,$(CURDIR)/$(LIBDIR) $(PETSC_LIB) -lm
@@ -144,7 +144,7 @@ bench: lib
 
 # benchmarks may use the kernel ABI (src/core), which the library does not export (PETSc builds
 # with -fvisibility=hidden; only PETSC_EXTERN symbols are public): link those objects directly
-$(BUILD)/bench/%: bench/%.c bench/benchutil.h $(LIBNAME) $(CORE_OBJ)
+$(BUILD)/bench/%: bench/%.c bench/benchutil.h $(wildcard examples/*.h) $(LIBNAME) $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	@echo "  CCLD  $@"
 	@$(PCC) $(PCC_FLAGS) $(CFLAGS) $(CCPPFLAGS) -Iinclude -O2 -o $@ $< $(CORE_OBJ) -L$(LIBDIR) -lpatchwork -Wl,-rpath,$(CURDIR)/$(LIBDIR) $(PETSC_LIB) -lm

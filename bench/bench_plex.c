@@ -12,37 +12,12 @@ static const char help[] = "MatMult throughput of the tensor-product operator on
 #include "benchutil.h"
 #include <petscds.h>
 #include <petscsnes.h>
-
-static PetscReal Coefficient(PetscInt dim, const PetscReal x[])
-{
-  PetscReal r2 = 0;
-  for (PetscInt d = 0; d < dim; d++) r2 += x[d] * x[d];
-  return 1.0 / (0.05 + 2 * r2);
-}
-
-static PetscErrorCode Diffusion(PetscInt dim, const PetscReal x[], PetscReal *c, void *ctx)
-{
-  (void)ctx;
-  *c = Coefficient(dim, x);
-  return 0;
-}
+#include "../examples/shell.h"
 
 static void G3(PetscInt dim, PetscInt Nf, PetscInt NfAux, const PetscInt uOff[], const PetscInt uOff_x[], const PetscScalar u[], const PetscScalar u_t[], const PetscScalar u_x[], const PetscInt aOff[], const PetscInt aOff_x[], const PetscScalar a[], const PetscScalar a_t[], const PetscScalar a_x[], PetscReal t, PetscReal u_tShift, const PetscReal x[], PetscInt numConstants, const PetscScalar constants[], PetscScalar g3[])
 {
   (void)Nf, (void)NfAux, (void)uOff, (void)uOff_x, (void)u, (void)u_t, (void)u_x, (void)aOff, (void)aOff_x, (void)a, (void)a_t, (void)a_x, (void)t, (void)u_tShift, (void)numConstants, (void)constants;
-  for (PetscInt d = 0; d < dim; d++) g3[d * dim + d] = Coefficient(dim, x);
-}
-
-/* The box [-1,1]^(dim-1) x [1/2,1] onto a cubed-sphere panel of the shell 1/2 < |x| < 1 */
-static void BoxToShell(PetscInt dim, PetscInt Nf, PetscInt NfAux, const PetscInt uOff[], const PetscInt uOff_x[], const PetscScalar u[], const PetscScalar u_t[], const PetscScalar u_x[], const PetscInt aOff[], const PetscInt aOff_x[], const PetscScalar a[], const PetscScalar a_t[], const PetscScalar a_x[], PetscReal t, const PetscReal x[], PetscInt numConstants, const PetscScalar constants[], PetscScalar f0[])
-{
-  PetscReal dir[3], n2 = 0;
-
-  (void)Nf, (void)NfAux, (void)uOff, (void)uOff_x, (void)u, (void)u_t, (void)u_x, (void)aOff, (void)aOff_x, (void)a, (void)a_t, (void)a_x, (void)t, (void)numConstants, (void)constants;
-  for (PetscInt d = 0; d < dim - 1; d++) dir[d] = PetscTanReal(0.25 * PETSC_PI * x[d]);
-  dir[dim - 1] = 1;
-  for (PetscInt d = 0; d < dim; d++) n2 += dir[d] * dir[d];
-  for (PetscInt d = 0; d < dim; d++) f0[d] = x[dim - 1] * dir[d] / PetscSqrtReal(n2);
+  for (PetscInt d = 0; d < dim; d++) g3[d * dim + d] = Coefficient(Radius(dim, x));
 }
 
 /* The coordinate field has degree min(k, 2): the operator interpolates the geometry at its Q_k nodes */

@@ -13,29 +13,13 @@ static const char help[] = "Variable-coefficient Poisson problem on a curved dom
                            "  -domain <shell>  shell or box\n"
                            "The last line is 'summary: key=value ...' for scripts.\n";
 
-#include <patchwork.h>
+#include "shell.h"
 #include <petscds.h>
 #include <petscsnes.h>
 
 typedef struct {
   PetscReal alpha;
 } Problem;
-
-static PetscReal Radius(PetscInt dim, const PetscReal x[])
-{
-  PetscReal r2 = 0;
-  for (PetscInt d = 0; d < dim; d++) r2 += x[d] * x[d];
-  return PetscSqrtReal(r2);
-}
-
-static PetscReal Coefficient(PetscReal rho) { return 1.0 / (0.05 + 2 * rho * rho); }
-
-static PetscErrorCode Diffusion(PetscInt dim, const PetscReal x[], PetscReal *c, void *ctx)
-{
-  (void)ctx;
-  *c = Coefficient(Radius(dim, x));
-  return 0;
-}
 
 static PetscErrorCode Exact(PetscInt dim, PetscReal t, const PetscReal x[], PetscInt Nc, PetscScalar *u, void *ctx)
 {
@@ -67,19 +51,6 @@ static void F1(PetscInt dim, PetscInt Nf, PetscInt NfAux, const PetscInt uOff[],
 {
   (void)Nf, (void)NfAux, (void)uOff, (void)uOff_x, (void)u, (void)u_t, (void)aOff, (void)aOff_x, (void)a, (void)a_t, (void)a_x, (void)t, (void)numConstants, (void)constants;
   for (PetscInt d = 0; d < dim; d++) f1[d] = Coefficient(Radius(dim, x)) * u_x[d];
-}
-
-/* The box [-1,1]^(dim-1) x [1/2,1] onto a cubed-sphere panel of the shell 1/2 < |x| < 1:
-   (a, b, r) -> r (tan(pi a/4), tan(pi b/4), 1)/|.|, smooth and with a regular Jacobian everywhere */
-static void BoxToShell(PetscInt dim, PetscInt Nf, PetscInt NfAux, const PetscInt uOff[], const PetscInt uOff_x[], const PetscScalar u[], const PetscScalar u_t[], const PetscScalar u_x[], const PetscInt aOff[], const PetscInt aOff_x[], const PetscScalar a[], const PetscScalar a_t[], const PetscScalar a_x[], PetscReal t, const PetscReal x[], PetscInt numConstants, const PetscScalar constants[], PetscScalar f0[])
-{
-  PetscReal dir[3], n2 = 0;
-
-  (void)Nf, (void)NfAux, (void)uOff, (void)uOff_x, (void)u, (void)u_t, (void)u_x, (void)aOff, (void)aOff_x, (void)a, (void)a_t, (void)a_x, (void)t, (void)numConstants, (void)constants;
-  for (PetscInt d = 0; d < dim - 1; d++) dir[d] = PetscTanReal(0.25 * PETSC_PI * x[d]);
-  dir[dim - 1] = 1;
-  for (PetscInt d = 0; d < dim; d++) n2 += dir[d] * dir[d];
-  for (PetscInt d = 0; d < dim; d++) f0[d] = x[dim - 1] * dir[d] / PetscSqrtReal(n2);
 }
 
 int main(int argc, char **argv)

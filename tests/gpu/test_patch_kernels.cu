@@ -32,23 +32,6 @@
 
 #include "gputest.h"
 
-static void ReportRet(int ret, int want, const char *name)
-{
-  const bool ok = ret == want;
-
-  if (ok) g_pass++;
-  else g_fail++;
-  printf("%s errors %s ret=%d want=%d (%s)\n", ok ? "ok  " : "FAIL", name, ret, want, cudaGetErrorString((cudaError_t)ret));
-  fflush(stdout);
-}
-
-static void CheckRet(int ret, const char *what)
-{
-  if (ret) {
-    printf("FAIL %s returned %d (%s)\n", what, ret, cudaGetErrorString((cudaError_t)ret));
-    exit(1);
-  }
-}
 
 /* the worst err / tol over the cases that were compared */
 static double g_worst = 0;

@@ -55,23 +55,6 @@ static void Check(bool ok, const char *name, double err)
   Report(ok, name, err, 1.0);
 }
 
-static void ReportRet(int ret, int want, const char *name)
-{
-  const bool ok = ret == want;
-
-  if (ok) g_pass++;
-  else g_fail++;
-  printf("%s errors %s ret=%d want=%d (%s)\n", ok ? "ok  " : "FAIL", name, ret, want, cudaGetErrorString((cudaError_t)ret));
-  fflush(stdout);
-}
-
-static void CheckRet(int ret, const char *what)
-{
-  if (ret) {
-    printf("FAIL %s returned %d (%s)\n", what, ret, cudaGetErrorString((cudaError_t)ret));
-    exit(1);
-  }
-}
 
 template <typename T>
 static T *Upload(const std::vector<T> &h)

@@ -5,12 +5,8 @@
 
 static PetscErrorCode GetPlexContext(Mat A, Mat_PatchworkTensor **ctx)
 {
-  PetscBool is;
-
   PetscFunctionBegin;
-  PetscCall(MatIsPatchworkTensor(A, &is));
-  PetscCheck(is, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "Mat is not a Patchwork tensor-product operator: create it with MatCreatePatchworkTensor()");
-  PetscCall(MatShellGetContext(A, ctx));
+  PetscCall(PatchworkTensorGetContext(A, ctx));
   PetscCheck((*ctx)->plex, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "Only an operator on a general (DMPlex) mesh has variable coefficients and a choice of quadrature points; this one is on a Cartesian DMDA");
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -26,7 +26,7 @@ static PetscErrorCode MatDestroy_PatchworkTensor(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode GetContext(Mat A, Mat_PatchworkTensor **ctx)
+PetscErrorCode PatchworkTensorGetContext(Mat A, Mat_PatchworkTensor **ctx)
 {
   PetscBool is;
 
@@ -181,7 +181,7 @@ PetscErrorCode MatPatchworkTensorGetInfo(Mat A, PatchworkTensorInfo *info)
 
   PetscFunctionBegin;
   PatchworkAssertPointer(info, 2);
-  PetscCall(GetContext(A, &ctx));
+  PetscCall(PatchworkTensorGetContext(A, &ctx));
   PetscCall(MatPatchworkTensorGetInfo_Tensor(A, info));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -209,7 +209,7 @@ PetscErrorCode MatPatchworkTensorSetCoefficients(Mat A, PetscReal alpha, PetscRe
   Mat_PatchworkTensor *ctx;
 
   PetscFunctionBegin;
-  PetscCall(GetContext(A, &ctx));
+  PetscCall(PatchworkTensorGetContext(A, &ctx));
   PetscCheck(!PetscIsInfOrNanReal(alpha) && !PetscIsInfOrNanReal(beta), PetscObjectComm((PetscObject)A), PETSC_ERR_FP, "Coefficients must be finite numbers, got alpha = %g, beta = %g", (double)alpha, (double)beta);
   ctx->info.alpha = alpha;
   ctx->info.beta  = beta;
@@ -242,7 +242,7 @@ PetscErrorCode MatPatchworkTensorSetQuadrature(Mat A, PatchworkTensorQuadrature 
   Mat_PatchworkTensor *ctx;
 
   PetscFunctionBegin;
-  PetscCall(GetContext(A, &ctx));
+  PetscCall(PatchworkTensorGetContext(A, &ctx));
   PetscCheck(q == PATCHWORK_QUADRATURE_GAUSS || q == PATCHWORK_QUADRATURE_GAUSSLOBATTO, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "Unknown quadrature %d", (int)q);
   ctx->info.quadrature = q;
   ctx->descvalid       = PETSC_FALSE;
@@ -273,7 +273,7 @@ PetscErrorCode MatPatchworkTensorSetBC(Mat A, PatchworkTensorBC bc)
   Mat_PatchworkTensor *ctx;
 
   PetscFunctionBegin;
-  PetscCall(GetContext(A, &ctx));
+  PetscCall(PatchworkTensorGetContext(A, &ctx));
   PetscCheck(bc == PATCHWORK_BC_DIRICHLET || bc == PATCHWORK_BC_NATURAL, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "Unknown boundary condition %d", (int)bc);
   PetscCheck(!ctx->plex, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "On a DMPlex the boundary conditions are the DM's essential boundary conditions (DMAddBoundary(), or PatchworkDMPlexSetQkField() with dirichlet), not an operator setting");
   ctx->info.bc        = bc;

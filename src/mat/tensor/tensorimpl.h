@@ -38,6 +38,8 @@ typedef struct {
   PatchworkPlexData        *plex;       /* general mesh; NULL on a Cartesian DMDA */
 } Mat_PatchworkTensor;
 
+/* The context of A, or an error that A is not a Patchwork tensor-product operator */
+PETSC_INTERN PetscErrorCode PatchworkTensorGetContext(Mat, Mat_PatchworkTensor **);
 PETSC_INTERN PetscErrorCode PatchworkDMDAGetQkGrid(DM, PetscInt, PetscInt[], PetscReal[], PetscReal[]);
 PETSC_INTERN PetscErrorCode PatchworkTensorSetUpDescriptors(Mat);
 PETSC_INTERN PetscErrorCode MatMult_PatchworkTensor(Mat, Vec, Vec);
