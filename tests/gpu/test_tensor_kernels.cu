@@ -97,14 +97,6 @@ static void Download(std::vector<T> &h, const T *dptr)
   CHECK_CUDA(cudaMemcpy(h.data(), dptr, h.size() * sizeof(T), cudaMemcpyDeviceToHost));
 }
 
-static void CheckRet(int ret, const char *what)
-{
-  if (ret) {
-    printf("FAIL %s returned %d (%s)\n", what, ret, PatchworkCUDAErrorString(ret));
-    exit(1);
-  }
-}
-
 template <typename T>
 static void TestApply(const PatchworkTensorDesc *d, const char *label, double tol)
 {
@@ -170,16 +162,6 @@ static void TestBoundary(const PatchworkTensorDesc *d, const char *label, bool w
   for (long long i = 0; i < nout; i++) err = fmax(err, fabs(ygpu[i] - yref[i]));
   snprintf(name, sizeof(name), "%s boundary-%s", label, with_x ? "x" : "one");
   Report(err == 0, name, err, 0.0);
-}
-
-static void ReportRet(int ret, int want, const char *name)
-{
-  const bool ok = ret == want;
-
-  if (ok) g_pass++;
-  else g_fail++;
-  printf("%s errors %s ret=%d want=%d (%s)\n", ok ? "ok  " : "FAIL", name, ret, want, PatchworkCUDAErrorString(ret));
-  fflush(stdout);
 }
 
 /* Bad descriptors are refused, empty ranges are a no-op */
