@@ -185,34 +185,16 @@ static Row MakeRow(int dim, int k, int colloc, double target)
 
 int main(int argc, char **argv)
 {
-  int    reps = 10, only_dim = 0, only_k = 0;
-  double size = 16e6;
-  bool   quick = false;
+  BenchOptions o     = {false, 10, 0, 0, 16e6};
+  const int    start = BenchStart(argc, argv, &o);
 
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--quick")) quick = true;
-    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--dim") && i + 1 < argc) only_dim = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--k") && i + 1 < argc) only_k = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--size") && i + 1 < argc) size = atof(argv[++i]);
-    else {
-      fprintf(stderr, "usage: %s [--quick] [--reps N] [--dim 2|3] [--k K] [--size DOF]\n", argv[0]);
-      return 2;
-    }
-  }
-  int ndev = 0;
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-    printf("SKIP: no CUDA device\n");
-    return 77;
-  }
-  if (quick) size = std::min(size, 2e6);
-  if (reps < 1) reps = 1;
+  if (start >= 0) return start;
+  const int  reps = o.reps, only_dim = o.dim, only_k = o.k;
+  const bool quick = o.quick;
+  double     size  = quick ? std::min(o.size, 2e6) : o.size;
 
-  cudaDeviceProp p;
-  cudaStream_t   s;
-  CHECK_CUDA(cudaGetDeviceProperties(&p, 0));
+  cudaStream_t s;
   CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  printf("# device: %s, %d SMs, %.1f GiB, L2 %.0f MiB\n", p.name, p.multiProcessorCount, p.totalGlobalMem / 1073741824.0, p.l2CacheSize / 1048576.0);
 
   /* device-to-device copy bandwidth, counting bytes read and written */
   double bw;

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <algorithm>
 #include <vector>
 
@@ -43,6 +44,40 @@ static double TimeIt(int reps, cudaStream_t s, F f, int warm = 2)
   for (int r = 0; r < reps; r++) CHECK_CUDA(cudaEventElapsedTime(&ms[r], ev[2 * r], ev[2 * r + 1]));
   for (auto &e : ev) CHECK_CUDA(cudaEventDestroy(e));
   return Median(ms);
+}
+
+/* The options of the tensor and plex kernel benchmarks; the caller sets the defaults */
+struct BenchOptions {
+  bool   quick;
+  int    reps, dim, k; /* dim, k: 0 for all */
+  double size;         /* target DoF (0: the benchmark's own list) */
+};
+
+/* The start of main(): parse [--quick] [--reps N] [--dim 2|3] [--k K] [--size DOF], check for a device
+   and print it. Returns -1 to go on, else the exit code: 2 for bad arguments, 77 without a device. */
+static inline int BenchStart(int argc, char **argv, BenchOptions *o)
+{
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--quick")) o->quick = true;
+    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) o->reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--dim") && i + 1 < argc) o->dim = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--k") && i + 1 < argc) o->k = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--size") && i + 1 < argc) o->size = atof(argv[++i]);
+    else {
+      fprintf(stderr, "usage: %s [--quick] [--reps N] [--dim 2|3] [--k K] [--size DOF]\n", argv[0]);
+      return 2;
+    }
+  }
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    printf("SKIP: no CUDA device\n");
+    return 77;
+  }
+  if (o->reps < 1) o->reps = 1;
+  cudaDeviceProp p;
+  CHECK_CUDA(cudaGetDeviceProperties(&p, 0));
+  printf("# device: %s, %d SMs, %.1f GiB, L2 %.0f MiB\n", p.name, p.multiProcessorCount, p.totalGlobalMem / 1073741824.0, p.l2CacheSize / 1048576.0);
+  return -1;
 }
 
 #endif
