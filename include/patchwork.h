@@ -17,6 +17,7 @@ PETSC_EXTERN PetscErrorCode PatchworkFinalizePackage(void);
 /* Log events, registered by PatchworkInitializePackage() */
 PETSC_EXTERN PetscLogEvent PATCHWORK_TensorSetUp, PATCHWORK_TensorMult, PATCHWORK_TensorDiagonal, PATCHWORK_VPSetUp, PATCHWORK_VPApply, PATCHWORK_VPCoarse, PATCHWORK_Transfer;
 PETSC_EXTERN PetscLogEvent PATCHWORK_PlexElements, PATCHWORK_PlexGeometry;
+PETSC_EXTERN PetscLogEvent PATCHWORK_AMGGraph, PATCHWORK_AMGProlong, PATCHWORK_AMGGalerkin, PATCHWORK_AMGRelaxSetUp, PATCHWORK_AMGCoarse, PATCHWORK_AMGCoarseSolve, PATCHWORK_AMGApply;
 PETSC_EXTERN PetscLogEvent PATCHWORK_LORPattern, PATCHWORK_LORMacro, PATCHWORK_LORGather, PATCHWORK_LORDirichlet, PATCHWORK_LORSetValues, PATCHWORK_LORInnerSetUp, PATCHWORK_LORApply;
 
 /*E
@@ -151,6 +152,35 @@ PETSC_EXTERN PetscErrorCode PCLORSetBC(PC, PatchworkTensorBC);
 PETSC_EXTERN PetscErrorCode PCLORSetQuadrature(PC, PatchworkTensorQuadrature);
 PETSC_EXTERN PetscErrorCode PCLORGetMatrix(PC, Mat *);
 PETSC_EXTERN PetscErrorCode PCLORGetInnerPC(PC, PC *);
+
+/*J
+  PCPATCHAMG - "patchamg": smoothed-aggregation AMG with patch block-Jacobi relaxation, for assembled SPD matrices of unstructured meshes
+J*/
+#define PCPATCHAMG "patchamg"
+
+/*E
+  PatchworkAMGRelax - the relaxation of PCPATCHAMG
+
+  Values:
++ PATCHWORK_AMG_RELAX_PATCH     - weighted block Jacobi over patches, each block by inner Jacobi sweeps (default; Fu et al. 2014)
+. PATCHWORK_AMG_RELAX_JACOBI    - damped point Jacobi
+. PATCHWORK_AMG_RELAX_L1JACOBI  - l1-Jacobi, scaled by the rows' l1 norms
+. PATCHWORK_AMG_RELAX_SPAI0     - the diagonal sparse approximate inverse a_ii / ||a_i||^2
+- PATCHWORK_AMG_RELAX_CHEBYSHEV - Chebyshev polynomial in D^-1 A (a PETSc KSP, options prefix -pc_patchamg_levels_)
+E*/
+typedef enum {
+  PATCHWORK_AMG_RELAX_PATCH,
+  PATCHWORK_AMG_RELAX_JACOBI,
+  PATCHWORK_AMG_RELAX_L1JACOBI,
+  PATCHWORK_AMG_RELAX_SPAI0,
+  PATCHWORK_AMG_RELAX_CHEBYSHEV
+} PatchworkAMGRelax;
+PETSC_EXTERN const char *const PatchworkAMGRelaxes[];
+
+PETSC_EXTERN PetscErrorCode PCPatchAMGSetRelax(PC, PatchworkAMGRelax);
+PETSC_EXTERN PetscErrorCode PCPatchAMGSetPrecision(PC, PatchworkPrecision);
+PETSC_EXTERN PetscErrorCode PCPatchAMGSetPatchSize(PC, PetscInt);
+PETSC_EXTERN PetscErrorCode PCPatchAMGGetNumberLevels(PC, PetscInt *);
 
 /* DMDA node grids for Q_k elements */
 PETSC_EXTERN PetscErrorCode PatchworkDMDACreateQk(MPI_Comm, PetscInt dim, PetscInt degree, const PetscInt cells[], const PetscReal lower[], const PetscReal upper[], DM *);

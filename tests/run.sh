@@ -149,6 +149,8 @@ run unit/basis1d          $B/tests/unit/test_basis1d
 run unit/tensor_ref       $B/tests/unit/test_tensor_ref
 run unit/patch_ref        $B/tests/unit/test_patch_ref
 run unit/transfer_ref     $B/tests/unit/test_transfer_ref
+run unit/amg_graph        $B/tests/unit/test_amg_graph
+run unit/amg_relax_ref    $B/tests/unit/test_amg_relax_ref
 
 # --- the operator against an independently assembled AIJ matrix, serial and parallel
 run mat/tensor_aij-n1     $MPIEXEC -n 1 $B/tests/mat/test_tensor_aij
@@ -270,6 +272,16 @@ run dll/without-plugin    bash -c "$B/tests/dll/plain_dll; test \$? = 2"
 run dll/dll-append        $B/tests/dll/plain_dll -dll_append "$PWD/lib/libpetscpatchwork.so"
 run dll/dll-append-n2     $MPIEXEC -n 2 $B/tests/dll/plain_dll -dll_append "$PWD/lib/libpetscpatchwork.so"
 
+# --- PCPATCHAMG on assembled SPD matrices: CG to ||r||/||b|| < 1e-8 with b = 1 (Fu et al. 2014)
+AMG=$B/tests/mat/test_patchamg
+run patchamg/q1-hex       $AMG -problem q1 -n 24 -max_its 12 -repeat
+run patchamg/fd7          $AMG -problem fd7 -n 40 -max_its 18 -repeat
+run patchamg/double       $AMG -problem fd7 -n 32 -max_its 18 -pc_patchamg_precision double
+for r in jacobi l1jacobi spai0 chebyshev; do run "patchamg/relax-$r" $AMG -problem fd7 -n 32 -max_its 32 -pc_patchamg_relax $r; done
+run patchamg/mpi-n2       $MPIEXEC -n 2 $AMG -problem q1 -n 24 -max_its 12
+run patchamg/mpi-n3       $MPIEXEC -n 3 $AMG -problem fd7 -n 32 -max_its 19
+run patchamg/help         bash -c "$AMG -help | grep -e '-pc_patchamg_relax' -e '-pc_patchamg_inner_sweeps'"
+
 # --- make install and pkg-config: the example builds from the installed copy alone
 installed() {
   local prefix=$PWD/$R/prefix
@@ -289,6 +301,10 @@ if command -v valgrind >/dev/null 2>&1; then
     $B/examples/lor -dim 3 -degree 3 -cells 2
   run valgrind/plex       valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -kmin 2 -kmax 2 -curved -variable -dirichlet
+  run valgrind/amg_graph  valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_amg_graph --quick
+  run valgrind/amg_relax_ref valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_amg_relax_ref
+  run valgrind/patchamg   valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+                            $AMG -problem fd7 -n 12 -pc_patchamg_coarse_size 50 -ksp_view
   run valgrind/tensor_ref valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_tensor_ref
   run valgrind/patch_ref  valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_patch_ref --quick
   run valgrind/transfer_ref valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_transfer_ref --quick

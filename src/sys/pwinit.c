@@ -4,10 +4,12 @@
 PetscBool     PatchworkPackageInitialized = PETSC_FALSE;
 PetscLogEvent PATCHWORK_TensorSetUp, PATCHWORK_TensorMult, PATCHWORK_TensorDiagonal, PATCHWORK_VPSetUp, PATCHWORK_VPApply, PATCHWORK_VPCoarse, PATCHWORK_Transfer;
 PetscLogEvent PATCHWORK_PlexElements, PATCHWORK_PlexGeometry;
+PetscLogEvent PATCHWORK_AMGGraph, PATCHWORK_AMGProlong, PATCHWORK_AMGGalerkin, PATCHWORK_AMGRelaxSetUp, PATCHWORK_AMGCoarse, PATCHWORK_AMGCoarseSolve, PATCHWORK_AMGApply;
 PetscLogEvent PATCHWORK_LORPattern, PATCHWORK_LORMacro, PATCHWORK_LORGather, PATCHWORK_LORDirichlet, PATCHWORK_LORSetValues, PATCHWORK_LORInnerSetUp, PATCHWORK_LORApply;
 
 PETSC_EXTERN PetscErrorCode PCCreate_VertexPatch(PC);
 PETSC_EXTERN PetscErrorCode PCCreate_LOR(PC);
+PETSC_EXTERN PetscErrorCode PCCreate_PatchAMG(PC);
 
 const char *const PatchworkTensorQuadratures[] = {"gauss", "gausslobatto", "PatchworkTensorQuadrature", "PATCHWORK_QUADRATURE_", NULL};
 const char *const PatchworkTensorBCs[]         = {"dirichlet", "natural", "PatchworkTensorBC", "PATCHWORK_BC_", NULL};
@@ -66,7 +68,15 @@ PetscErrorCode PatchworkInitializePackage(void)
   PetscCall(PetscLogEventRegister("PWLORInnerSetUp", PC_CLASSID, &PATCHWORK_LORInnerSetUp));
   PetscCall(PetscLogEventRegister("PWLORApply", PC_CLASSID, &PATCHWORK_LORApply));
   PetscCall(PCRegister(PCVERTEXPATCH, PCCreate_VertexPatch));
+  PetscCall(PetscLogEventRegister("PWAMGGraph", PC_CLASSID, &PATCHWORK_AMGGraph));
+  PetscCall(PetscLogEventRegister("PWAMGProlong", PC_CLASSID, &PATCHWORK_AMGProlong));
+  PetscCall(PetscLogEventRegister("PWAMGGalerkin", PC_CLASSID, &PATCHWORK_AMGGalerkin));
+  PetscCall(PetscLogEventRegister("PWAMGRelaxSetUp", PC_CLASSID, &PATCHWORK_AMGRelaxSetUp));
+  PetscCall(PetscLogEventRegister("PWAMGCoarseSetUp", PC_CLASSID, &PATCHWORK_AMGCoarse));
+  PetscCall(PetscLogEventRegister("PWAMGCoarseSolve", PC_CLASSID, &PATCHWORK_AMGCoarseSolve));
+  PetscCall(PetscLogEventRegister("PWAMGApply", PC_CLASSID, &PATCHWORK_AMGApply));
   PetscCall(PCRegister(PCLOR, PCCreate_LOR));
+  PetscCall(PCRegister(PCPATCHAMG, PCCreate_PatchAMG));
   PetscCall(PetscRegisterFinalize(PatchworkFinalizePackage));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -6,13 +6,14 @@
 #           the vector kernels of the single-precision cycles (cuda/vecops.cu)
 #   lor:    the LOR assembly by macro element (cuda/lor_assemble.cu)
 #   plex:   the operator on general (curved, unstructured) quad/hex cells (cuda/plex_apply.cu)
+#   amg:    the patch block-Jacobi relaxation of PCPATCHAMG on the patchSPM layout (cuda/amg_relax.cu)
 #   1. nvcc builds build/gpu-kernels/{test,bench}_<suite>_kernels (ptxas register report kept)
 #   2. the GPU-vs-CPU test, full
 #   3. the test with --quick under compute-sanitizer memcheck, then racecheck
 #   4. the throughput benchmark
 # The suites build in parallel. Logs go to $OUT when set, else build/gpu-kernels/. A short summary
 # table is printed last.
-#   bash tests/gpu/kernels.sh [tensor] [patch] [lor] [plex]     (default: all four)
+#   bash tests/gpu/kernels.sh [tensor] [patch] [lor] [plex] [amg]     (default: all five)
 # Exit status: 0 when every step passed; the test's 77 (no device) is passed through.
 set -u
 cd "$(dirname "$0")/../.."
@@ -24,14 +25,14 @@ SAN=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo "$(dirname "$NVC
 CC=${CC:-gcc}
 FLAGS="-O3 -std=c++17 -arch=sm_90 -Iinclude"
 SAN_TIMEOUT=${SAN_TIMEOUT:-150}
-SUITES=${*:-tensor patch lor plex}
+SUITES=${*:-tensor patch lor plex amg}
 
 declare -a STEP STATUS DETAIL
 note() { STEP+=("$1"); STATUS+=("$2"); DETAIL+=("$3"); }
 has() { case " $SUITES " in *" $1 "*) return 0 ;; esac; return 1; }
 
 build_core() {
-  for f in tensor_ref basis1d fdm patch_ref transfer_ref lor_ref plex_ref; do
+  for f in tensor_ref basis1d fdm patch_ref transfer_ref lor_ref plex_ref amg_relax_ref; do
     echo "+ $CC -O2 -Wall -Wextra -Iinclude -c src/core/$f.c"
     "$CC" -O2 -Wall -Wextra -Iinclude -c src/core/$f.c -o "$B/$f.o" || return 1
   done
@@ -85,6 +86,16 @@ build_plex() {
     "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra bench/bench_plex_kernels.cu "$B/plex_apply.o" "$B/plex_ref.o" "$B/basis1d.o" -lm -o "$B/bench_plex_kernels"
 }
 
+build_amg() {
+  echo "+ $NVCC $FLAGS -Xptxas -v -c cuda/amg_relax.cu" &&
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra -Xptxas -v -c cuda/amg_relax.cu -o "$B/amg_relax.o" 2> "$LOG/ptxas_amg.txt" &&
+    { grep -i -E "warning|error" "$LOG/ptxas_amg.txt" || true; } &&
+    echo "+ $NVCC $FLAGS tests/gpu/test_amg_kernels.cu" &&
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra tests/gpu/test_amg_kernels.cu "$B/amg_relax.o" "$B/amg_relax_ref.o" -lm -o "$B/test_amg_kernels" &&
+    echo "+ $NVCC $FLAGS bench/bench_amg_kernels.cu" &&
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra bench/bench_amg_kernels.cu "$B/amg_relax.o" -lm -o "$B/bench_amg_kernels"
+}
+
 # registers and spills of kernels, from ptxas reports (default: the patch kernels'): "max R regs, S with spills"
 patch_regs() {
   local files=("$@")
@@ -107,6 +118,7 @@ has tensor && { build_tensor >> "$LOG/build.log" 2>&1 & pids+=("tensor:$!"); }
 has patch && { build_patch > "$LOG/build_patch.log" 2>&1 & pids+=("patch:$!"); }
 has lor && { build_lor > "$LOG/build_lor.log" 2>&1 & pids+=("lor:$!"); }
 has plex && { build_plex > "$LOG/build_plex.log" 2>&1 & pids+=("plex:$!"); }
+has amg && { build_amg > "$LOG/build_amg.log" 2>&1 & pids+=("amg:$!"); }
 bfail=0
 for p in "${pids[@]}"; do
   s=${p%%:*}
@@ -116,6 +128,7 @@ for p in "${pids[@]}"; do
     patch) note patch-build ok "$((SECONDS - t0)) s; $(patch_regs) ($LOG/ptxas_patch.txt)" ;;
     lor) note lor-build ok "$((SECONDS - t0)) s; $(patch_regs "$LOG/ptxas_lor.txt") ($LOG/ptxas_lor.txt)" ;;
     plex) note plex-build ok "$((SECONDS - t0)) s; $(patch_regs "$LOG/ptxas_plex.txt") ($LOG/ptxas_plex.txt)" ;;
+    amg) note amg-build ok "$((SECONDS - t0)) s; $(patch_regs "$LOG/ptxas_amg.txt") ($LOG/ptxas_amg.txt)" ;;
     esac
   else
     bfail=1
@@ -124,6 +137,7 @@ for p in "${pids[@]}"; do
     patch) note patch-build FAIL "see $LOG/build_patch.log"; l="$LOG/build_patch.log" ;;
     lor) note lor-build FAIL "see $LOG/build_lor.log"; l="$LOG/build_lor.log $LOG/ptxas_lor.txt" ;;
     plex) note plex-build FAIL "see $LOG/build_plex.log"; l="$LOG/build_plex.log $LOG/ptxas_plex.txt" ;;
+    amg) note amg-build FAIL "see $LOG/build_amg.log"; l="$LOG/build_amg.log $LOG/ptxas_amg.txt" ;;
     esac
     cat $l 2>/dev/null | grep -v "^ptxas info" | tail -n 40
   fi
@@ -177,6 +191,7 @@ if has patch; then
 fi
 has lor && run_suite lor "lor-"
 has plex && run_suite plex "plex-"
+has amg && run_suite amg "amg-"
 
 if has tensor; then
   echo
@@ -197,6 +212,11 @@ if has plex; then
   echo
   echo "== plex benchmark table =="
   cat "$LOG/plex-bench.log"
+fi
+if has amg; then
+  echo
+  echo "== amg benchmark table =="
+  cat "$LOG/amg-bench.log"
 fi
 echo
 echo "== summary =="

@@ -234,6 +234,104 @@ static PetscErrorCode BadPlex(void)
   PetscFunctionReturn(0);
 }
 
+/* A 1D Laplacian with row `bad` changed: its diagonal set to d, its coupling to the next row to
+   (up, down) (the symmetric pair, unless up != down) */
+static PetscErrorCode Tridiagonal(PetscInt bad, PetscScalar d, PetscScalar up, PetscScalar down, Mat *A)
+{
+  PetscInt n = 40, rs, re;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, n, n, 3, NULL, 2, NULL, A));
+  PetscCall(MatGetOwnershipRange(*A, &rs, &re));
+  for (PetscInt i = rs; i < re; i++) {
+    PetscScalar diag = i == bad ? d : 2.0;
+
+    if (diag != 0.0) PetscCall(MatSetValue(*A, i, i, diag, INSERT_VALUES));
+    if (i + 1 < n && i != bad - 1 && i != bad) PetscCall(MatSetValue(*A, i, i + 1, -1.0, INSERT_VALUES));
+    if (i > 0 && i != bad && i != bad + 1) PetscCall(MatSetValue(*A, i, i - 1, -1.0, INSERT_VALUES));
+    if (i == bad && i + 1 < n) PetscCall(MatSetValue(*A, i, i + 1, up, INSERT_VALUES));
+    if (i == bad + 1) PetscCall(MatSetValue(*A, i, i - 1, down, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+/* PCSetUp() of a PCPATCHAMG on A, with options, must fail naming the problem */
+static PetscErrorCode TryPatchAMG(Mat A, PetscBool check, const char what[], const char words[])
+{
+  PC pc;
+
+  PetscFunctionBeginUser;
+  PetscCall(PCCreate(PETSC_COMM_WORLD, &pc));
+  PetscCall(PCSetType(pc, PCPATCHAMG));
+  PetscCall(PCSetOperators(pc, A, A));
+  PetscCall(PCSetOptionsPrefix(pc, check ? "checked_" : "plain_"));
+  PetscCall(PetscOptionsSetValue(NULL, "-checked_pc_patchamg_check", "1"));
+  PetscCall(PetscOptionsSetValue(NULL, "-plain_pc_patchamg_coarse_size", "10"));
+  PetscCall(PCSetFromOptions(pc));
+  PetscCall(Expect(PCSetUp(pc), what, words));
+  PetscCall(PCDestroy(&pc));
+  PetscFunctionReturn(0);
+}
+
+/* PCPATCHAMG: assembled symmetric positive definite matrices only */
+static PetscErrorCode BadPatchAMG(void)
+{
+  Mat A;
+  PC  pc;
+
+  PetscFunctionBeginUser;
+  PetscCall(Tridiagonal(7, 0.0, 0.0, 0.0, &A));
+  PetscCall(TryPatchAMG(A, PETSC_FALSE, "PCPATCHAMG with an empty row", "an empty row"));
+  PetscCall(MatDestroy(&A));
+  PetscCall(Tridiagonal(7, -2.0, -1.0, -1.0, &A));
+  PetscCall(TryPatchAMG(A, PETSC_FALSE, "PCPATCHAMG with a negative diagonal", "in row 7"));
+  PetscCall(MatDestroy(&A));
+  PetscCall(Tridiagonal(7, (PetscReal)NAN, -1.0, -1.0, &A));
+  PetscCall(TryPatchAMG(A, PETSC_FALSE, "PCPATCHAMG with a NaN", "NaN or Inf on its diagonal"));
+  PetscCall(MatDestroy(&A));
+  PetscCall(Tridiagonal(7, 2.0, -1.0, -0.5, &A));
+  PetscCall(TryPatchAMG(A, PETSC_TRUE, "PCPATCHAMG, nonsymmetric, checked", "not symmetric"));
+  PetscCall(MatDestroy(&A));
+  PetscCall(Tridiagonal(7, 2.0, -9.0, -9.0, &A));
+  PetscCall(TryPatchAMG(A, PETSC_TRUE, "PCPATCHAMG, indefinite, checked", "negative curvature"));
+  {
+    Vec          v[2];
+    MatNullSpace nsp;
+
+    PetscCall(MatCreateVecs(A, &v[0], &v[1]));
+    PetscCall(VecSet(v[0], 1.0));
+    PetscCall(VecSet(v[1], 0.0));
+    PetscCall(VecSetValue(v[1], 0, 1.0, INSERT_VALUES));
+    PetscCall(VecAssemblyBegin(v[1]));
+    PetscCall(VecAssemblyEnd(v[1]));
+    PetscCall(VecNormalize(v[0], NULL));
+    PetscCall(MatNullSpaceCreate(PETSC_COMM_WORLD, PETSC_FALSE, 2, v, &nsp));
+    PetscCall(MatSetNearNullSpace(A, nsp));
+    PetscCall(TryPatchAMG(A, PETSC_FALSE, "PCPATCHAMG, near null space of 2", "a near null space of one vector"));
+    PetscCall(MatNullSpaceDestroy(&nsp));
+    PetscCall(VecDestroy(&v[0]));
+    PetscCall(VecDestroy(&v[1]));
+  }
+  PetscCall(MatDestroy(&A));
+  {
+    DM       dm;
+    PetscInt cells[2] = {4, 4};
+
+    PetscCall(PatchworkDMDACreateQk(PETSC_COMM_WORLD, 2, 2, cells, NULL, NULL, &dm));
+    PetscCall(MatCreatePatchworkTensor(dm, 2, &A));
+    PetscCall(TryPatchAMG(A, PETSC_FALSE, "PCPATCHAMG on a matrix-free operator", "needs an assembled AIJ matrix"));
+    PetscCall(MatDestroy(&A));
+    PetscCall(DMDestroy(&dm));
+  }
+  PetscCall(PCCreate(PETSC_COMM_WORLD, &pc));
+  PetscCall(PCSetType(pc, PCPATCHAMG));
+  PetscCall(Expect(PCPatchAMGSetPatchSize(pc, 2000), "PCPATCHAMG patch size 2000", "must be in [1, 1024]"));
+  PetscCall(PCDestroy(&pc));
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   const PetscInt cells[3] = {3, 3, 3};
@@ -349,6 +447,7 @@ int main(int argc, char **argv)
 
   PetscCall(BadLOR());
   PetscCall(BadPlex());
+  PetscCall(BadPatchAMG());
   PetscCall(PetscPopErrorHandler());
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "test_bad_input: %" PetscInt_FMT " cases, %" PetscInt_FMT " failed\n", cases, failures));
   PetscCall(PetscFinalize());

@@ -1,0 +1,102 @@
+/* Kernel ABI of PCPATCHAMG (Fu, Lewis, Kirby, Whitaker 2014): the graph partitions of the setup
+   (aggregates and patches) and the patch block-Jacobi relaxation on the patchSPM layout.
+   Plain C structs, no PETSc types: the CPU reference (src/core/amg_graph.c, src/core/amg_relax_ref.c)
+   and the CUDA kernels (cuda/amg_*.cu) take the same descriptors.
+
+   Graph partitions. A graph is CSR adjacency, undirected (u in adj(v) iff v in adj(u); self loops
+   allowed and ignored), with optional vertex weights. Every step is a sequence of synchronous
+   rounds in which a vertex's new state depends only on the previous round's states of itself and
+   its neighbours, with ties broken by a hash of (seed, vertex) and then by the smaller index: the
+   result depends on the seed only, never on the order in which vertices are visited, so the CPU
+   and a GPU produce the same partition.
+
+   Partition (the paper's section 5.2.1, steps 1-5): roots = a k-MIS of the graph (no two roots
+   joined by a path of k or fewer edges, maximal); root r starts part r; unallocated vertices join,
+   round by round, the part with which they share the largest total weight of allocated neighbours;
+   parts whose total vertex weight is below min_weight are dissolved and their vertices re-allocated
+   the same way, repeatedly, until every part has min_weight or is alone in its connected component
+   (a light part dissolves only beside a part that ranks above it: heavier, ties by hash and index;
+   so touching light parts never all go at once and no component is left without a part);
+   parts are numbered by their smallest vertex.
+   Balance (patches): while the heaviest part exceeds max_weight and for at most max_rounds rounds,
+   every vertex on the border of a part heavier than the lighter neighbouring part may move there;
+   each part gives up at most one vertex per round (its move that reduces the weight difference
+   most among those a local test shows keep it connected) and takes at most one (the best offered),
+   which damps oscillation. A vertex moves only to a part where it keeps a neighbour, so connected
+   parts stay connected. The exact ranks and hash: src/core/amg_graph.c.
+
+   Relaxation on the patchSPM layout (section 5.2.2). The level's rows are ordered so that every
+   patch is a contiguous range [patch_ptr[p], patch_ptr[p+1]). A = AI + AD + AB, where AD is the
+   diagonal, AI the off-diagonal entries whose row and column lie in the same patch, AB the rest.
+   AI columns are stored relative to the patch start, AB columns as level rows.
+   Vectors are double; the matrix values are float when `single`, double otherwise.
+
+   PatchRelax: for every patch p (independent, any order), with the patch block A_p = AI_p + AD_p:
+     t   = b_p                        (zero_guess)
+     t   = b_p - A_p x_p              (otherwise; b already has the AB x coupling subtracted)
+     g   = inner weighted Jacobi sweeps on A_p g = t from g = 0:
+             g <- g + inner_omega * AD_p^{-1} (t - A_p g)      (inner >= 1 times)
+     x_p = omega * g                  (zero_guess)
+     x_p = x_p + omega * g            (otherwise)
+     r_p = b_p - A_p x_p              (only when r is given; the residual without the AB coupling)
+   r may alias b, never x.
+   BoundaryResidual: y = z - AB x for every row (y may alias z, never x).
+   Mult: y = (AI + AD + AB) x (tests and the fine-level check; y never aliases x).
+   The paper's fused pre-relaxation with residual is PatchRelax(zero_guess, r) then
+   BoundaryResidual(x, r, r); its post-relaxation is BoundaryResidual(x, b, t) then PatchRelax(t). */
+#ifndef PATCHWORK_AMG_KERNEL_H
+#define PATCHWORK_AMG_KERNEL_H
+
+typedef struct {
+  int        n;      /* vertices */
+  const int *ptr;    /* [n+1] */
+  const int *adj;    /* [ptr[n]] neighbours; entries equal to the row are ignored */
+  const int *weight; /* [n] vertex weights (>= 1), or NULL for all 1 */
+} PatchworkGraph;
+
+typedef struct {
+  int          n;           /* rows of the level, patch-ordered */
+  int          npatch;      /* patches */
+  int          max_patch;   /* rows of the largest patch */
+  const int   *patch_ptr;   /* [npatch+1] */
+  const int   *ai_ptr;      /* [n+1] */
+  const int   *ai_col;      /* column - patch_ptr[p] of row's patch p */
+  const int   *ab_ptr;      /* [n+1] */
+  const int   *ab_col;      /* level row */
+  int          single;      /* nonzero: ai_val, ab_val, diag point to float */
+  const void  *ai_val, *ab_val, *diag;
+  int          inner;       /* inner Jacobi sweeps, >= 1 */
+  double       inner_omega; /* their damping */
+  double       omega;       /* damping of the block-Jacobi update */
+} PatchworkSPMDesc;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Graph partitions (CPU, src/core/amg_graph.c). Return 0, or nonzero on bad arguments or failed
+   allocation. Arrays are allocated by the caller unless said otherwise. */
+int  PatchworkGraphKMIS(const PatchworkGraph *g, int k, unsigned seed, int *in_set, int *count);
+int  PatchworkGraphPartition(const PatchworkGraph *g, int k, unsigned seed, int min_weight, int *part, int *nparts);
+int  PatchworkGraphBalance(const PatchworkGraph *g, int nparts, int max_weight, int max_rounds, int *part);
+/* The graph of the parts: vertex q = part q, weight = total weight of its vertices, an edge where
+   any two of their vertices are joined. Allocates c->ptr, c->adj, c->weight with malloc; free with
+   PatchworkGraphFree. Adjacency rows are sorted and have no self loops. */
+int  PatchworkGraphInduce(const PatchworkGraph *g, const int *part, int nparts, PatchworkGraph *c);
+void PatchworkGraphFree(PatchworkGraph *g);
+/* order[pos] = vertex, vertices grouped by key (ascending, stable: ties keep vertex order);
+   start[key] = first position of the key, start[nkeys] = n */
+int  PatchworkGraphOrder(int n, const int *key, int nkeys, int *order, int *start);
+
+/* Relaxation, CPU reference (src/core/amg_relax_ref.c) */
+void PatchworkSPMPatchRelaxRef(const PatchworkSPMDesc *d, const double *b, double *x, double *r, int zero_guess);
+void PatchworkSPMBoundaryResidualRef(const PatchworkSPMDesc *d, const double *x, const double *z, double *y);
+void PatchworkSPMMultRef(const PatchworkSPMDesc *d, const double *x, double *y);
+/* CUDA (cuda/amg_relax.cu): every pointer in d and the vectors are device pointers, stream a
+   cudaStream_t; return 0 or a cudaError_t code */
+int PatchworkSPMPatchRelaxCUDA(const PatchworkSPMDesc *d, const double *b, double *x, double *r, int zero_guess, void *stream);
+int PatchworkSPMBoundaryResidualCUDA(const PatchworkSPMDesc *d, const double *x, const double *z, double *y, void *stream);
+int PatchworkSPMMultCUDA(const PatchworkSPMDesc *d, const double *x, double *y, void *stream);
+#ifdef __cplusplus
+}
+#endif
+#endif

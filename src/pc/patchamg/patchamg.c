@@ -1,0 +1,306 @@
+/* PCPATCHAMG: creation, options, viewing and setters. pasetup.c builds the hierarchy, paspm.c the
+   patchSPM layout, pacycle.c applies the V-cycle. */
+#include "paimpl.h"
+
+const char *const PatchworkAMGRelaxes[] = {"patch", "jacobi", "l1jacobi", "spai0", "chebyshev", "PatchworkAMGRelax", "PATCHWORK_AMG_RELAX_", NULL};
+
+static PetscBool  cited      = PETSC_FALSE;
+static const char citation[] = "@article{FuLewisKirbyWhitaker2014,\n"
+                               "  title   = {Architecting the finite element method pipeline for the {GPU}},\n"
+                               "  author  = {Fu, Zhisong and Lewis, T. James and Kirby, Robert M. and Whitaker, Ross T.},\n"
+                               "  journal = {Journal of Computational and Applied Mathematics},\n"
+                               "  volume  = {257},\n"
+                               "  pages   = {195--211},\n"
+                               "  year    = {2014}\n}\n";
+
+static PetscErrorCode PCSetFromOptions_PatchAMG(PC pc, PatchworkOptionItems PetscOptionsObject)
+{
+  PC_PatchAMG *pa = (PC_PatchAMG *)pc->data;
+
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "Patch-based smoothed-aggregation AMG options");
+  PetscCall(PetscOptionsEnum("-pc_patchamg_relax", "Relaxation: patch block Jacobi with inner Jacobi sweeps, or a point method", "PCPatchAMGSetRelax", PatchworkAMGRelaxes, (PetscEnum)pa->relax, (PetscEnum *)&pa->relax, NULL));
+  PetscCall(PetscOptionsEnum("-pc_patchamg_precision", "Precision of the patch blocks' values (vectors and transfers stay double)", "PCPatchAMGSetPrecision", PatchworkPrecisions, (PetscEnum)pa->precision, (PetscEnum *)&pa->precision, NULL));
+  PetscCall(PetscOptionsInt("-pc_patchamg_k", "Aggregates grow around the vertices of a k-MIS (distance k between roots)", "", pa->k, &pa->k, NULL));
+  PetscCall(PetscOptionsInt("-pc_patchamg_min_aggregate", "Aggregates with fewer rows are dissolved and their rows reassigned", "", pa->min_agg, &pa->min_agg, NULL));
+  PetscCall(PetscOptionsInt("-pc_patchamg_patch_size", "Largest patch (rows) of the block-Jacobi relaxation", "PCPatchAMGSetPatchSize", pa->patch_size, &pa->patch_size, NULL));
+  PetscCall(PetscOptionsInt("-pc_patchamg_inner_sweeps", "Jacobi sweeps that approximate each patch block's inverse", "", pa->inner, &pa->inner, NULL));
+  PetscCall(PetscOptionsReal("-pc_patchamg_omega", "Damping of the relaxation (0: 1 for patch, l1jacobi, spai0; 2/3 for jacobi)", "", pa->omega, &pa->omega, NULL));
+  PetscCall(PetscOptionsReal("-pc_patchamg_inner_omega", "Damping of the inner Jacobi sweeps", "", pa->inner_omega, &pa->inner_omega, NULL));
+  PetscCall(PetscOptionsReal("-pc_patchamg_prolong_omega", "P = (I - w/rho(D^-1 A) D^-1 A) P_tentative: w", "", pa->prolong_omega, &pa->prolong_omega, NULL));
+  PetscCall(PetscOptionsInt("-pc_patchamg_smooth_steps", "Pre- and post-relaxation steps per level", "", pa->smooth_steps, &pa->smooth_steps, NULL));
+  PetscCall(PetscOptionsInt("-pc_patchamg_coarse_size", "Stop coarsening at this many rows (global)", "", pa->coarse_size, &pa->coarse_size, NULL));
+  PetscCall(PetscOptionsInt("-pc_patchamg_levels", "Most levels (0: as many as the coarse size needs)", "", pa->max_levels, &pa->max_levels, NULL));
+  PetscCall(PetscOptionsInt("-pc_patchamg_seed", "Seed of the k-MIS priorities (the same seed gives the same hierarchy)", "", pa->seed, &pa->seed, NULL));
+  PetscCall(PetscOptionsBool("-pc_patchamg_check", "Check symmetry and definiteness of the matrix at setup", "", pa->check, &pa->check, NULL));
+  PetscOptionsHeadEnd();
+  PetscCheck(pa->k >= 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_patchamg_k must be at least 1, got %" PetscInt_FMT, pa->k);
+  PetscCheck(pa->inner >= 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_patchamg_inner_sweeps must be at least 1, got %" PetscInt_FMT, pa->inner);
+  PetscCheck(pa->smooth_steps >= 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_patchamg_smooth_steps must be at least 1, got %" PetscInt_FMT, pa->smooth_steps);
+  PetscCheck(pa->patch_size >= 1 && pa->patch_size <= 1024, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_patchamg_patch_size must be in [1, 1024] (a patch is one GPU thread block), got %" PetscInt_FMT, pa->patch_size);
+  PetscCheck(pa->omega >= 0 && pa->inner_omega > 0 && pa->prolong_omega >= 0, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "PCPATCHAMG damping factors must be positive");
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode PCView_PatchAMG(PC pc, PetscViewer viewer)
+{
+  PC_PatchAMG *pa = (PC_PatchAMG *)pc->data;
+  PetscBool    ascii;
+  PetscReal    nnz = 0, rows = 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
+  if (!ascii) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  smoothed aggregation: aggregates around a %" PetscInt_FMT "-MIS, at least %" PetscInt_FMT " rows, prolongator smoothed by one Jacobi step (w = %g/rho)\n", pa->k, pa->min_agg, (double)pa->prolong_omega));
+  if (pa->relax == PATCHWORK_AMG_RELAX_PATCH)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  relaxation: patch block Jacobi (patches balanced towards %" PetscInt_FMT " rows, omega %g), each block by %" PetscInt_FMT " Jacobi sweeps (omega %g), values in %s, %" PetscInt_FMT " pre and post step(s)\n", pa->patch_size,
+                                     (double)(pa->omega > 0 ? pa->omega : 1.0), pa->inner, (double)pa->inner_omega, PatchworkPrecisions[pa->precision], pa->smooth_steps));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "  relaxation: %s, %" PetscInt_FMT " pre and post step(s)\n", PatchworkAMGRelaxes[pa->relax], pa->smooth_steps));
+  if (!pa->levels) {
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  not set up\n"));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  for (PetscInt l = 0; l < pa->nlevels; l++) {
+    nnz += pa->levels[l].nnz;
+    rows += pa->levels[l].N;
+  }
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  %" PetscInt_FMT " levels, operator complexity %.3f, grid complexity %.3f, on the %s; setup %.3g s (graphs %.3g, operators %.3g, relaxation %.3g, coarse %.3g)\n", pa->nlevels, nnz / pa->levels[0].nnz, rows / pa->levels[0].N, pa->device ? "GPU" : "CPU",
+                                   pa->setup_time[0] + pa->setup_time[1] + pa->setup_time[2] + pa->setup_time[3], pa->setup_time[0], pa->setup_time[1], pa->setup_time[2], pa->setup_time[3]));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  level       rows     nonzeros  aggregates (rows)      patches (rows)   in-patch nnz (rank 0)\n"));
+  for (PetscInt l = 0; l < pa->nlevels; l++) {
+    PC_PatchAMGLevel *L = &pa->levels[l];
+
+    if (l == pa->nlevels - 1) {
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  %5" PetscInt_FMT " %10" PetscInt_FMT " %12.0f  coarse solve\n", l, L->N, L->nnz));
+      break;
+    }
+    if (L->spm.host.patch_ptr)
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  %5" PetscInt_FMT " %10" PetscInt_FMT " %12.0f  %7" PetscInt_FMT " (%" PetscInt_FMT "..%" PetscInt_FMT ")  %7d (%" PetscInt_FMT "..%d)  %5.1f%%\n", l, L->N, L->nnz, L->naggs, L->agg_min, L->agg_max, L->spm.host.npatch, L->spm.min_patch,
+                                       L->spm.host.max_patch, 100.0 * (L->spm.nnz_ai + L->spm.host.n) / PetscMax(1.0, (PetscReal)(L->spm.nnz_ai + L->spm.nnz_ab + L->spm.host.n))));
+    else PetscCall(PetscViewerASCIIPrintf(viewer, "  %5" PetscInt_FMT " %10" PetscInt_FMT " %12.0f  %7" PetscInt_FMT " (%" PetscInt_FMT "..%" PetscInt_FMT ")\n", l, L->N, L->nnz, L->naggs, L->agg_min, L->agg_max));
+  }
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  coarse solver (options prefix %spc_patchamg_coarse_):\n", ((PetscObject)pc)->prefix ? ((PetscObject)pc)->prefix : ""));
+  PetscCall(PetscViewerASCIIPushTab(viewer));
+  PetscCall(KSPView(pa->coarse, viewer));
+  PetscCall(PetscViewerASCIIPopTab(viewer));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode PCSetUp_PatchAMG_Cite(PC pc)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscCitationsRegister(citation, &cited));
+  PetscCall(PCSetUp_PatchAMG(pc));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode PCDestroy_PatchAMG(PC pc)
+{
+  PetscFunctionBegin;
+  PetscCall(PCReset_PatchAMG(pc));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetRelax_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetPrecision_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetPatchSize_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGGetNumberLevels_C", NULL));
+  PetscCall(PetscFree(pc->data));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode PCPatchAMGSetRelax_PatchAMG(PC pc, PatchworkAMGRelax relax)
+{
+  PetscFunctionBegin;
+  ((PC_PatchAMG *)pc->data)->relax = relax;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode PCPatchAMGSetPrecision_PatchAMG(PC pc, PatchworkPrecision p)
+{
+  PetscFunctionBegin;
+  ((PC_PatchAMG *)pc->data)->precision = p;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode PCPatchAMGSetPatchSize_PatchAMG(PC pc, PetscInt size)
+{
+  PetscFunctionBegin;
+  PetscCheck(size >= 1 && size <= 1024, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "patch size must be in [1, 1024], got %" PetscInt_FMT, size);
+  ((PC_PatchAMG *)pc->data)->patch_size = size;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode PCPatchAMGGetNumberLevels_PatchAMG(PC pc, PetscInt *n)
+{
+  PetscFunctionBegin;
+  *n = ((PC_PatchAMG *)pc->data)->nlevels;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  PCPatchAMGSetRelax - Choose the relaxation of `PCPATCHAMG`
+
+  Logically Collective
+
+  Input Parameters:
++ pc    - the `PCPATCHAMG`
+- relax - `PATCHWORK_AMG_RELAX_PATCH` (default: weighted block Jacobi over patches, each block by inner
+          Jacobi sweeps), `PATCHWORK_AMG_RELAX_JACOBI`, `PATCHWORK_AMG_RELAX_L1JACOBI`, `PATCHWORK_AMG_RELAX_SPAI0`
+          or `PATCHWORK_AMG_RELAX_CHEBYSHEV`
+
+  Options Database Key:
+. -pc_patchamg_relax <patch,jacobi,l1jacobi,spai0,chebyshev> - the relaxation
+
+  Level: intermediate
+
+.seealso: `PCPATCHAMG`, `PCPatchAMGSetPatchSize()`
+@*/
+PetscErrorCode PCPatchAMGSetRelax(PC pc, PatchworkAMGRelax relax)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(pc, PC_CLASSID, 1);
+  PetscTryMethod(pc, "PCPatchAMGSetRelax_C", (PC, PatchworkAMGRelax), (pc, relax));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  PCPatchAMGSetPrecision - Choose the precision of the patch blocks' matrix values in `PCPATCHAMG`
+
+  Logically Collective
+
+  Input Parameters:
++ pc - the `PCPATCHAMG`
+- p  - `PATCHWORK_PRECISION_SINGLE` (default) or `PATCHWORK_PRECISION_DOUBLE`
+
+  Options Database Key:
+. -pc_patchamg_precision <single,double> - the precision
+
+  Note:
+  The level vectors, the transfers and the Krylov method stay in double precision; single
+  precision halves the bytes the relaxation reads, which is what bounds it.
+
+  Level: intermediate
+
+.seealso: `PCPATCHAMG`
+@*/
+PetscErrorCode PCPatchAMGSetPrecision(PC pc, PatchworkPrecision p)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(pc, PC_CLASSID, 1);
+  PetscTryMethod(pc, "PCPatchAMGSetPrecision_C", (PC, PatchworkPrecision), (pc, p));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  PCPatchAMGSetPatchSize - Set the largest patch (in rows) of the block-Jacobi relaxation of `PCPATCHAMG`
+
+  Logically Collective
+
+  Input Parameters:
++ pc   - the `PCPATCHAMG`
+- size - rows, 1 to 1024 (default 400, the paper's)
+
+  Options Database Key:
+. -pc_patchamg_patch_size <size> - the cap
+
+  Level: intermediate
+
+.seealso: `PCPATCHAMG`, `PCPatchAMGSetRelax()`
+@*/
+PetscErrorCode PCPatchAMGSetPatchSize(PC pc, PetscInt size)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(pc, PC_CLASSID, 1);
+  PetscValidLogicalCollectiveInt(pc, size, 2);
+  PetscTryMethod(pc, "PCPatchAMGSetPatchSize_C", (PC, PetscInt), (pc, size));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  PCPatchAMGGetNumberLevels - The number of levels of a set-up `PCPATCHAMG` (0 before `PCSetUp()`)
+
+  Not Collective
+
+  Input Parameter:
+. pc - the `PCPATCHAMG`
+
+  Output Parameter:
+. n - the levels, the finest included
+
+  Level: intermediate
+
+.seealso: `PCPATCHAMG`
+@*/
+PetscErrorCode PCPatchAMGGetNumberLevels(PC pc, PetscInt *n)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(pc, PC_CLASSID, 1);
+  *n = 0;
+  PetscTryMethod(pc, "PCPatchAMGGetNumberLevels_C", (PC, PetscInt *), (pc, n));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*MC
+  PCPATCHAMG - smoothed-aggregation algebraic multigrid for assembled symmetric positive definite
+  matrices (unstructured P1 finite elements above all), whose relaxation is a weighted block Jacobi
+  over patches of a few hundred rows, each block solved approximately by Jacobi sweeps in on-chip
+  memory (Fu, Lewis, Kirby, Whitaker 2014)
+
+  Options Database Keys:
++ -pc_patchamg_relax <patch,jacobi,l1jacobi,spai0,chebyshev> - relaxation (default patch)
+. -pc_patchamg_precision <single,double>                       - precision of the patch blocks' values (default single)
+. -pc_patchamg_k <k>                                            - aggregate roots form a k-MIS (default 2)
+. -pc_patchamg_min_aggregate <n>                                - smaller aggregates are dissolved (default 9)
+. -pc_patchamg_patch_size <n>                                   - largest patch in rows (default 400)
+. -pc_patchamg_inner_sweeps <n>                                 - Jacobi sweeps per patch block (default 3)
+. -pc_patchamg_omega <w>                                        - damping of the relaxation
+. -pc_patchamg_inner_omega <w>                                  - damping of the inner sweeps
+. -pc_patchamg_prolong_omega <w>                                - prolongator smoothing factor (default 4/3)
+. -pc_patchamg_smooth_steps <n>                                 - pre- and post-relaxation steps (default 1)
+. -pc_patchamg_coarse_size <n>                                  - coarsening stops below this many rows (default 500)
+. -pc_patchamg_levels <n>                                       - most levels
+. -pc_patchamg_seed <s>                                         - seed of the k-MIS (same seed, same hierarchy)
+. -pc_patchamg_check                                            - check symmetry and definiteness at setup
+- -pc_patchamg_coarse_ksp_type, -pc_patchamg_coarse_pc_type      - the coarse solver (default preonly + LU, redundant on several ranks)
+
+  Notes:
+  The matrix must be an assembled AIJ matrix (also aijcusparse); a near null space of one vector
+  (`MatSetNearNullSpace()`) replaces the constants. Aggregates and patches are rank-local. With
+  device matrices the relaxation runs in CUDA kernels; the hierarchy is built on the host.
+
+  Level: beginner
+
+.seealso: `PCGAMG`, `PCPatchAMGSetRelax()`, `PCPatchAMGSetPatchSize()`
+M*/
+PETSC_EXTERN PetscErrorCode PCCreate_PatchAMG(PC pc)
+{
+  PC_PatchAMG *pa;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&pa));
+  pc->data          = pa;
+  pa->k             = 2;
+  pa->min_agg       = 9;
+  pa->patch_size    = 400;
+  pa->inner         = 3;
+  pa->omega         = 0;
+  pa->inner_omega   = 0.8;
+  pa->prolong_omega = 4.0 / 3.0;
+  pa->relax         = PATCHWORK_AMG_RELAX_PATCH;
+  pa->smooth_steps  = 1;
+  pa->coarse_size   = 500;
+  pa->max_levels    = 0;
+  pa->precision     = PATCHWORK_PRECISION_SINGLE;
+  pa->seed          = 1;
+
+  pc->ops->setup          = PCSetUp_PatchAMG_Cite;
+  pc->ops->apply          = PCApply_PatchAMG;
+  pc->ops->applytranspose = PCApply_PatchAMG; /* the V-cycle is symmetric: the same relaxation before and after */
+  pc->ops->reset          = PCReset_PatchAMG;
+  pc->ops->destroy        = PCDestroy_PatchAMG;
+  pc->ops->setfromoptions = PCSetFromOptions_PatchAMG;
+  pc->ops->view           = PCView_PatchAMG;
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetRelax_C", PCPatchAMGSetRelax_PatchAMG));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetPrecision_C", PCPatchAMGSetPrecision_PatchAMG));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetPatchSize_C", PCPatchAMGSetPatchSize_PatchAMG));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGGetNumberLevels_C", PCPatchAMGGetNumberLevels_PatchAMG));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
