@@ -4,7 +4,7 @@
 # CPU reference, the operator on device vectors vs an assembled matrix, the Poisson example on the
 # GPU), compute-sanitizer memcheck/racecheck, then the benchmarks. Logs go to $OUT (or build/gpu-out),
 # packed as logs.tar.gz; a short table is printed last.
-#   bash tests/gpu/run.sh [--no-bench] [--quick] [--no-tests] [--no-cpu-suite] [--lor-only] [--plex-only]
+#   bash tests/gpu/run.sh [--no-bench] [--quick] [--no-tests] [--no-cpu-suite] [--lor-only] [--plex-only] [--amg-only]
 # (--no-tests: build and benchmarks only; one device call has 10 minutes, so a full run is two calls:
 #  `--no-bench --no-cpu-suite`, then `--no-tests`, back to back so the second finds the build)
 set -u
@@ -12,11 +12,13 @@ cd "$(dirname "$0")/../.."
 OUT=${OUT:-build/gpu-out}
 L=build/gpu-logs
 mkdir -p "$OUT" "$L"
-BENCH=1 QUICK= TESTS=1 CPUSUITE=1 LORONLY= PLEXONLY=
-for a in "$@"; do case $a in --no-bench) BENCH= ;; --quick) QUICK=1 ;; --no-tests) TESTS= ;; --no-cpu-suite) CPUSUITE= ;; --lor-only) LORONLY=1 ;; --plex-only) PLEXONLY=1 ;; esac; done
+BENCH=1 QUICK= TESTS=1 CPUSUITE=1 LORONLY= PLEXONLY= AMGONLY=
+for a in "$@"; do case $a in --no-bench) BENCH= ;; --quick) QUICK=1 ;; --no-tests) TESTS= ;; --no-cpu-suite) CPUSUITE= ;; --lor-only) LORONLY=1 ;; --plex-only) PLEXONLY=1 ;; --amg-only) AMGONLY=1 ;; esac; done
 # --lor-only: the PCLOR kernels, tests and benchmark alone; --plex-only: the same for the operator on DMPlex
 [ -n "$LORONLY" ] && { KERNEL_SUITES=lor; CPUSUITE=; BENCHES=${BENCHES:-lor}; }
 [ -n "$PLEXONLY" ] && { KERNEL_SUITES=plex; CPUSUITE=; BENCHES=${BENCHES:-plex}; }
+# --amg-only: PCPATCHAMG (its kernels, the PC on device matrices, its benchmark)
+[ -n "$AMGONLY" ] && { KERNEL_SUITES=amg; CPUSUITE=; BENCHES=${BENCHES:-amg}; LORONLY=1; PLEXONLY=1; }
 T0=$(date +%s)
 export PETSC_DIR=${PETSC_DIR:-/opt/patchwork/petsc-cuda} PETSC_ARCH=
 if [ ! -f "$PETSC_DIR/lib/petsc/conf/variables" ]; then
@@ -148,6 +150,28 @@ check lor-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 build/ex
 # cuSPARSE's csrmv kernel (GAMG's SpMV) reports shared-memory hazards of its own: ours only
 check lor-racecheck compute-sanitizer --tool racecheck --kernel-name-exclude kns=cusparse --error-exitcode 1 build/examples/lor -dim 2 -degree 5 -cells 3 $GPU
 
+fi
+
+# --- PCPATCHAMG with aijcusparse matrices: the relaxation in the CUDA kernels gives the CPU run's
+#     iterations (within 1: float values round differently), serial and on 2 ranks; compute-sanitizer
+if [ -n "$AMGONLY" ] || [ -z "$LORONLY$PLEXONLY" ]; then
+AMG="build/tests/mat/test_patchamg"
+AGPU="-dm_mat_type aijcusparse $GPU"
+amg_its() { "$@" 2>&1 | grep -o 'CG iterations [0-9]*' | grep -o '[0-9]*$'; }
+for c in "q1 32" "fd7 48" "fd7 32 -pc_patchamg_precision double"; do
+  set -- $c
+  o="-problem $1 -n $2 ${3:-} ${4:-}"
+  a_cpu=$(amg_its $AMG $o)
+  a_gpu=$(amg_its $AMG $o $AGPU -ksp_view -log_view)
+  $AMG $o $AGPU -ksp_view -log_view >"$L/patchamg-gpu-$1-$2.log" 2>&1
+  if [ -n "$a_gpu" ] && [ -n "$a_cpu" ] && [ $((a_gpu - a_cpu)) -le 1 ] && [ $((a_cpu - a_gpu)) -le 1 ] && grep -q 'on the GPU' "$L/patchamg-gpu-$1-$2.log"; then
+    row "patchamg-gpu-$1-$2${3:+-double}" ok "gpu its=$a_gpu, cpu its=$a_cpu"; else
+    row "patchamg-gpu-$1-$2${3:+-double}" FAIL "gpu its=${a_gpu:-$(tail -n 2 "$L/patchamg-gpu-$1-$2.log" | head -1)} cpu its=$a_cpu"; fi
+done
+row patchamg-gpu-copies info "KSPSolve host<->device copies: $(copies "$L/patchamg-gpu-fd7-48.log")"
+check patchamg-gpu-n2 $MPI -n 2 $AMG -problem fd7 -n 32 -max_its 20 $AGPU
+check patchamg-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 $AMG -problem fd7 -n 12 -pc_patchamg_coarse_size 50 $AGPU
+check patchamg-racecheck compute-sanitizer --tool racecheck --kernel-name-exclude kns=cusparse --error-exitcode 1 $AMG -problem q1 -n 8 -pc_patchamg_coarse_size 50 $AGPU
 fi
 # --- the CPU suite against this (newer) PETSc
 [ -n "$CPUSUITE" ] && check cpu-suite bash tests/run.sh

@@ -26,6 +26,8 @@ typedef struct {
   PetscInt       naggs;      /* aggregates (rows of level l+1) on this rank */
   PetscInt       agg_min, agg_max;
   PetscReal      nnz;        /* global nonzeros */
+  PetscReal      rho_dinv;   /* estimate of rho(D^-1 A) (prolongator smoothing, inner damping) */
+  PetscReal      lambda_relax; /* estimate of lambda_max(M^-1 A) of the undamped patch relaxation */
   PetscLogEvent  ev_relax, ev_residual, ev_transfer;
 } PC_PatchAMGLevel;
 

@@ -222,12 +222,13 @@ static PetscErrorCode TentativeProlongator(Mat A, GraphLevel *L, GraphLevel *C, 
 }
 
 /* P = (I - w/rho D^{-1} A) P~ (equation 6) */
-static PetscErrorCode SmoothProlongator(PC_PatchAMG *pa, Mat A, Vec dinv, Mat Pt, Mat *P)
+static PetscErrorCode SmoothProlongator(PC_PatchAMG *pa, Mat A, Vec dinv, Mat Pt, Mat *P, PetscReal *rho_out)
 {
   PetscReal rho = 1;
 
   PetscFunctionBegin;
   PetscCall(SpectralRadiusDinvA(A, dinv, &rho));
+  *rho_out = rho;
   PetscCall(MatMatMult(A, Pt, MAT_INITIAL_MATRIX, 2.0, P));
   PetscCall(MatDiagonalScale(*P, dinv, NULL));
   PetscCall(MatScale(*P, -pa->prolong_omega / rho));
@@ -273,6 +274,40 @@ static PetscErrorCode PointScaling(PC_PatchAMG *pa, Mat A, Vec dscale)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The damping of the patch relaxation on level L. The inner sweeps are damped by
+   inner_omega * 2/rho(D^-1 A): the eigenvalues of a patch block's D^-1 A_p lie below rho(D^-1 A), so
+   every sweep polynomial stays positive and the relaxation symmetric positive definite, whatever the
+   matrix (heterogeneous coefficients, obtuse tetrahedra). The outer update is damped by
+   min(1, 1.5/lambda_max(M^-1 A)) unless -pc_patchamg_omega is given, with lambda_max estimated by
+   power iteration of the relaxation itself: keeps the V-cycle positive definite (CG needs it). */
+static PetscErrorCode PatchDamping(PC_PatchAMG *pa, PC_PatchAMGLevel *L)
+{
+  PetscRandom rnd;
+  PetscReal   nrm = 1, lam = 0;
+
+  PetscFunctionBegin;
+  L->spm.host.inner_omega = L->spm.dev.inner_omega = pa->inner_omega * 2.0 / L->rho_dinv;
+  L->spm.host.omega = L->spm.dev.omega = 1.0;
+  PetscCall(PetscRandomCreate(PetscObjectComm((PetscObject)L->A), &rnd));
+  PetscCall(PetscRandomSetSeed(rnd, 0x5eed + 1));
+  PetscCall(PetscRandomSeed(rnd));
+  PetscCall(VecSetRandom(L->x, rnd));
+  PetscCall(PetscRandomDestroy(&rnd));
+  PetscCall(VecNormalize(L->x, NULL));
+  for (PetscInt it = 0; it < 12; it++) {
+    PetscCall(MatMult(L->A, L->x, L->r));
+    PetscCall(PCPatchAMGSPMRelax(pa, &L->spm, L->r, L->y, NULL, PETSC_TRUE));
+    PetscCall(VecNorm(L->y, NORM_2, &nrm));
+    if (nrm == 0) break;
+    lam = nrm;
+    PetscCall(VecScale(L->y, 1.0 / nrm));
+    PetscCall(VecSwap(L->x, L->y));
+  }
+  L->lambda_relax = 1.1 * lam; /* power iteration approaches from below */
+  L->spm.host.omega = L->spm.dev.omega = pa->omega > 0 ? pa->omega : PetscMin(1.0, 1.5 / L->lambda_relax);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode SetUpRelaxation(PC pc, PC_PatchAMGLevel *L, const int patch_ptr[], PetscInt npatch, PetscInt l)
 {
   PC_PatchAMG *pa = (PC_PatchAMG *)pc->data;
@@ -291,6 +326,7 @@ static PetscErrorCode SetUpRelaxation(PC pc, PC_PatchAMGLevel *L, const int patc
     for (PetscInt p = 0; p <= npatch; p++) ptr[p] = patch_ptr[p];
     PetscCall(PCPatchAMGSPMCreate(pa, L->A, ptr, npatch, &L->spm));
     PetscCall(PetscFree(ptr));
+    PetscCall(PatchDamping(pa, L));
   } break;
   case PATCHWORK_AMG_RELAX_CHEBYSHEV: {
     PC          jac;
@@ -479,7 +515,7 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
     PetscCall(VecDuplicate(L->x, &dinv));
     PetscCall(MatGetDiagonal(L->A, dinv));
     PetscCall(VecReciprocal(dinv));
-    PetscCall(SmoothProlongator(pa, L->A, dinv, Pt, &L->P));
+    PetscCall(SmoothProlongator(pa, L->A, dinv, Pt, &L->P, &L->rho_dinv));
     PetscCall(VecDestroy(&dinv));
     PetscCall(MatDestroy(&Pt));
     PetscCall(PetscLogEventEnd(PATCHWORK_AMGProlong, pc, 0, 0, 0));

@@ -52,9 +52,12 @@ static PetscErrorCode PCView_PatchAMG(PC pc, PetscViewer viewer)
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
   if (!ascii) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerASCIIPrintf(viewer, "  smoothed aggregation: aggregates around a %" PetscInt_FMT "-MIS, at least %" PetscInt_FMT " rows, prolongator smoothed by one Jacobi step (w = %g/rho)\n", pa->k, pa->min_agg, (double)pa->prolong_omega));
-  if (pa->relax == PATCHWORK_AMG_RELAX_PATCH)
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  relaxation: patch block Jacobi (patches balanced towards %" PetscInt_FMT " rows, omega %g), each block by %" PetscInt_FMT " Jacobi sweeps (omega %g), values in %s, %" PetscInt_FMT " pre and post step(s)\n", pa->patch_size,
-                                     (double)(pa->omega > 0 ? pa->omega : 1.0), pa->inner, (double)pa->inner_omega, PatchworkPrecisions[pa->precision], pa->smooth_steps));
+  if (pa->relax == PATCHWORK_AMG_RELAX_PATCH) {
+    char omega[64] = "min(1, 1.5/lambda_max(M^-1 A)) per level";
+
+    if (pa->omega > 0) PetscCall(PetscSNPrintf(omega, sizeof(omega), "%g", (double)pa->omega));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  relaxation: patch block Jacobi (patches balanced towards %" PetscInt_FMT " rows, omega %s), each block by %" PetscInt_FMT " Jacobi sweeps (omega %g x 2/rho(D^-1 A)), values in %s, %" PetscInt_FMT " pre and post step(s)\n", pa->patch_size, omega, pa->inner, (double)pa->inner_omega, PatchworkPrecisions[pa->precision], pa->smooth_steps));
+  }
   else PetscCall(PetscViewerASCIIPrintf(viewer, "  relaxation: %s, %" PetscInt_FMT " pre and post step(s)\n", PatchworkAMGRelaxes[pa->relax], pa->smooth_steps));
   if (!pa->levels) {
     PetscCall(PetscViewerASCIIPrintf(viewer, "  not set up\n"));
@@ -66,7 +69,7 @@ static PetscErrorCode PCView_PatchAMG(PC pc, PetscViewer viewer)
   }
   PetscCall(PetscViewerASCIIPrintf(viewer, "  %" PetscInt_FMT " levels, operator complexity %.3f, grid complexity %.3f, on the %s; setup %.3g s (graphs %.3g, operators %.3g, relaxation %.3g, coarse %.3g)\n", pa->nlevels, nnz / pa->levels[0].nnz, rows / pa->levels[0].N, pa->device ? "GPU" : "CPU",
                                    pa->setup_time[0] + pa->setup_time[1] + pa->setup_time[2] + pa->setup_time[3], pa->setup_time[0], pa->setup_time[1], pa->setup_time[2], pa->setup_time[3]));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  level       rows     nonzeros  aggregates (rows)      patches (rows)   in-patch nnz (rank 0)\n"));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  level       rows     nonzeros  aggregates (rows)      patches (rows)   in-patch nnz (rank 0)  omega (inner)\n"));
   for (PetscInt l = 0; l < pa->nlevels; l++) {
     PC_PatchAMGLevel *L = &pa->levels[l];
 
@@ -75,8 +78,8 @@ static PetscErrorCode PCView_PatchAMG(PC pc, PetscViewer viewer)
       break;
     }
     if (L->spm.host.patch_ptr)
-      PetscCall(PetscViewerASCIIPrintf(viewer, "  %5" PetscInt_FMT " %10" PetscInt_FMT " %12.0f  %7" PetscInt_FMT " (%" PetscInt_FMT "..%" PetscInt_FMT ")  %7d (%" PetscInt_FMT "..%d)  %5.1f%%\n", l, L->N, L->nnz, L->naggs, L->agg_min, L->agg_max, L->spm.host.npatch, L->spm.min_patch,
-                                       L->spm.host.max_patch, 100.0 * (L->spm.nnz_ai + L->spm.host.n) / PetscMax(1.0, (PetscReal)(L->spm.nnz_ai + L->spm.nnz_ab + L->spm.host.n))));
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  %5" PetscInt_FMT " %10" PetscInt_FMT " %12.0f  %7" PetscInt_FMT " (%" PetscInt_FMT "..%" PetscInt_FMT ")  %7d (%" PetscInt_FMT "..%d)  %5.1f%%   %.3f (%.3f)\n", l, L->N, L->nnz, L->naggs, L->agg_min, L->agg_max, L->spm.host.npatch, L->spm.min_patch,
+                                       L->spm.host.max_patch, 100.0 * (L->spm.nnz_ai + L->spm.host.n) / PetscMax(1.0, (PetscReal)(L->spm.nnz_ai + L->spm.nnz_ab + L->spm.host.n)), L->spm.host.omega, L->spm.host.inner_omega));
     else PetscCall(PetscViewerASCIIPrintf(viewer, "  %5" PetscInt_FMT " %10" PetscInt_FMT " %12.0f  %7" PetscInt_FMT " (%" PetscInt_FMT "..%" PetscInt_FMT ")\n", l, L->N, L->nnz, L->naggs, L->agg_min, L->agg_max));
   }
   PetscCall(PetscViewerASCIIPrintf(viewer, "  coarse solver (options prefix %spc_patchamg_coarse_):\n", ((PetscObject)pc)->prefix ? ((PetscObject)pc)->prefix : ""));
