@@ -133,7 +133,7 @@ $(BUILD)/tests/dll/%: tests/dll/%.c
 	@$(PCC) $(PCC_FLAGS) $(CFLAGS) $(CCPPFLAGS) -O2 -o $@ $< $(PETSC_LIB) -lm
 
 # tests/mat/test_*.c are programs; the other .c files there are helpers linked into each
-$(BUILD)/tests/mat/%: tests/mat/%.c $(LIBNAME) $(MATHELP) $(wildcard tests/mat/*.h)
+$(BUILD)/tests/mat/%: tests/mat/%.c $(LIBNAME) $(MATHELP) $(wildcard tests/mat/*.h examples/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CCLD  $@"
 	@$(PCC) $(PCC_FLAGS) $(CFLAGS) $(CCPPFLAGS) -Iinclude -O2 -o $@ $< $(MATHELP) -L$(LIBDIR) -lpatchwork -Wl,-rpath,$(CURDIR)/$(LIBDIR) $(PETSC_LIB) -lm

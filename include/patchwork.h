@@ -204,4 +204,8 @@ PETSC_EXTERN PetscErrorCode MatPatchworkTensorGetQuadraturePoints(Mat, Vec *);
 PETSC_EXTERN PetscErrorCode MatCreatePatchworkTransfer(Mat, Mat, Mat *);
 PETSC_EXTERN PetscErrorCode PCMGSetPatchworkHierarchy(PC, PetscInt);
 
+/* P1 finite elements on triangles and tetrahedra (DMPlex): the Helmholtz matrix -div(sigma grad u) + lambda u,
+   natural boundary conditions, sigma one value per local cell (or NULL for 1); on the GPU for a CUDA matrix type */
+PETSC_EXTERN PetscErrorCode PatchworkDMPlexAssembleP1(DM dm, PetscReal lambda, Vec sigma, Mat *A);
+
 #endif

@@ -282,6 +282,48 @@ run patchamg/mpi-n2       $MPIEXEC -n 2 $AMG -problem q1 -n 24 -max_its 12
 run patchamg/mpi-n3       $MPIEXEC -n 3 $AMG -problem fd7 -n 32 -max_its 19
 run patchamg/help         bash -c "$AMG -help | grep -e '-pc_patchamg_relax' -e '-pc_patchamg_inner_sweeps'"
 
+# --- P1 on triangles and tetrahedra (PatchworkDMPlexAssembleP1) against PETSc's own FEM assembly (pattern
+# equal, entries to 1e-13 of max|A|): PETSc's reference cells refined and Alfeld-split, the meshes of
+# examples/tets.h (regular, irregular, blobs, annulus, not interpolated), overlap 1 vs 0, bad input
+run mat/p1-n1             $MPIEXEC -n 1 $B/tests/mat/test_p1
+run mat/p1-n2             $MPIEXEC -n 2 $B/tests/mat/test_p1
+run mat/p1-n3             $MPIEXEC -n 3 $B/tests/mat/test_p1 -skip_bad
+# tets_its LO HI OPTIONS...: examples/tets (CG to 1e-8, b = 1) converges in LO..HI iterations; skipped when
+# the PC is not in this PETSc (hypre in the CUDA build)
+tets_its() {
+  local lo=$1 hi=$2 out its
+  shift 2
+  out=$($B/examples/tets "$@" 2>&1)
+  if echo "$out" | grep -q 'Unable to find requested PC type'; then echo "SKIP: $(echo "$out" | grep -m1 'Unable to find')"; return 77; fi
+  echo "$out" | tail -n 1
+  its=$(echo "$out" | sed -n 's/.* its=\([0-9]*\) reason=CONVERGED.*/\1/p')
+  echo "iterations: ${its:-none}, expected $lo..$hi"
+  [ -n "$its" ] && [ "$its" -ge "$lo" ] && [ "$its" -le "$hi" ]
+}
+# PCPATCHAMG on the paper's meshes, within the issue's bounds (regular <= 25, irregular <= 35, blobs (1,100) <= 70)
+run tets/regular-patchamg   tets_its 1 25 -mesh regular -cells 8 -refine 2 -pc_type patchamg
+run tets/irregular-patchamg tets_its 1 35 -mesh irregular -cells 24 -pc_type patchamg
+run tets/blobs100-patchamg  tets_its 1 70 -mesh blobs -cells 24 -sigma_ratio 100 -pc_type patchamg
+run tets/annulus-patchamg   tets_its 1 45 -mesh annulus -cells 64 -sigma_ratio 10 -pc_type patchamg
+run tets/patchamg-n2        bash -c "$MPIEXEC -n 2 $B/examples/tets -mesh blobs -cells 16 -sigma_ratio 100 -pc_type patchamg | grep -E ' its=([1-9]|[1-6][0-9]|70) reason=CONVERGED'"
+# the baselines (GAMG's counts differ between PETSc 3.18 and 3.26 by up to 5: regular 19/16, irregular 14/15, blobs 25/27, annulus 20/25)
+run tets/regular-gamg     tets_its 14 22 -mesh regular -cells 8 -refine 2 -pc_type gamg
+run tets/irregular-gamg   tets_its 12 18 -mesh irregular -cells 24 -pc_type gamg
+run tets/blobs100-gamg    tets_its 20 31 -mesh blobs -cells 24 -sigma_ratio 100 -pc_type gamg
+run tets/annulus-gamg     tets_its 17 29 -mesh annulus -cells 64 -sigma_ratio 10 -pc_type gamg
+run tets/blobs100-hypre   tets_its 18 24 -mesh blobs -cells 24 -sigma_ratio 100 -pc_type hypre -pc_hypre_boomeramg_coarsen_type PMIS -pc_hypre_boomeramg_relax_type_all symmetric-SOR/Jacobi
+# CG + Jacobi does not depend on the partition: the same iterations on 2 ranks (+-1)
+tets_mpi() {
+  local a b
+  a=$($B/examples/tets "$@" | sed -n 's/.* its=\([0-9]*\) .*/\1/p')
+  b=$($MPIEXEC -n 2 $B/examples/tets "$@" | sed -n 's/.* its=\([0-9]*\) .*/\1/p')
+  echo "1 rank: $a iterations, 2 ranks: $b iterations"
+  [ -n "$a" ] && [ -n "$b" ] && [ $((a - b)) -le 1 ] && [ $((b - a)) -le 1 ]
+}
+run tets/mpi-n2           tets_mpi -mesh blobs -cells 12 -sigma_ratio 10
+run tets/help             bash -c "$B/examples/tets -help | grep -e '-mesh' -e '-sigma_ratio' -e '-patchwork_p1_patch_bytes'"
+run tets/malloc-dump      no_leaks $B/examples/tets -mesh blobs -cells 4 -refine 1
+
 # --- make install and pkg-config: the example builds from the installed copy alone
 installed() {
   local prefix=$PWD/$R/prefix
@@ -303,6 +345,8 @@ if command -v valgrind >/dev/null 2>&1; then
                             $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -kmin 2 -kmax 2 -curved -variable -dirichlet
   run valgrind/amg_graph  valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_amg_graph --quick
   run valgrind/amg_relax_ref valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_amg_relax_ref
+  run valgrind/p1         valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+                            $B/tests/mat/test_p1
   run valgrind/patchamg   valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $AMG -problem fd7 -n 12 -pc_patchamg_coarse_size 50 -ksp_view
   run valgrind/tensor_ref valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_tensor_ref

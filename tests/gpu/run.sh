@@ -170,6 +170,17 @@ for c in "q1 32" "fd7 48" "fd7 32 -pc_patchamg_precision double"; do
 done
 row patchamg-gpu-copies info "KSPSolve host<->device copies: $(copies "$L/patchamg-gpu-fd7-48.log")"
 check patchamg-gpu-n2 $MPI -n 2 $AMG -problem fd7 -n 32 -max_its 20 $AGPU
+# the P1 assembly on the GPU (Fu et al.'s patch-based kernel): the kernel against the CPU reference with
+# compute-sanitizer, the assembled aijcusparse matrix against PETSc's FEM assembly, the example on the GPU
+KB=build/gpu-kernels
+mkdir -p $KB
+check p1-kernel-build bash -c "gcc -O2 -Iinclude -c src/core/p1_ref.c -o $KB/p1_ref.o && nvcc -O3 -std=c++17 -arch=sm_90 -Iinclude -c cuda/p1_assemble.cu -o $KB/p1_assemble.o && nvcc -O3 -std=c++17 -arch=sm_90 -Iinclude tests/gpu/test_p1_kernels.cu $KB/p1_assemble.o $KB/p1_ref.o -lm -o $KB/test_p1_kernels"
+check p1-kernels      $KB/test_p1_kernels
+check p1-kernels-memcheck compute-sanitizer --tool memcheck --error-exitcode 3 $KB/test_p1_kernels --quick
+check p1-kernels-racecheck compute-sanitizer --tool racecheck --error-exitcode 3 $KB/test_p1_kernels --quick
+check p1-matrix-gpu-n1 $MPI -n 1 build/tests/mat/test_p1 -dm_mat_type aijcusparse $GPU
+check p1-matrix-gpu-n2 $MPI -n 2 build/tests/mat/test_p1 -dm_mat_type aijcusparse $GPU -skip_bad
+check tets-gpu-patchamg build/examples/tets -mesh blobs -cells 32 -sigma_ratio 100 -dm_mat_type aijcusparse -pc_type patchamg -ksp_view -log_view $GPU
 check patchamg-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 $AMG -problem fd7 -n 12 -pc_patchamg_coarse_size 50 $AGPU
 check patchamg-racecheck compute-sanitizer --tool racecheck --kernel-name-exclude kns=cusparse --error-exitcode 1 $AMG -problem q1 -n 8 -pc_patchamg_coarse_size 50 $AGPU
 fi
@@ -194,6 +205,10 @@ if [ -n "$BENCH" ]; then
     # (k = 1 at small sizes only: PETSc's host-side DMPlex set-up of millions of cells dominates the run)
     check bench-plex bash -c "timeout ${PLEX_TIMEOUT:-400} build/bench/bench_plex $GPU -dm_mat_type aijcusparse -spmv_max_work 5e9 -kmax 1 -dofs 3e5,1e6 && timeout ${PLEX_TIMEOUT:-400} build/bench/bench_plex $GPU -dm_mat_type aijcusparse -spmv_max_work 5e9 -kmin 2 -dofs ${PLEX_DOFS:-3e5,5e6}" ;;
   esac
+  # PCPATCHAMG beside GAMG on the tetrahedral meshes of Fu et al. 2014 (the P1 matrix assembled on the GPU)
+  case " $BENCHES " in *" amg "*)
+    check bench-amg env GPU_OPTS="-dm_mat_type aijcusparse $GPU" bash bench/patchamg.sh ;;
+  esac
   case " $BENCHES " in *" lor "*)
     check bench-lor bash bench/lor.sh ;;
   esac
@@ -207,12 +222,13 @@ if [ -n "$BENCH" ]; then
   esac
 fi
 tar -C build -czf "$OUT/logs.tar.gz" gpu-logs
-for b in matmult solve table7 lor plex; do [ -f "$L/bench-$b.log" ] && cp "$L/bench-$b.log" "$OUT/"; done
+for b in matmult solve table7 lor plex amg; do [ -f "$L/bench-$b.log" ] && cp "$L/bench-$b.log" "$OUT/"; done
 echo
 echo "== GPU results ($(cat "$L/gpu.txt"), $(($(date +%s) - T0)) s; logs in logs.tar.gz)"
 [ -f "$L/bench-matmult.log" ] && grep -A 100 '^vectors' "$L/bench-matmult.log"
 for b in solve table7; do [ -f "$L/bench-$b.log" ] && sed -n '/^dim k/,/^err_M/p' "$L/bench-$b.log"; done
 [ -f "$L/bench-lor.log" ] && sed -n '/^== LOR/,$p' "$L/bench-lor.log"
+[ -f "$L/bench-amg.log" ] && sed -n '/^== PCPATCHAMG/,$p' "$L/bench-amg.log"
 [ -f "$L/bench-plex.log" ] && grep -v '^\[' "$L/bench-plex.log" | tail -n 40
 [ -f "$L/kernels/plex-bench.log" ] && tail -n 30 "$L/kernels/plex-bench.log"
 [ -f "$L/kernels/lor-bench.log" ] && cat "$L/kernels/lor-bench.log"

@@ -1,0 +1,270 @@
+/* CPU reference of the P1 assembly and the layout it works on (contract: include/patchwork/p1_kernel.h):
+   the vertex graph's CSR pattern, the patches of the CUDA kernel (Fu et al. 2014, section 4: vertices
+   partitioned into patches, vertices renumbered patch by patch, each cell given to the patch of its first
+   vertex), and the serial accumulation of the element matrices. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <patchwork/p1_kernel.h>
+
+void PatchworkP1AssembleRef(const PatchworkP1Desc *d, double *vals, PatchworkP1Errors *err)
+{
+  const int       n   = d->dim + 1;
+  const long long nnz = d->nnz;
+  long long       degenerate = 0, missing = 0;
+
+  if (nnz > 0) memset(vals, 0, sizeof(double) * (size_t)nnz);
+  for (long long c = 0; c < d->ncell; c++) {
+    double xv[4 * 3], Ae[16];
+    int    v[4];
+
+    for (int k = 0; k < n; k++) {
+      v[k] = d->cells[k * d->ncell + c];
+      for (int e = 0; e < d->dim; e++) xv[k * d->dim + e] = d->coords[(long long)e * d->nvert + v[k]];
+    }
+    degenerate += PatchworkP1ElementMatrix(d->dim, xv, d->sigma ? d->sigma[c] : 1.0, d->lambda, Ae);
+    for (int k = 0; k < n; k++) {
+      const long long lo = d->rowptr[v[k]], hi = d->rowptr[v[k] + 1];
+
+      for (int l = 0; l < n; l++) {
+        const long long pos = PatchworkP1FindColumn(d->col, lo, hi, v[l]);
+
+        if (pos < 0) missing++;
+        else vals[pos] += Ae[k * n + l];
+      }
+    }
+  }
+  if (err) {
+    err->degenerate = degenerate;
+    err->missing    = missing;
+  }
+}
+
+void PatchworkP1LayoutDestroy(PatchworkP1Layout *L)
+{
+  free(L->perm);
+  free(L->cell_perm);
+  free(L->cells);
+  free(L->rowptr);
+  free(L->col);
+  free(L->patch_ptr);
+  free(L->patch_cell);
+  memset(L, 0, sizeof(*L));
+}
+
+void PatchworkP1LayoutDesc(const PatchworkP1Layout *L, PatchworkP1Desc *d)
+{
+  memset(d, 0, sizeof(*d));
+  d->dim        = L->dim;
+  d->nvert      = L->nvert;
+  d->ncell      = L->ncell;
+  d->cells      = L->cells;
+  d->nnz        = L->rowptr[L->nvert];
+  d->rowptr     = L->rowptr;
+  d->col        = L->col;
+  d->npatch     = L->npatch;
+  d->patch_ptr  = L->patch_ptr;
+  d->patch_cell = L->patch_cell;
+}
+
+static void SortInts(int *a, long long n) /* rows are short: insertion sort */
+{
+  for (long long i = 1; i < n; i++) {
+    const int t = a[i];
+    long long j = i - 1;
+    while (j >= 0 && a[j] > t) {
+      a[j + 1] = a[j];
+      j--;
+    }
+    a[j + 1] = t;
+  }
+}
+
+/* The vertex graph in the old numbering: vertex v's row holds v and every vertex it shares a cell with
+   (unsorted). vc_ptr/vc: the cells of each vertex. mark: nvert ints of scratch. */
+static int VertexGraph(int n, int nvert, const int *cells_in, const long long *vc_ptr, const int *vc, int *mark, long long **optr, int **ocol)
+{
+  long long *ptr;
+  int       *col;
+
+  if (!(ptr = (long long *)malloc(sizeof(long long) * ((size_t)nvert + 1)))) return 2;
+  for (int v = 0; v < nvert; v++) mark[v] = -1;
+  ptr[0] = 0;
+  for (int v = 0; v < nvert; v++) {
+    long long len = 0;
+    for (long long i = vc_ptr[v]; i < vc_ptr[v + 1]; i++)
+      for (int k = 0; k < n; k++) {
+        const int w = cells_in[(long long)vc[i] * n + k];
+        if (mark[w] != v) {
+          mark[w] = v;
+          len++;
+        }
+      }
+    ptr[v + 1] = ptr[v] + len;
+  }
+  if (!(col = (int *)malloc(sizeof(int) * ((size_t)ptr[nvert] + 1)))) {
+    free(ptr);
+    return 2;
+  }
+  for (int v = 0; v < nvert; v++) mark[v] = -1;
+  for (int v = 0; v < nvert; v++) {
+    long long z = ptr[v];
+    for (long long i = vc_ptr[v]; i < vc_ptr[v + 1]; i++)
+      for (int k = 0; k < n; k++) {
+        const int w = cells_in[(long long)vc[i] * n + k];
+        if (mark[w] != v) {
+          mark[w] = v;
+          col[z++] = w;
+        }
+      }
+  }
+  *optr = ptr;
+  *ocol = col;
+  return 0;
+}
+
+/* Patches grown breadth-first: a patch takes vertices from its queue while their rows fit in
+   patch_bytes; the next patch starts at the first unassigned vertex left in that queue (a neighbour of
+   the patch just closed), else at the first unassigned vertex in the old order. Fills perm (new -> old),
+   inv (old -> new), patch (new vertex -> patch) and patch_ptr; returns the patch count. */
+static int GrowPatches(int dim, int nvert, const long long *optr, const int *ocol, size_t patch_bytes, int *perm, int *inv, int *patch, int *patch_ptr, int *queue, int *stamp)
+{
+  int r = 0, np = 0, scan = 0, qh = 0, qt = 0;
+
+  for (int v = 0; v < nvert; v++) inv[v] = stamp[v] = -1;
+  patch_ptr[0] = 0;
+  while (r < nvert) {
+    const int start = r;
+    size_t    bytes = PatchworkP1PatchBytes(dim, 0, 0);
+    int       seed  = -1;
+
+    for (; qh < qt && seed < 0; qh++)
+      if (inv[queue[qh]] < 0) seed = queue[qh];
+    if (seed < 0) {
+      while (inv[scan] >= 0) scan++;
+      seed = scan;
+    }
+    qh = qt    = 0;
+    queue[qt++] = seed;
+    stamp[seed] = np;
+    while (qh < qt) {
+      const int    v   = queue[qh];
+      const size_t add = PatchworkP1PatchBytes(dim, 1, optr[v + 1] - optr[v]) - PatchworkP1PatchBytes(dim, 0, 0);
+
+      if (r > start && bytes + add > patch_bytes) break;
+      qh++;
+      bytes += add;
+      inv[v]     = r;
+      perm[r]    = v;
+      patch[r++] = np;
+      for (long long i = optr[v]; i < optr[v + 1]; i++) {
+        const int w = ocol[i];
+        if (inv[w] < 0 && stamp[w] != np) {
+          stamp[w]    = np;
+          queue[qt++] = w;
+        }
+      }
+    }
+    patch_ptr[++np] = r;
+  }
+  return np;
+}
+
+int PatchworkP1LayoutCreate(int dim, int nvert, long long ncell, const int *cells_in, size_t patch_bytes, PatchworkP1Layout *L)
+{
+  const int  n = dim + 1;
+  long long *vc_ptr = NULL, *optr = NULL;
+  int       *vc = NULL, *ocol = NULL, *inv = NULL, *patch = NULL, *queue = NULL, *stamp = NULL;
+  int        ret = 2;
+
+  memset(L, 0, sizeof(*L));
+  if ((dim != 2 && dim != 3) || nvert < 0 || ncell < 0 || ncell > INT_MAX || (ncell > 0 && !cells_in)) return 1;
+  for (long long i = 0; i < ncell * n; i++)
+    if (cells_in[i] < 0 || cells_in[i] >= nvert) return 1;
+  L->dim   = dim;
+  L->nvert = nvert;
+  L->ncell = ncell;
+
+  /* the cells of each vertex */
+  vc_ptr = (long long *)calloc((size_t)nvert + 1, sizeof(long long));
+  vc     = (int *)malloc(sizeof(int) * ((size_t)ncell * n + 1));
+  inv    = (int *)malloc(sizeof(int) * ((size_t)nvert + 1));
+  patch  = (int *)malloc(sizeof(int) * ((size_t)nvert + 1));
+  queue  = (int *)malloc(sizeof(int) * ((size_t)nvert + 1));
+  stamp  = (int *)malloc(sizeof(int) * ((size_t)nvert + 1));
+  L->perm      = (int *)malloc(sizeof(int) * ((size_t)nvert + 1));
+  L->patch_ptr = (int *)malloc(sizeof(int) * ((size_t)nvert + 2));
+  L->cell_perm = (long long *)malloc(sizeof(long long) * ((size_t)ncell + 1));
+  L->cells     = (int *)malloc(sizeof(int) * ((size_t)ncell * n + 1));
+  L->rowptr    = (long long *)malloc(sizeof(long long) * ((size_t)nvert + 1));
+  if (!vc_ptr || !vc || !inv || !patch || !queue || !stamp || !L->perm || !L->patch_ptr || !L->cell_perm || !L->cells || !L->rowptr) goto done;
+  for (long long i = 0; i < ncell * n; i++) vc_ptr[cells_in[i] + 1]++;
+  for (int v = 0; v < nvert; v++) vc_ptr[v + 1] += vc_ptr[v];
+  for (long long c = 0; c < ncell; c++)
+    for (int k = 0; k < n; k++) vc[vc_ptr[cells_in[c * n + k]]++] = (int)c;
+  for (int v = nvert; v > 0; v--) vc_ptr[v] = vc_ptr[v - 1];
+  vc_ptr[0] = 0;
+
+  if ((ret = VertexGraph(n, nvert, cells_in, vc_ptr, vc, stamp, &optr, &ocol))) goto done;
+  ret = 2;
+  L->npatch = GrowPatches(dim, nvert, optr, ocol, patch_bytes, L->perm, inv, patch, L->patch_ptr, queue, stamp);
+  for (int v = 0; v < nvert; v++) inv[L->perm[v]] = v;
+
+  /* the pattern in the new numbering, columns sorted */
+  L->rowptr[0] = 0;
+  for (int r = 0; r < nvert; r++) L->rowptr[r + 1] = L->rowptr[r] + optr[L->perm[r] + 1] - optr[L->perm[r]];
+  if (!(L->col = (int *)malloc(sizeof(int) * ((size_t)L->rowptr[nvert] + 1)))) goto done;
+  for (int r = 0; r < nvert; r++) {
+    const int old = L->perm[r];
+    long long z   = L->rowptr[r];
+    for (long long i = optr[old]; i < optr[old + 1]; i++) L->col[z++] = inv[ocol[i]];
+    SortInts(L->col + L->rowptr[r], L->rowptr[r + 1] - L->rowptr[r]);
+  }
+
+  /* cells by the patch of their lowest new vertex (moved to position 0), stable */
+  if (!(L->patch_cell = (long long *)calloc((size_t)L->npatch + 1, sizeof(long long)))) goto done;
+  for (long long c = 0; c < ncell; c++) {
+    int lo = inv[cells_in[c * n]];
+    for (int k = 1; k < n; k++)
+      if (inv[cells_in[c * n + k]] < lo) lo = inv[cells_in[c * n + k]];
+    L->patch_cell[patch[lo] + 1]++;
+  }
+  for (int p = 0; p < L->npatch; p++) L->patch_cell[p + 1] += L->patch_cell[p];
+  for (long long c = 0; c < ncell; c++) {
+    int       v[4], kmin = 0;
+    long long pos;
+
+    for (int k = 0; k < n; k++) {
+      v[k] = inv[cells_in[c * n + k]];
+      if (v[k] < v[kmin]) kmin = k;
+    }
+    if (kmin) { /* a transposition: the orientation flips, which the element matrix ignores */
+      const int t = v[0];
+      v[0]    = v[kmin];
+      v[kmin] = t;
+    }
+    pos               = L->patch_cell[patch[v[0]]]++;
+    L->cell_perm[pos] = c;
+    for (int k = 0; k < n; k++) L->cells[k * ncell + pos] = v[k];
+  }
+  for (int p = L->npatch; p > 0; p--) L->patch_cell[p] = L->patch_cell[p - 1];
+  L->patch_cell[0] = 0;
+
+  for (int p = 0; p < L->npatch; p++) {
+    if (L->patch_ptr[p + 1] - L->patch_ptr[p] > L->max_patch_rows) L->max_patch_rows = L->patch_ptr[p + 1] - L->patch_ptr[p];
+    if (L->patch_cell[p + 1] - L->patch_cell[p] > L->max_patch_cells) L->max_patch_cells = L->patch_cell[p + 1] - L->patch_cell[p];
+  }
+  ret = 0;
+
+done:
+  free(vc_ptr);
+  free(vc);
+  free(optr);
+  free(ocol);
+  free(inv);
+  free(patch);
+  free(queue);
+  free(stamp);
+  if (ret) PatchworkP1LayoutDestroy(L);
+  return ret;
+}
