@@ -28,7 +28,7 @@ typedef struct {
   PetscReal      nnz;        /* global nonzeros */
   PetscReal      rho_dinv;   /* estimate of rho(D^-1 A) (prolongator smoothing, inner damping) */
   PetscReal      lambda_relax; /* estimate of lambda_max(M^-1 A) of the undamped patch relaxation */
-  PetscLogEvent  ev_relax, ev_residual, ev_transfer;
+  PetscLogEvent  ev_relax, ev_transfer;
 } PC_PatchAMGLevel;
 
 typedef struct {
@@ -61,7 +61,7 @@ typedef struct {
 PETSC_INTERN PetscErrorCode PCSetUp_PatchAMG(PC);
 PETSC_INTERN PetscErrorCode PCReset_PatchAMG(PC);
 PETSC_INTERN PetscErrorCode PCApply_PatchAMG(PC, Vec, Vec);
-PETSC_INTERN PetscErrorCode PCPatchAMGSPMCreate(PC_PatchAMG *, Mat, const PetscInt[], PetscInt, PC_PatchAMGSPM *);
+PETSC_INTERN PetscErrorCode PCPatchAMGSPMCreate(PC_PatchAMG *, Mat, const int[], PetscInt, PC_PatchAMGSPM *);
 PETSC_INTERN PetscErrorCode PCPatchAMGSPMDestroy(PC_PatchAMGSPM *, PetscBool);
 PETSC_INTERN PetscErrorCode PCPatchAMGSPMRelax(PC_PatchAMG *, PC_PatchAMGSPM *, Vec, Vec, Vec, PetscBool);
 PETSC_INTERN PetscErrorCode PCPatchAMGSPMBoundaryResidual(PC_PatchAMG *, PC_PatchAMGSPM *, Vec, Vec, Vec);

@@ -319,15 +319,10 @@ static PetscErrorCode SetUpRelaxation(PC pc, PC_PatchAMGLevel *L, const int patc
   PetscCall(PetscSNPrintf(name, sizeof(name), "PWAMGTransfer L%" PetscInt_FMT, l));
   PetscCall(PatchworkLogEventRegisterOnce(name, PC_CLASSID, &L->ev_transfer));
   switch (pa->relax) {
-  case PATCHWORK_AMG_RELAX_PATCH: {
-    PetscInt *ptr;
-
-    PetscCall(PetscMalloc1(npatch + 1, &ptr));
-    for (PetscInt p = 0; p <= npatch; p++) ptr[p] = patch_ptr[p];
-    PetscCall(PCPatchAMGSPMCreate(pa, L->A, ptr, npatch, &L->spm));
-    PetscCall(PetscFree(ptr));
+  case PATCHWORK_AMG_RELAX_PATCH:
+    PetscCall(PCPatchAMGSPMCreate(pa, L->A, patch_ptr, npatch, &L->spm));
     PetscCall(PatchDamping(pa, L));
-  } break;
+    break;
   case PATCHWORK_AMG_RELAX_CHEBYSHEV: {
     PC          jac;
     const char *prefix;

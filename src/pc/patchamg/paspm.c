@@ -25,7 +25,7 @@ static PetscErrorCode ToDevice(const void *h, size_t bytes, void *stream, const 
 
 /* The split of the rank-local diagonal block of A (rows in patch order; off-rank couplings stay in
    A and reach the relaxation through a full residual) */
-PetscErrorCode PCPatchAMGSPMCreate(PC_PatchAMG *pa, Mat A, const PetscInt patch_ptr[], PetscInt npatch, PC_PatchAMGSPM *spm)
+PetscErrorCode PCPatchAMGSPMCreate(PC_PatchAMG *pa, Mat A, const int patch_ptr[], PetscInt npatch, PC_PatchAMGSPM *spm)
 {
   Mat                Ad;
   PetscBool          mpi, done, single = (PetscBool)(pa->precision == PATCHWORK_PRECISION_SINGLE);
@@ -43,7 +43,7 @@ PetscErrorCode PCPatchAMGSPMCreate(PC_PatchAMG *pa, Mat A, const PetscInt patch_
   else Ad = A;
   PetscCall(MatGetRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
   PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "PCPATCHAMG could not read the level matrix's rows");
-  PetscCheck(patch_ptr[npatch] == n, PETSC_COMM_SELF, PETSC_ERR_PLIB, "patches cover %" PetscInt_FMT " of %" PetscInt_FMT " rows", patch_ptr[npatch], n);
+  PetscCheck(patch_ptr[npatch] == n, PETSC_COMM_SELF, PETSC_ERR_PLIB, "patches cover %d of %" PetscInt_FMT " rows", patch_ptr[npatch], n);
   PetscCall(MatSeqAIJGetArrayRead(Ad, &va));
   PetscCall(PetscMalloc5(npatch + 1, &pptr, n + 1, &aip, n + 1, &abp, ia[n], &aic, ia[n], &abc));
   PetscCall(PetscMalloc3(ia[n] * vsize, &aiv, ia[n] * vsize, &abv, PetscMax(n, 1) * vsize, &dg));
