@@ -6,7 +6,10 @@
    device, at about 2M rows (120 x 128 x 128) and 16M rows (240 x 256 x 256). Patches of 384 rows in two
    orderings: "box", rows numbered box by box (boxes of 6 x 8 x 8 points, lexicographic inside), as the
    patch partition of the setup would order them; "lex", the natural lexicographic numbering cut into
-   ranges of 384 rows (3 grid lines: most vertical couplings fall into AB). inner = 3 sweeps.
+   ranges of 384 rows (3 grid lines: most vertical couplings fall into AB); "box+r", the box layout
+   with the row map: the vectors (and AB columns) stay in the lexicographic numbering and row[i] maps
+   the layout's box-ordered position i to it, as when the level matrix keeps its own order; the
+   difference to "box" is the cost of the indirection (scattered vector accesses). inner = 3 sweeps.
    Times (median of --reps, CUDA events, ms):
      relax  PatchRelax from a zero guess with the residual (the paper's prerelax-residual kernel)
      bres   BoundaryResidual(x, r, r) (its compensation: the true residual)
@@ -122,6 +125,22 @@ __global__ void Fill(Grid g, long long n, const int *ai_ptr, int *ai_col, T *ai_
   }
 }
 
+/* The row map of the box layout: row[i] = the lexicographic index of box position i, and the AB
+   columns renumbered to it */
+__global__ void BoxToLex(Grid g, long long n, int *row)
+{
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    int p[3];
+    RowToPoint(g, i, p);
+    row[i] = (int)(((long long)p[2] * g.ny + p[1]) * g.nx + p[0]);
+  }
+}
+
+__global__ void Renumber(long long nnz, const int *row, const int *col, int *out)
+{
+  for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < nnz; k += (long long)gridDim.x * blockDim.x) out[k] = row[col[k]];
+}
+
 __global__ void FillVec(double *x, long long n, unsigned seed)
 {
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
@@ -233,8 +252,9 @@ static void FreeDev(Dev &D)
     CHECK_CUDA(cudaFree(p));
 }
 
+/* row, ab_col: the row map and the AB columns in level rows, or NULL (the identity layout) */
 template <typename T>
-static void Run(const Grid &g, Dev &D, int reps, double bw, double *x, double *b, double *r, double *t, cudaStream_t s)
+static void Run(const Grid &g, Dev &D, const int *row, const int *ab_col, int reps, double bw, double *x, double *b, double *r, double *t, cudaStream_t s)
 {
   const int        n = (int)D.n;
   PatchworkSPMDesc d;
@@ -249,7 +269,8 @@ static void Run(const Grid &g, Dev &D, int reps, double bw, double *x, double *b
   d.ai_ptr      = D.ai_ptr;
   d.ai_col      = D.ai_col;
   d.ab_ptr      = D.ab_ptr;
-  d.ab_col      = D.ab_col;
+  d.ab_col      = row ? ab_col : D.ab_col;
+  d.row         = row;
   d.single      = sizeof(T) == 4;
   d.ai_val      = D.ai_val;
   d.ab_val      = D.ab_val;
@@ -281,7 +302,7 @@ static void Run(const Grid &g, Dev &D, int reps, double bw, double *x, double *b
   }
   const double mat_pre  = (double)(D.nai + D.nab) * (sizeof(T) + 4) + 2.0 * (n + 1) * 4 + (double)n * sizeof(T) + 4.0 * (d.npatch + 1);
   const double mat_spmv = (double)D.ncsr * (sizeof(T) + 4) + 4.0 * (n + 1);
-  printf("%-4s %5s %9d %-6s %5.1f %5.1f %7.3f %7.3f %7.3f %7.3f %7.3f %7.3f(%d) %6.2f %7.0f %7.0f %6.0f%% %7.0f\n", g.box ? "box" : "lex", g.stencil == 7 ? "7pt" : "27pt", n, sizeof(T) == 4 ? "single" : "double",
+  printf("%-5s %5s %9d %-6s %5.1f %5.1f %7.3f %7.3f %7.3f %7.3f %7.3f %7.3f(%d) %6.2f %7.0f %7.0f %6.0f%% %7.0f\n", g.box ? (row ? "box+r" : "box") : "lex", g.stencil == 7 ? "7pt" : "27pt", n, sizeof(T) == 4 ? "single" : "double",
          (double)D.nai / n, (double)D.nab / n, relax, bres, pre, post, mult, ms_spmv, gbest, pre / ms_spmv, mat_pre / (pre * 1e-3) / 1e9, n / (pre * 1e-3) / 1e6,
          100.0 * (mat_pre + 48.0 * n) / (pre * 1e-3) / bw, mat_spmv / (ms_spmv * 1e-3) / 1e9);
   fflush(stdout);
@@ -321,7 +342,7 @@ int main(int argc, char **argv)
   }
   printf("# copy bandwidth (device-to-device cudaMemcpy of 1 GiB, read+written): %.1f GB/s\n", bw / 1e9);
   printf("# patches of %d rows, inner = 3; times in ms, median of %d; GB/s: matrix bytes read; %%copy: pre's matrix + 48 B/row against the copy\n", kPatch, o.reps);
-  printf("%-4s %5s %9s %-6s %5s %5s %7s %7s %7s %7s %7s %10s %6s %7s %7s %7s %7s\n", "ord", "sten", "rows", "prec", "AI/r", "AB/r", "relax", "bres", "pre", "post", "mult", "spmv(G)", "pre/sp",
+  printf("%-5s %5s %9s %-6s %5s %5s %7s %7s %7s %7s %7s %10s %6s %7s %7s %7s %7s\n", "ord", "sten", "rows", "prec", "AI/r", "AB/r", "relax", "bres", "pre", "post", "mult", "spmv(G)", "pre/sp",
          "preGB/s", "Mrow/s", "%copy", "spGB/s");
   for (const Grid &g0 : grids)
     for (int stencil : {7, 27})
@@ -337,9 +358,22 @@ int main(int argc, char **argv)
         FillVec<<<Blocks(D.n, 256), 256, 0, s>>>(x, D.n, 11);
         CHECK_CUDA(cudaGetLastError());
         FillValues<double>(g, D, true, s);
-        Run<double>(g, D, o.reps, bw, x, b, r, t, s);
+        int *row = NULL, *ab_lex = NULL;
+        if (box) { /* the row map to the lexicographic numbering (the columns stay, the values change below) */
+          CHECK_CUDA(cudaMalloc((void **)&row, D.n * sizeof(int)));
+          CHECK_CUDA(cudaMalloc((void **)&ab_lex, std::max(D.nab, 1LL) * sizeof(int)));
+          BoxToLex<<<Blocks(D.n, 256), 256, 0, s>>>(g, D.n, row);
+          if (D.nab) Renumber<<<Blocks(D.nab, 256), 256, 0, s>>>(D.nab, row, D.ab_col, ab_lex);
+          CHECK_CUDA(cudaGetLastError());
+          CHECK_CUDA(cudaStreamSynchronize(s));
+        }
+        Run<double>(g, D, NULL, NULL, o.reps, bw, x, b, r, t, s);
+        if (box) Run<double>(g, D, row, ab_lex, o.reps, bw, x, b, r, t, s);
         FillValues<float>(g, D, false, s);
-        Run<float>(g, D, o.reps, bw, x, b, r, t, s);
+        Run<float>(g, D, NULL, NULL, o.reps, bw, x, b, r, t, s);
+        if (box) Run<float>(g, D, row, ab_lex, o.reps, bw, x, b, r, t, s);
+        CHECK_CUDA(cudaFree(row));
+        CHECK_CUDA(cudaFree(ab_lex));
         CHECK_CUDA(cudaFree(v));
         FreeDev(D);
       }

@@ -34,7 +34,11 @@
    on good patches, 4 lanes for the 20 a row of badly cut ones (measured: 1.5x and 1.9x against the
    other choice; on 7-point box patches the adaptive choice made BoundaryResidual 2.2x faster than 4
    lanes a row throughout). Mult runs one block per patch (AI columns are relative to the patch
-   start), a warp per 32 rows. */
+   start), a warp per 32 rows.
+   The row map: every kernel exists with and without it (template flag ROW), so that the identity
+   layout (row == NULL) pays no extra load. With it, a thread handles position i and reads and writes
+   the vectors at row[i]; the patch vector in shared memory stays in position order. Mult's AI part
+   reads x[row[ps + col]], two dependent loads an entry: Mult serves tests and checks only. */
 #include <cuda_runtime.h>
 #include <limits.h>
 #include <stddef.h>
@@ -53,9 +57,16 @@ template <typename T>
 struct Spm {
   int        n, npatch, inner;
   double     iw, w;
-  const int *patch_ptr, *ai_ptr, *ai_col, *ab_ptr, *ab_col;
+  const int *patch_ptr, *row, *ai_ptr, *ai_col, *ab_ptr, *ab_col;
   const T   *ai_val, *ab_val, *diag;
 };
+
+/* the vector index of position i */
+template <bool ROW>
+__device__ __forceinline__ int VecIndex(const int *row, int i)
+{
+  return ROW ? __ldg(row + i) : i;
+}
 
 template <typename T>
 static Spm<T> MakeSpm(const PatchworkSPMDesc *d)
@@ -68,6 +79,7 @@ static Spm<T> MakeSpm(const PatchworkSPMDesc *d)
   A.iw        = d->inner_omega;
   A.w         = d->omega;
   A.patch_ptr = d->patch_ptr;
+  A.row       = d->row;
   A.ai_ptr    = d->ai_ptr;
   A.ai_col    = d->ai_col;
   A.ab_ptr    = d->ab_ptr;
@@ -134,7 +146,7 @@ __device__ __forceinline__ void StageSlice(const Spm<T> &A, int rs, int first, i
 }
 
 /* cap: entries of the staging area; each warp owns cap / warps of them */
-template <typename T>
+template <typename T, bool ROW>
 __global__ void __launch_bounds__(kMaxPatch, 1) PatchRelaxKernel(const Spm<T> A, const double *b, double *x, double *r, int zero_guess, int cap)
 {
   extern __shared__ double smem[];
@@ -144,19 +156,20 @@ __global__ void __launch_bounds__(kMaxPatch, 1) PatchRelaxKernel(const Spm<T> A,
   unsigned short *scol = (unsigned short *)(sval + cap);
   const int       s = A.patch_ptr[blockIdx.x], m = A.patch_ptr[blockIdx.x + 1] - s;
   const bool      active = tid < m, prod = !zero_guess || A.inner > 1 || r;
-  const int       row = s + tid, region = cap / (nt / 32), off = warp * region; /* the warp's staging region */
-  int             rs = INT_MAX, len = 0;
+  const int       pos = s + tid, region = cap / (nt / 32), off = warp * region; /* the warp's staging region */
+  int             rs = INT_MAX, len = 0, vi = 0; /* vi: the vector index of the thread's position */
   bool            staged = false;
   double          wd = 0.0, bi = 0.0, xi = 0.0, dg = 1.0;
 
   if (m > nt) return; /* a patch larger than max_patch breaks the contract; the whole block leaves */
   if (active) {
-    rs  = A.ai_ptr[row];
-    len = A.ai_ptr[row + 1] - rs;
-    dg  = (double)A.diag[row];
+    vi  = VecIndex<ROW>(A.row, pos);
+    rs  = A.ai_ptr[pos];
+    len = A.ai_ptr[pos + 1] - rs;
+    dg  = (double)A.diag[pos];
     wd  = A.iw / dg;
-    bi  = b[row]; /* read before r, which may alias b, is written (by this thread only) */
-    if (!zero_guess) xi = x[row];
+    bi  = b[vi]; /* read before r, which may alias b, is written (by this thread only) */
+    if (!zero_guess) xi = x[vi];
   }
   if (prod) {
     const int L = __reduce_max_sync(kFull, len);
@@ -191,17 +204,17 @@ __global__ void __launch_bounds__(kMaxPatch, 1) PatchRelaxKernel(const Spm<T> A,
     PW_SWAP();
   }
   xi = zero_guess ? A.w * g : xi + A.w * g;
-  if (active) x[row] = xi;
+  if (active) x[vi] = xi;
   if (r) {
     cur[tid] = xi;
     __syncthreads();
     const double ri = bi - (dg * xi + PatchDot(staged, sv, sc, A, rs, len, cur));
-    if (active) r[row] = ri;
+    if (active) r[vi] = ri;
   }
 #undef PW_SWAP
 }
 
-template <typename T>
+template <typename T, bool ROW>
 static cudaError_t PatchRelax(const PatchworkSPMDesc *d, const double *b, double *x, double *r, int zero_guess, cudaStream_t stream)
 {
   const Spm<T> A    = MakeSpm<T>(d);
@@ -224,8 +237,8 @@ static cudaError_t PatchRelax(const PatchworkSPMDesc *d, const double *b, double
     if (lim > vec) cap = std::min(want, lim - vec) / per;
   }
   bytes = vec + cap * per;
-  if (bytes > 48 * 1024 && (err = cudaFuncSetAttribute(PatchRelaxKernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes)) != cudaSuccess) return err;
-  PatchRelaxKernel<T><<<d->npatch, nt, bytes, stream>>>(A, b, x, r, zero_guess, (int)cap);
+  if (bytes > 48 * 1024 && (err = cudaFuncSetAttribute(PatchRelaxKernel<T, ROW>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes)) != cudaSuccess) return err;
+  PatchRelaxKernel<T, ROW><<<d->npatch, nt, bytes, stream>>>(A, b, x, r, zero_guess, (int)cap);
   return cudaGetLastError();
 }
 
@@ -241,10 +254,10 @@ __device__ __forceinline__ double GroupSum(double v)
   return v;
 }
 
-/* Rows [r0, r1) (r1 - r0 <= 32) of one warp, G lanes a row:
-     MULT   y_i = AD_i x_i + sum AI_ij x_{ps + j} + sum AB_ij x_j    (ps: the start of the rows' patch)
-     else   y_i = z_i - sum AB_ij x_j                                 (z is read by the lane that writes y) */
-template <typename T, int G, bool MULT>
+/* Positions [r0, r1) (r1 - r0 <= 32) of one warp, G lanes a row, R(i) = row[i] or i:
+     MULT   y_R(i) = AD_i x_R(i) + sum AI_ij x_R(ps + j) + sum AB_ij x_j    (ps: the start of the patch)
+     else   y_R(i) = z_R(i) - sum AB_ij x_j                  (z is read by the lane that writes y) */
+template <typename T, int G, bool MULT, bool ROW>
 __device__ __forceinline__ void WarpRows(const Spm<T> &A, int r0, int r1, int ps, const double *__restrict__ x, const double *z, double *y)
 {
   const int lane = threadIdx.x & 31, sub = lane % G;
@@ -256,18 +269,22 @@ __device__ __forceinline__ void WarpRows(const Spm<T> &A, int r0, int r1, int ps
     if (i < r1) {
       if (MULT) {
         const int e = __ldg(A.ai_ptr + i + 1);
-        for (int j = __ldg(A.ai_ptr + i) + sub; j < e; j += G) acc += (double)__ldg(A.ai_val + j) * x[ps + __ldg(A.ai_col + j)];
+        for (int j = __ldg(A.ai_ptr + i) + sub; j < e; j += G) acc += (double)__ldg(A.ai_val + j) * x[VecIndex<ROW>(A.row, ps + __ldg(A.ai_col + j))];
       }
       const int e = __ldg(A.ab_ptr + i + 1);
       for (int j = __ldg(A.ab_ptr + i) + sub; j < e; j += G) acc += (double)__ldg(A.ab_val + j) * x[__ldg(A.ab_col + j)];
     }
     acc = GroupSum<G>(acc);
-    if (i < r1 && sub == 0) y[i] = MULT ? (double)A.diag[i] * x[i] + acc : z[i] - acc;
+    if (i < r1 && sub == 0) {
+      const int vi = VecIndex<ROW>(A.row, i);
+
+      y[vi] = MULT ? (double)A.diag[i] * x[vi] + acc : z[vi] - acc;
+    }
   }
 }
 
 /* The lanes a row from the warp's entry count: 1 below 8 entries a row on average, then 2, 4, 8 */
-template <typename T, bool MULT>
+template <typename T, bool MULT, bool ROW>
 __device__ __forceinline__ void WarpRowsAdaptive(const Spm<T> &A, int r0, int r1, int ps, const double *__restrict__ x, const double *z, double *y)
 {
   const int i   = r0 + (threadIdx.x & 31);
@@ -278,47 +295,51 @@ __device__ __forceinline__ void WarpRowsAdaptive(const Spm<T> &A, int r0, int r1
     if (MULT) cnt += __ldg(A.ai_ptr + i + 1) - __ldg(A.ai_ptr + i);
   }
   const int tot = __reduce_add_sync(kFull, cnt);
-  if (tot < 8 * 32) WarpRows<T, 1, MULT>(A, r0, r1, ps, x, z, y);
-  else if (tot < 16 * 32) WarpRows<T, 2, MULT>(A, r0, r1, ps, x, z, y);
-  else if (tot < 48 * 32) WarpRows<T, 4, MULT>(A, r0, r1, ps, x, z, y);
-  else WarpRows<T, 8, MULT>(A, r0, r1, ps, x, z, y);
+  if (tot < 8 * 32) WarpRows<T, 1, MULT, ROW>(A, r0, r1, ps, x, z, y);
+  else if (tot < 16 * 32) WarpRows<T, 2, MULT, ROW>(A, r0, r1, ps, x, z, y);
+  else if (tot < 48 * 32) WarpRows<T, 4, MULT, ROW>(A, r0, r1, ps, x, z, y);
+  else WarpRows<T, 8, MULT, ROW>(A, r0, r1, ps, x, z, y);
 }
 
-template <typename T>
+template <typename T, bool ROW>
 __global__ void BoundaryResidualKernel(const Spm<T> A, const double *__restrict__ x, const double *z, double *y)
 {
   const long long r0 = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32 * 32;
 
-  if (r0 < A.n) WarpRowsAdaptive<T, false>(A, (int)r0, r0 + 32 < A.n ? (int)r0 + 32 : A.n, 0, x, z, y); /* warp-uniform */
+  if (r0 < A.n) WarpRowsAdaptive<T, false, ROW>(A, (int)r0, r0 + 32 < A.n ? (int)r0 + 32 : A.n, 0, x, z, y); /* warp-uniform */
 }
 
-template <typename T>
+template <typename T, bool ROW>
 __global__ void __launch_bounds__(kMaxPatch) MultKernel(const Spm<T> A, const double *__restrict__ x, double *__restrict__ y)
 {
   const int s = A.patch_ptr[blockIdx.x], e = A.patch_ptr[blockIdx.x + 1];
 
-  for (int r0 = s + 32 * (threadIdx.x / 32); r0 < e; r0 += blockDim.x) WarpRowsAdaptive<T, true>(A, r0, r0 + 32 < e ? r0 + 32 : e, s, x, NULL, y);
+  for (int r0 = s + 32 * (threadIdx.x / 32); r0 < e; r0 += blockDim.x) WarpRowsAdaptive<T, true, ROW>(A, r0, r0 + 32 < e ? r0 + 32 : e, s, x, NULL, y);
 }
 
 constexpr int kThreads = 256;
 
-template <typename T>
+template <typename T, bool ROW>
 static cudaError_t BoundaryResidual(const PatchworkSPMDesc *d, const double *x, const double *z, double *y, cudaStream_t stream)
 {
-  BoundaryResidualKernel<T><<<(unsigned)(((long long)d->n + kThreads - 1) / kThreads), kThreads, 0, stream>>>(MakeSpm<T>(d), x, z, y);
+  BoundaryResidualKernel<T, ROW><<<(unsigned)(((long long)d->n + kThreads - 1) / kThreads), kThreads, 0, stream>>>(MakeSpm<T>(d), x, z, y);
   return cudaGetLastError();
 }
 
-template <typename T>
+template <typename T, bool ROW>
 static cudaError_t Mult(const PatchworkSPMDesc *d, const double *x, double *y, cudaStream_t stream)
 {
   /* a warp per 32 rows of the patch, so that the warps of a block finish together; max_patch only
      sizes the block (the loop covers any patch) */
   const int nt = d->max_patch >= 1 && d->max_patch <= kMaxPatch ? (d->max_patch + 31) / 32 * 32 : kThreads;
 
-  MultKernel<T><<<d->npatch, nt, 0, stream>>>(MakeSpm<T>(d), x, y);
+  MultKernel<T, ROW><<<d->npatch, nt, 0, stream>>>(MakeSpm<T>(d), x, y);
   return cudaGetLastError();
 }
+
+/* the launcher for the value type and the presence of a row map */
+#define PW_DISPATCH(F, d, ...) \
+  ((d)->single ? ((d)->row ? F<float, true>(d, __VA_ARGS__) : F<float, false>(d, __VA_ARGS__)) : ((d)->row ? F<double, true>(d, __VA_ARGS__) : F<double, false>(d, __VA_ARGS__)))
 
 } // namespace
 
@@ -328,7 +349,7 @@ extern "C" int PatchworkSPMPatchRelaxCUDA(const PatchworkSPMDesc *d, const doubl
   if (d->npatch == 0) return (int)cudaSuccess;
   if (d->max_patch < 1 || d->max_patch > kMaxPatch || d->inner < 1) return (int)cudaErrorInvalidValue;
   if (!d->patch_ptr || !d->ai_ptr || !d->diag || !b || !x || r == x) return (int)cudaErrorInvalidValue;
-  return (int)(d->single ? PatchRelax<float>(d, b, x, r, zero_guess, (cudaStream_t)stream) : PatchRelax<double>(d, b, x, r, zero_guess, (cudaStream_t)stream));
+  return (int)PW_DISPATCH(PatchRelax, d, b, x, r, zero_guess, (cudaStream_t)stream);
 }
 
 extern "C" int PatchworkSPMBoundaryResidualCUDA(const PatchworkSPMDesc *d, const double *x, const double *z, double *y, void *stream)
@@ -336,7 +357,7 @@ extern "C" int PatchworkSPMBoundaryResidualCUDA(const PatchworkSPMDesc *d, const
   if (!d || d->n < 0) return (int)cudaErrorInvalidValue;
   if (d->n == 0) return (int)cudaSuccess;
   if (!d->ab_ptr || !x || !z || !y || y == x) return (int)cudaErrorInvalidValue;
-  return (int)(d->single ? BoundaryResidual<float>(d, x, z, y, (cudaStream_t)stream) : BoundaryResidual<double>(d, x, z, y, (cudaStream_t)stream));
+  return (int)PW_DISPATCH(BoundaryResidual, d, x, z, y, (cudaStream_t)stream);
 }
 
 extern "C" int PatchworkSPMMultCUDA(const PatchworkSPMDesc *d, const double *x, double *y, void *stream)
@@ -344,5 +365,5 @@ extern "C" int PatchworkSPMMultCUDA(const PatchworkSPMDesc *d, const double *x, 
   if (!d || d->npatch < 0) return (int)cudaErrorInvalidValue;
   if (d->npatch == 0) return (int)cudaSuccess;
   if (!d->patch_ptr || !d->ai_ptr || !d->ab_ptr || !d->diag || !x || !y || y == x) return (int)cudaErrorInvalidValue;
-  return (int)(d->single ? Mult<float>(d, x, y, (cudaStream_t)stream) : Mult<double>(d, x, y, (cudaStream_t)stream));
+  return (int)PW_DISPATCH(Mult, d, x, y, (cudaStream_t)stream);
 }

@@ -72,3 +72,12 @@ extern "C" int PatchworkDeviceCopyToDevice(void *dst, const void *src, size_t by
 {
   return bytes ? (int)cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, (cudaStream_t)stream) : (int)cudaSuccess;
 }
+
+extern "C" int PatchworkDeviceCopyToHost(void *dst, const void *src, size_t bytes, void *stream)
+{
+  cudaError_t err;
+
+  if (!bytes) return (int)cudaSuccess;
+  err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, (cudaStream_t)stream);
+  return (int)(err ? err : cudaStreamSynchronize((cudaStream_t)stream));
+}

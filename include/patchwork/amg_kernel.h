@@ -25,11 +25,15 @@
    which damps oscillation. A vertex moves only to a part where it keeps a neighbour, so connected
    parts stay connected. The exact ranks and hash: src/core/amg_graph.c.
 
-   Relaxation on the patchSPM layout (section 5.2.2). The level's rows are ordered so that every
-   patch is a contiguous range [patch_ptr[p], patch_ptr[p+1]). A = AI + AD + AB, where AD is the
-   diagonal, AI the off-diagonal entries whose row and column lie in the same patch, AB the rest.
-   AI columns are stored relative to the patch start, AB columns as level rows.
-   Vectors are double; the matrix values are float when `single`, double otherwise.
+   Relaxation on the patchSPM layout (section 5.2.2). The layout orders the level's rows by
+   position so that every patch is a contiguous range [patch_ptr[p], patch_ptr[p+1]) of positions;
+   row[i] is the level row (the index into the vectors) at position i, so the level matrix and its
+   vectors keep their own order. A = AI + AD + AB, where AD is the diagonal, AI the off-diagonal
+   entries whose row and column lie in the same patch, AB the rest. Everything of the layout is
+   indexed by position (ai_ptr, ab_ptr, diag); AI columns are positions relative to the patch start,
+   AB columns level rows. Vectors are double, indexed by level row; the matrix values are float
+   when `single`, double otherwise. Where the formulas below say b_p or x_p they mean the vector
+   entries of the patch's rows.
 
    PatchRelax: for every patch p (independent, any order), with the patch block A_p = AI_p + AD_p:
      t   = b_p                        (zero_guess)
@@ -58,7 +62,8 @@ typedef struct {
   int          n;           /* rows of the level, patch-ordered */
   int          npatch;      /* patches */
   int          max_patch;   /* rows of the largest patch */
-  const int   *patch_ptr;   /* [npatch+1] */
+  const int   *patch_ptr;   /* [npatch+1] positions */
+  const int   *row;         /* [n] the vector index (level row) at each position, or NULL: the identity */
   const int   *ai_ptr;      /* [n+1] */
   const int   *ai_col;      /* column - patch_ptr[p] of row's patch p */
   const int   *ab_ptr;      /* [n+1] */
@@ -69,6 +74,15 @@ typedef struct {
   double       inner_omega; /* their damping */
   double       omega;       /* damping of the block-Jacobi update */
 } PatchworkSPMDesc;
+
+/* The rank-local block of a level matrix, CSR with level-row columns (entries whose column is out
+   of [0, n) are not allowed) */
+typedef struct {
+  int           n;
+  const int    *ptr; /* [n+1] */
+  const int    *col;
+  const double *val;
+} PatchworkCSR;
 
 #ifdef __cplusplus
 extern "C" {
@@ -86,6 +100,34 @@ void PatchworkGraphFree(PatchworkGraph *g);
 /* order[pos] = vertex, vertices grouped by key (ascending, stable: ties keep vertex order);
    start[key] = first position of the key, start[nkeys] = n */
 int  PatchworkGraphOrder(int n, const int *key, int nkeys, int *order, int *start);
+
+/* The positions of a level: aggregates ordered by patch (ascending aggregate within a patch),
+   vertices grouped by aggregate (ascending vertex within). order[i] = vertex at position i, pos its
+   inverse, patch_ptr[p] = first position of patch p, patch_ptr[npatch] = n. */
+int  PatchworkGraphLevelOrder(int n, const int *agg, int naggs, const int *patch, int npatch, int *order, int *pos, int *patch_ptr);
+
+/* The same on the GPU (cuda/amg_graph.cu, cuda/amg_balance.cu), bit for bit: the graph's arrays and
+   every array argument are device pointers (the PatchworkGraph structs live on the host), counts
+   come back to the host; stream is a cudaStream_t. Return 0, 1 on bad arguments, or a cudaError_t
+   code. Induce allocates c's arrays on the device: free them with PatchworkGraphFreeCUDA. */
+int  PatchworkGraphKMISCUDA(const PatchworkGraph *g, int k, unsigned seed, int *in_set, int *count, void *stream);
+int  PatchworkGraphPartitionCUDA(const PatchworkGraph *g, int k, unsigned seed, int min_weight, int *part, int *nparts, void *stream);
+int  PatchworkGraphBalanceCUDA(const PatchworkGraph *g, int nparts, int max_weight, int max_rounds, int *part, void *stream);
+int  PatchworkGraphInduceCUDA(const PatchworkGraph *g, const int *part, int nparts, PatchworkGraph *c, void *stream);
+void PatchworkGraphFreeCUDA(PatchworkGraph *g);
+int  PatchworkGraphLevelOrderCUDA(int n, const int *agg, int naggs, const int *patch, int npatch, int *order, int *pos, int *patch_ptr, void *stream);
+
+/* The patchSPM layout of A for the given positions (row: position -> level row, pos: its inverse,
+   patch_ptr: patches as position ranges). Fills every field of d but inner, inner_omega and omega
+   (set to 1, 1, 1); allocates its arrays (patch_ptr and row are copied), AI and AB entries in
+   the storage order of each row of A, the diagonal as the sum of a row's diagonal entries (0 when
+   absent). Free with the matching Free. *nnz_ai, *nnz_ab: the entries of AI and AB. The CUDA
+   version takes device pointers (A's arrays, row, pos, patch_ptr) and fills d with device
+   pointers; its result equals the CPU one exactly. */
+int  PatchworkSPMBuildRef(const PatchworkCSR *A, int npatch, const int *patch_ptr, const int *row, const int *pos, int single, PatchworkSPMDesc *d, int *nnz_ai, int *nnz_ab);
+void PatchworkSPMFreeRef(PatchworkSPMDesc *d);
+int  PatchworkSPMBuildCUDA(const PatchworkCSR *A, int npatch, const int *patch_ptr, const int *row, const int *pos, int single, PatchworkSPMDesc *d, int *nnz_ai, int *nnz_ab, void *stream);
+void PatchworkSPMFreeCUDA(PatchworkSPMDesc *d);
 
 /* Relaxation, CPU reference (src/core/amg_relax_ref.c) */
 void PatchworkSPMPatchRelaxRef(const PatchworkSPMDesc *d, const double *b, double *x, double *r, int zero_guess);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <patchwork/amg_kernel.h>
+#include <patchwork/amg_hash.h>
 
 enum { KMIS_OUT = 0, KMIS_UNDECIDED = 1, KMIS_IN = 2 }; /* ordered: an undecided vertex outranks an excluded one */
 
@@ -30,20 +31,10 @@ static void *Alloc(size_t count, size_t size)
   return malloc(count ? count * size : 1);
 }
 
-static inline uint32_t Mix32(uint32_t h)
-{
-  h ^= h >> 16;
-  h *= 0x85EBCA6Bu;
-  h ^= h >> 13;
-  h *= 0xC2B2AE35u;
-  h ^= h >> 16;
-  return h;
-}
-
-/* The tie-breaking hash of (seed, v); the CUDA kernels must compute the same */
+/* The tie-breaking hash of (seed, v); the CUDA kernels compute the same */
 static inline uint32_t Hash(unsigned seed, int v)
 {
-  return Mix32((uint32_t)v ^ Mix32((uint32_t)seed ^ 0x9E3779B9u));
+  return PatchworkHash(seed, v);
 }
 
 static inline int Weight(const PatchworkGraph *g, int v)
@@ -617,4 +608,39 @@ void PatchworkGraphFree(PatchworkGraph *g)
   free((void *)g->adj);
   free((void *)g->weight);
   memset(g, 0, sizeof(*g));
+}
+
+/* Two stable groupings: the aggregates by patch (aorder, pstart), then the vertices by the position
+   of their aggregate in that order (order, astart); a patch's first position is the first position
+   of its first aggregate. */
+int PatchworkGraphLevelOrder(int n, const int *agg, int naggs, const int *patch, int npatch, int *order, int *pos, int *patch_ptr)
+{
+  int  err    = 1;
+  int *aorder = NULL, *pstart = NULL, *apos = NULL, *key = NULL, *astart = NULL;
+
+  if (n < 0 || naggs < 0 || npatch < 0 || !patch_ptr || (n > 0 && (!agg || !order || !pos)) || (naggs > 0 && !patch)) return 1;
+  for (int v = 0; v < n; v++)
+    if (agg[v] < 0 || agg[v] >= naggs) return 1;
+  for (int a = 0; a < naggs; a++)
+    if (patch[a] < 0 || patch[a] >= npatch) return 1;
+  aorder = Alloc(naggs, sizeof(int));
+  pstart = Alloc((size_t)npatch + 1, sizeof(int));
+  apos   = Alloc(naggs, sizeof(int));
+  key    = calloc(n ? n : 1, sizeof(int)); /* zeroed only to quiet -Wmaybe-uninitialized */
+  astart = Alloc((size_t)naggs + 1, sizeof(int));
+  if (!aorder || !pstart || !apos || !key || !astart) goto out;
+  if (PatchworkGraphOrder(naggs, patch, npatch, aorder, pstart)) goto out;
+  for (int i = 0; i < naggs; i++) apos[aorder[i]] = i;
+  for (int v = 0; v < n; v++) key[v] = apos[agg[v]];
+  if (PatchworkGraphOrder(n, key, naggs, order, astart)) goto out;
+  for (int i = 0; i < n; i++) pos[order[i]] = i;
+  for (int p = 0; p <= npatch; p++) patch_ptr[p] = astart[pstart[p]];
+  err = 0;
+out:
+  free(aorder);
+  free(pstart);
+  free(apos);
+  free(key);
+  free(astart);
+  return err;
 }

@@ -7,13 +7,16 @@
 #   lor:    the LOR assembly by macro element (cuda/lor_assemble.cu)
 #   plex:   the operator on general (curved, unstructured) quad/hex cells (cuda/plex_apply.cu)
 #   amg:    the patch block-Jacobi relaxation of PCPATCHAMG on the patchSPM layout (cuda/amg_relax.cu)
+#           and the construction of that layout (cuda/amg_spm.cu)
+#   graph:  PCPATCHAMG's graph partitions (cuda/amg_graph.cu, cuda/amg_balance.cu), equal to the CPU's
+#           bit for bit; the full tests print GPU vs CPU times instead of a separate benchmark
 #   1. nvcc builds build/gpu-kernels/{test,bench}_<suite>_kernels (ptxas register report kept)
 #   2. the GPU-vs-CPU test, full
 #   3. the test with --quick under compute-sanitizer memcheck, then racecheck
 #   4. the throughput benchmark
 # The suites build in parallel. Logs go to $OUT when set, else build/gpu-kernels/. A short summary
 # table is printed last.
-#   bash tests/gpu/kernels.sh [tensor] [patch] [lor] [plex] [amg]     (default: all five)
+#   bash tests/gpu/kernels.sh [tensor] [patch] [lor] [plex] [amg] [graph]     (default: all six)
 # Exit status: 0 when every step passed; the test's 77 (no device) is passed through.
 set -u
 cd "$(dirname "$0")/../.."
@@ -25,14 +28,14 @@ SAN=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo "$(dirname "$NVC
 CC=${CC:-gcc}
 FLAGS="-O3 -std=c++17 -arch=sm_90 -Iinclude"
 SAN_TIMEOUT=${SAN_TIMEOUT:-150}
-SUITES=${*:-tensor patch lor plex amg}
+SUITES=${*:-tensor patch lor plex amg graph}
 
 declare -a STEP STATUS DETAIL
 note() { STEP+=("$1"); STATUS+=("$2"); DETAIL+=("$3"); }
 has() { case " $SUITES " in *" $1 "*) return 0 ;; esac; return 1; }
 
 build_core() {
-  for f in tensor_ref basis1d fdm patch_ref transfer_ref lor_ref plex_ref amg_relax_ref; do
+  for f in tensor_ref basis1d fdm patch_ref transfer_ref lor_ref plex_ref amg_relax_ref amg_spm_ref amg_graph; do
     echo "+ $CC -O2 -Wall -Wextra -Iinclude -c src/core/$f.c"
     "$CC" -O2 -Wall -Wextra -Iinclude -c src/core/$f.c -o "$B/$f.o" || return 1
   done
@@ -87,13 +90,25 @@ build_plex() {
 }
 
 build_amg() {
-  echo "+ $NVCC $FLAGS -Xptxas -v -c cuda/amg_relax.cu" &&
+  echo "+ $NVCC $FLAGS -Xptxas -v -c cuda/amg_relax.cu cuda/amg_spm.cu" &&
     "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra -Xptxas -v -c cuda/amg_relax.cu -o "$B/amg_relax.o" 2> "$LOG/ptxas_amg.txt" &&
-    { grep -i -E "warning|error" "$LOG/ptxas_amg.txt" || true; } &&
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra -Xptxas -v -c cuda/amg_spm.cu -o "$B/amg_spm.o" 2> "$LOG/ptxas_amg_spm.txt" &&
+    { grep -i -E "warning|error" "$LOG/ptxas_amg.txt" "$LOG/ptxas_amg_spm.txt" || true; } &&
     echo "+ $NVCC $FLAGS tests/gpu/test_amg_kernels.cu" &&
-    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra tests/gpu/test_amg_kernels.cu "$B/amg_relax.o" "$B/amg_relax_ref.o" -lm -o "$B/test_amg_kernels" &&
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra tests/gpu/test_amg_kernels.cu "$B/amg_relax.o" "$B/amg_spm.o" "$B/amg_relax_ref.o" "$B/amg_spm_ref.o" -lm -o "$B/test_amg_kernels" &&
     echo "+ $NVCC $FLAGS bench/bench_amg_kernels.cu" &&
     "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra bench/bench_amg_kernels.cu "$B/amg_relax.o" -lm -o "$B/bench_amg_kernels"
+}
+
+# the CPU amg_graph object is $B/amg_graph.o (build_core); the CUDA ones get a _cu suffix
+build_graph() {
+  echo "+ $NVCC $FLAGS -Xptxas -v -c cuda/amg_graph.cu cuda/amg_balance.cu" &&
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra -Xptxas -v -c cuda/amg_graph.cu -o "$B/amg_graph_cu.o" 2> "$LOG/ptxas_graph.txt" &&
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra -Xptxas -v -c cuda/amg_balance.cu -o "$B/amg_balance_cu.o" 2> "$LOG/ptxas_balance.txt" &&
+    { grep -i -E "warning|error" "$LOG/ptxas_graph.txt" "$LOG/ptxas_balance.txt" || true; } &&
+    echo "+ $NVCC $FLAGS tests/gpu/test_amg_{graph,balance}_kernels.cu" &&
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra tests/gpu/test_amg_graph_kernels.cu "$B/amg_graph_cu.o" "$B/amg_graph.o" -o "$B/test_graph_kernels" &&
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra tests/gpu/test_amg_balance_kernels.cu "$B/amg_balance_cu.o" "$B/amg_graph.o" -o "$B/test_balance_kernels"
 }
 
 # registers and spills of kernels, from ptxas reports (default: the patch kernels'): "max R regs, S with spills"
@@ -119,6 +134,7 @@ has patch && { build_patch > "$LOG/build_patch.log" 2>&1 & pids+=("patch:$!"); }
 has lor && { build_lor > "$LOG/build_lor.log" 2>&1 & pids+=("lor:$!"); }
 has plex && { build_plex > "$LOG/build_plex.log" 2>&1 & pids+=("plex:$!"); }
 has amg && { build_amg > "$LOG/build_amg.log" 2>&1 & pids+=("amg:$!"); }
+has graph && { build_graph > "$LOG/build_graph.log" 2>&1 & pids+=("graph:$!"); }
 bfail=0
 for p in "${pids[@]}"; do
   s=${p%%:*}
@@ -128,7 +144,8 @@ for p in "${pids[@]}"; do
     patch) note patch-build ok "$((SECONDS - t0)) s; $(patch_regs) ($LOG/ptxas_patch.txt)" ;;
     lor) note lor-build ok "$((SECONDS - t0)) s; $(patch_regs "$LOG/ptxas_lor.txt") ($LOG/ptxas_lor.txt)" ;;
     plex) note plex-build ok "$((SECONDS - t0)) s; $(patch_regs "$LOG/ptxas_plex.txt") ($LOG/ptxas_plex.txt)" ;;
-    amg) note amg-build ok "$((SECONDS - t0)) s; $(patch_regs "$LOG/ptxas_amg.txt") ($LOG/ptxas_amg.txt)" ;;
+    amg) note amg-build ok "$((SECONDS - t0)) s; $(patch_regs "$LOG/ptxas_amg.txt" "$LOG/ptxas_amg_spm.txt") ($LOG/ptxas_amg*.txt)" ;;
+    graph) note graph-build ok "$((SECONDS - t0)) s; $(patch_regs "$LOG/ptxas_graph.txt" "$LOG/ptxas_balance.txt")" ;;
     esac
   else
     bfail=1
@@ -138,6 +155,7 @@ for p in "${pids[@]}"; do
     lor) note lor-build FAIL "see $LOG/build_lor.log"; l="$LOG/build_lor.log $LOG/ptxas_lor.txt" ;;
     plex) note plex-build FAIL "see $LOG/build_plex.log"; l="$LOG/build_plex.log $LOG/ptxas_plex.txt" ;;
     amg) note amg-build FAIL "see $LOG/build_amg.log"; l="$LOG/build_amg.log $LOG/ptxas_amg.txt" ;;
+    graph) note graph-build FAIL "see $LOG/build_graph.log"; l="$LOG/build_graph.log $LOG/ptxas_graph.txt $LOG/ptxas_balance.txt" ;;
     esac
     cat $l 2>/dev/null | grep -v "^ptxas info" | tail -n 40
   fi
@@ -192,6 +210,19 @@ fi
 has lor && run_suite lor "lor-"
 has plex && run_suite plex "plex-"
 has amg && run_suite amg "amg-"
+# graph and balance: the full test (with its timing table), then the sanitizers on --quick
+if has graph; then
+  for t in graph balance; do
+    t0=$SECONDS
+    "$B/test_${t}_kernels" > "$LOG/$t-test.log" 2>&1 && st=ok || { st=FAIL; rc=1; grep -E '^FAIL' "$LOG/$t-test.log" | head -20; }
+    note "$t-test" $st "$(grep -E '^# [0-9]+ passed' "$LOG/$t-test.log" | tail -n 1 | sed 's/^# //'), $((SECONDS - t0)) s"
+    for tool in memcheck racecheck; do
+      t0=$SECONDS
+      timeout "$SAN_TIMEOUT" "$SAN" --tool $tool --error-exitcode 3 "$B/test_${t}_kernels" --quick > "$LOG/$t-$tool.log" 2>&1 && st=ok || { st=FAIL; rc=1; }
+      note "$t-$tool" $st "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOG/$t-$tool.log" | tail -n 1 | sed 's/^========= //') | $((SECONDS - t0)) s"
+    done
+  done
+fi
 
 if has tensor; then
   echo
@@ -217,6 +248,11 @@ if has amg; then
   echo
   echo "== amg benchmark table =="
   cat "$LOG/amg-bench.log"
+fi
+if has graph; then
+  echo
+  echo "== graph partitions, GPU vs CPU =="
+  for t in graph balance; do grep -E '^# ' "$LOG/$t-test.log" | grep -v -E 'passed|failed'; done
 fi
 echo
 echo "== summary =="

@@ -9,7 +9,9 @@
    (c) induced graph: against a brute-force quotient, weights summing to the total, symmetric;
    (d) balance: the heaviest part lighter afterwards, no part empty or split, order independence;
    (e) order: a stable grouping permutation;
-   (f) bad arguments fail.
+   (f) level order: a permutation with patches and aggregates contiguous, both in ascending order
+       within their group, pos its inverse, patch_ptr right (random and real aggregates/patches);
+   (g) bad arguments fail.
    Prints aggregate and patch statistics of 3D grids and times the setup on a 100^3 7-point grid.
    PETSc-free. Prints one line per check and returns 1 if any check failed; --quick skips the
    timing (for valgrind). */
@@ -486,6 +488,114 @@ static void TestOrder(int *fails, uint64_t *s)
   free(seen);
 }
 
+/* The positions of a level (PatchworkGraphLevelOrder): order a permutation, pos its inverse,
+   patch_ptr the patch ranges; within a patch its aggregates contiguous in ascending aggregate
+   order, within an aggregate its vertices ascending. Returns the number of violations. */
+static int LevelOrderViolations(int n, const int *agg, int naggs, const int *patch, int npatch, const int *order, const int *pos, const int *patch_ptr)
+{
+  int *seen = Malloc(sizeof(int) * (n + 1)), *aseen = Malloc(sizeof(int) * (naggs + 1)), bad = 0;
+
+  bad += patch_ptr[0] != 0 || patch_ptr[npatch] != n;
+  for (int p = 0; p < npatch; p++) bad += patch_ptr[p] > patch_ptr[p + 1];
+  for (int i = 0; i < n; i++) {
+    const int v = order[i];
+
+    if (v < 0 || v >= n || seen[v]++) {
+      bad++;
+      continue;
+    }
+    bad += pos[v] != i;
+  }
+  if (bad) goto out;
+  for (int p = 0; p < npatch; p++)
+    for (int i = patch_ptr[p]; i < patch_ptr[p + 1]; i++) {
+      const int v = order[i], a = agg[v];
+
+      bad += patch[a] != p;
+      if (i == patch_ptr[p]) continue;
+      if (agg[order[i - 1]] == a) bad += order[i - 1] >= v; /* ascending vertex within the aggregate */
+      else bad += agg[order[i - 1]] > a || aseen[a]; /* ascending aggregate, each one contiguous */
+      aseen[agg[order[i - 1]]] = 1;
+    }
+out:
+  free(seen);
+  free(aseen);
+  return bad;
+}
+
+static void TestLevelOrder(int *fails, uint64_t *s)
+{
+  const int n = 3000, naggs = 211, npatch = 23;
+  int      *agg = Malloc(sizeof(int) * n), *patch = Malloc(sizeof(int) * naggs), *order = Malloc(sizeof(int) * n), *pos = Malloc(sizeof(int) * n), *patch_ptr = Malloc(sizeof(int) * (npatch + 1));
+  int      *order2 = Malloc(sizeof(int) * n), *pos2 = Malloc(sizeof(int) * n), *patch_ptr2 = Malloc(sizeof(int) * (npatch + 1)), err, nerr = 0;
+
+  /* some aggregates and patches empty */
+  for (int v = 0; v < n; v++) agg[v] = (int)(Rand(s) * (naggs - 7));
+  for (int a = 0; a < naggs; a++) patch[a] = (int)(Rand(s) * (npatch - 3));
+  err = PatchworkGraphLevelOrder(n, agg, naggs, patch, npatch, order, pos, patch_ptr);
+  Check(fails, err, 0, "level order: returns 0");
+  if (!err) Check(fails, LevelOrderViolations(n, agg, naggs, patch, npatch, order, pos, patch_ptr), 0, "level order (random %d vertices, %d aggregates, %d patches): permutation, pos inverse, patches and aggregates contiguous, stable", n, naggs, npatch);
+  /* the same from the two groupings done by hand with PatchworkGraphOrder */
+  {
+    int *aorder = Malloc(sizeof(int) * naggs), *pstart = Malloc(sizeof(int) * (npatch + 1)), *apos = Malloc(sizeof(int) * naggs), *key = Malloc(sizeof(int) * n), *astart = Malloc(sizeof(int) * (naggs + 1)), bad = 0;
+
+    PatchworkGraphOrder(naggs, patch, npatch, aorder, pstart);
+    for (int i = 0; i < naggs; i++) apos[aorder[i]] = i;
+    for (int v = 0; v < n; v++) key[v] = apos[agg[v]];
+    PatchworkGraphOrder(n, key, naggs, order2, astart);
+    for (int p = 0; p <= npatch; p++) bad += patch_ptr[p] != astart[pstart[p]];
+    bad += Differ(n, order, order2);
+    Check(fails, bad, 0, "level order: equals the two stable groupings (aggregates by patch, vertices by aggregate position)");
+    free(aorder);
+    free(pstart);
+    free(apos);
+    free(key);
+    free(astart);
+  }
+  /* no aggregation: naggs vertices, one aggregate per vertex and one patch per aggregate (agg[]
+     serves as both maps, pos[] as patch_ptr) give the identity; patch[] is refilled with valid
+     values for the bad-argument checks below */
+  {
+    int bad = 0;
+
+    for (int v = 0; v < n; v++) agg[v] = v < naggs ? v : 0;
+    for (int a = 0; a < naggs; a++) patch[a] = a < npatch ? a : npatch - 1;
+    bad += PatchworkGraphLevelOrder(naggs, agg, naggs, agg, naggs, order2, pos2, pos);
+    for (int i = 0; i < naggs; i++) bad += order2[i] != i || pos2[i] != i || pos[i] != i;
+    Check(fails, bad, 0, "level order: identity for singleton aggregates and patches");
+  }
+  Check(fails, PatchworkGraphLevelOrder(0, NULL, 0, NULL, 0, NULL, NULL, patch_ptr2) || patch_ptr2[0] != 0, 0, "level order: empty input");
+  Check(fails, PatchworkGraphLevelOrder(0, NULL, 3, patch, npatch, NULL, NULL, patch_ptr2) || patch_ptr2[0] || patch_ptr2[npatch], 0, "level order: no vertices, some aggregates");
+  for (int v = 0; v < n; v++) agg[v] = v % naggs;
+  nerr += !PatchworkGraphLevelOrder(-1, agg, naggs, patch, npatch, order, pos, patch_ptr);
+  nerr += !PatchworkGraphLevelOrder(n, agg, -1, patch, npatch, order, pos, patch_ptr);
+  nerr += !PatchworkGraphLevelOrder(n, agg, naggs, patch, -1, order, pos, patch_ptr);
+  nerr += !PatchworkGraphLevelOrder(n, agg, naggs, patch, npatch, order, pos, NULL);
+  nerr += !PatchworkGraphLevelOrder(n, NULL, naggs, patch, npatch, order, pos, patch_ptr);
+  nerr += !PatchworkGraphLevelOrder(n, agg, naggs, NULL, npatch, order, pos, patch_ptr);
+  nerr += !PatchworkGraphLevelOrder(n, agg, naggs, patch, npatch, NULL, pos, patch_ptr);
+  nerr += !PatchworkGraphLevelOrder(n, agg, naggs, patch, npatch, order, NULL, patch_ptr);
+  agg[17] = naggs;
+  nerr += !PatchworkGraphLevelOrder(n, agg, naggs, patch, npatch, order, pos, patch_ptr);
+  agg[17] = -1;
+  nerr += !PatchworkGraphLevelOrder(n, agg, naggs, patch, npatch, order, pos, patch_ptr);
+  agg[17] = 0;
+  patch[5] = npatch;
+  nerr += !PatchworkGraphLevelOrder(n, agg, naggs, patch, npatch, order, pos, patch_ptr);
+  patch[5] = -2;
+  nerr += !PatchworkGraphLevelOrder(n, agg, naggs, patch, npatch, order, pos, patch_ptr);
+  nerr += !PatchworkGraphLevelOrder(n, agg, naggs, patch, 0, order, pos, patch_ptr);
+  Check(fails, nerr, 0, "level order: bad arguments (negative sizes, NULL, aggregate/patch out of range) fail");
+  free(agg);
+  free(patch);
+  free(order);
+  free(pos);
+  free(patch_ptr);
+  free(order2);
+  free(pos2);
+  free(patch_ptr2);
+}
+
 /* Count parts that are not connected (Balance keeps them connected only on a best-effort basis) */
 static int SplitParts(const Graph *G, const int *part, int nparts)
 {
@@ -583,6 +693,16 @@ static void TestDoublePartition(int *fails, const char *name, const Graph *G, in
     st = CheckPartition(fails, label, &C, patch, npatch, patch_min);
     printf("stats %s: %d aggregates (mean degree %.1f), %d patches, weight mean %.1f min %d max %d\n", label, c.n, (double)c.ptr[c.n] / c.n, npatch, st.meanw, st.minw, st.maxw);
     TestBalance(fails, label, &C, patch, npatch, patch_cap, 100, s);
+    {
+      int *order = Malloc(sizeof(int) * G->n), *pos = Malloc(sizeof(int) * G->n), *patch_ptr = Malloc(sizeof(int) * (npatch + 1)), err;
+
+      PatchworkGraphBalance(&c, npatch, patch_cap, 100, patch);
+      err = PatchworkGraphLevelOrder(G->n, agg, nagg, patch, npatch, order, pos, patch_ptr);
+      Check(fails, err || LevelOrderViolations(G->n, agg, nagg, patch, npatch, order, pos, patch_ptr), 0, "%s: level order of the aggregates and balanced patches", label);
+      free(order);
+      free(pos);
+      free(patch_ptr);
+    }
     free(patch);
     PatchworkGraphFree(&c);
   }
@@ -730,6 +850,7 @@ int main(int argc, char **argv)
     free(part);
   }
   TestOrder(&fails, &s);
+  TestLevelOrder(&fails, &s);
   TestBalanceStrips(&fails, &s);
   TestSmall(&fails);
   TestBadArguments(&fails);

@@ -7,6 +7,9 @@
        it shows) and not, inner = 1, 2, 3, 5 sweeps, with the residual r; then r = NULL and r aliasing
        b must reproduce x and r bit for bit, and b must be left alone,
    (d) one patch holding every row and many sweeps solves A x = b (the relaxation is a solver there),
+   (e) the row map: the layout with a random permutation `row` (AB columns renumbered to level rows)
+       on permuted vectors must give the identity layout's results, permuted, bit for bit (Mult,
+       BoundaryResidual, PatchRelax with and without r, r aliasing b),
    each in double and in single values, on symmetric diagonally dominant matrices: 3D 7- and
    27-point stencils with random weights, random local graphs with a few long edges, a nearly dense
    one, and patches of one row. Patches are contiguous ranges of random sizes; the entries of each
@@ -20,6 +23,15 @@
    turned into a plus) each side is within (stages) L u M of the exact value, u = eps/2. The check
    is |ref - naive| <= (stages) L eps M entry by entry; err is printed as max |ref - naive| / (eps M),
    the tolerance as (stages) L.
+
+   PatchworkSPMBuildRef (src/core/amg_spm_ref.c) is checked apart: on small random CSR matrices with
+   duplicated entries, missing or repeated diagonals, random patches (some empty) and random or
+   identity positions, against a brute-force split written here (the patch of a position by a linear
+   scan; every entry classified on its own): each position's AI and AB entries in storage order,
+   values rounded once, the diagonal summed in storage order, the copied arrays and the scalars; with
+   dyadic values also the dense sums of AI, AB and the diagonal; Mult of the built layout against the
+   dense product; and bad arguments (columns out of range, patch_ptr not covering n or decreasing, a
+   row map that is not pos's inverse) must return 1 and leave d empty.
 
    PETSc-free. Prints one line per check and returns 1 if any failed; --quick runs fewer cases
    (for valgrind). */
@@ -410,6 +422,378 @@ static void TestSolve(int *fails, int single, uint64_t *s)
   free(r);
 }
 
+
+/* Fisher-Yates: a random permutation of 0..n-1 */
+static void RandPerm(int n, int *perm, uint64_t *s)
+{
+  for (int i = 0; i < n; i++) perm[i] = i;
+  for (int k = n - 1; k > 0; k--) {
+    const int q = RandInt(s, 0, k), t = perm[k];
+
+    perm[k] = perm[q];
+    perm[q] = t;
+  }
+}
+
+/* v in position order -> vl in level order: vl[row[i]] = v[i] */
+static void ToLevel(int n, const int *row, const double *v, double *vl)
+{
+  for (int i = 0; i < n; i++) vl[row[i]] = v[i];
+}
+
+/* every entry of vl at row[i] has the bits of v[i] */
+static int SameBitsMapped(int n, const int *row, const double *v, const double *vl)
+{
+  for (int i = 0; i < n; i++)
+    if (memcmp(&v[i], &vl[row[i]], sizeof(double))) return 0;
+  return 1;
+}
+
+/* (e) the row map */
+static void TestRowMap(int *fails, Problem *P, uint64_t *s)
+{
+  const int        n = P->n, nab = P->ab_ptr[n];
+  const char      *pr = P->desc.single ? "single" : "double";
+  int             *row = Malloc(sizeof(int) * n), *abc = Malloc(sizeof(int) * (nab ? nab : 1));
+  double          *x = Malloc(sizeof(double) * n), *z = Malloc(sizeof(double) * n), *y = Malloc(sizeof(double) * n), *r = Malloc(sizeof(double) * n);
+  double          *xl = Malloc(sizeof(double) * n), *zl = Malloc(sizeof(double) * n), *yl = Malloc(sizeof(double) * n), *rl = Malloc(sizeof(double) * n);
+  PatchworkSPMDesc dm = P->desc;
+  int              same;
+
+  RandPerm(n, row, s);
+  for (int k = 0; k < nab; k++) abc[k] = row[P->ab_col[k]]; /* AB columns are level rows */
+  dm.row    = row;
+  dm.ab_col = abc;
+  RandVec(n, x, s);
+  RandVec(n, z, s);
+  ToLevel(n, row, x, xl);
+  ToLevel(n, row, z, zl);
+  PatchworkSPMMultRef(&P->desc, x, y);
+  PatchworkSPMMultRef(&dm, xl, yl);
+  same = SameBitsMapped(n, row, y, yl);
+  PatchworkSPMBoundaryResidualRef(&P->desc, x, z, y);
+  PatchworkSPMBoundaryResidualRef(&dm, xl, zl, yl);
+  same = same && SameBitsMapped(n, row, y, yl);
+  PatchworkSPMBoundaryResidualRef(&dm, xl, zl, zl); /* y aliasing z */
+  same = same && SameBitsMapped(n, row, y, zl);
+  Check(fails, same ? 0.0 : 1.0, 0.0, "%-7s %s row map: mult and boundary residual equal the identity layout's, permuted", P->name, pr);
+
+  same = 1;
+  for (int zg = 0; zg <= 1; zg++)
+    for (int inner = 1; inner <= 3; inner += 2) {
+      P->desc.inner = dm.inner = inner;
+      P->desc.inner_omega = dm.inner_omega = 0.5 + 0.5 * Rand(s);
+      P->desc.omega = dm.omega = 0.6 + 0.6 * Rand(s);
+      RandVec(n, x, s);
+      RandVec(n, z, s); /* b */
+      ToLevel(n, row, x, xl);
+      ToLevel(n, row, z, zl);
+      PatchworkSPMPatchRelaxRef(&P->desc, z, x, r, zg);
+      PatchworkSPMPatchRelaxRef(&dm, zl, xl, rl, zg);
+      same = same && SameBitsMapped(n, row, x, xl) && SameBitsMapped(n, row, r, rl);
+      /* r = NULL, then r aliasing b, from the same x */
+      RandVec(n, x, s);
+      ToLevel(n, row, x, xl);
+      memcpy(y, x, sizeof(double) * n);
+      PatchworkSPMPatchRelaxRef(&P->desc, z, x, NULL, zg);
+      PatchworkSPMPatchRelaxRef(&dm, zl, xl, NULL, zg);
+      same = same && SameBitsMapped(n, row, x, xl);
+      ToLevel(n, row, y, xl);
+      PatchworkSPMPatchRelaxRef(&P->desc, z, y, z, zg);
+      PatchworkSPMPatchRelaxRef(&dm, zl, xl, zl, zg);
+      same = same && SameBitsMapped(n, row, y, xl) && SameBitsMapped(n, row, z, zl);
+    }
+  Check(fails, same ? 0.0 : 1.0, 0.0, "%-7s %s row map: relax (zero guess and not, inner 1 and 3, r separate, NULL, = b) equals the identity layout's", P->name, pr);
+  free(row);
+  free(abc);
+  free(x);
+  free(z);
+  free(y);
+  free(r);
+  free(xl);
+  free(zl);
+  free(yl);
+  free(rl);
+}
+
+/* A random CSR in level rows for the build tests: entries near each row's position (so that many
+   fall into its patch) and anywhere, some repeated, the diagonal absent, once or repeated; dyadic
+   values (k/8) when `dyadic`, so that every sum of them is exact in float */
+typedef struct {
+  int     n, npatch;
+  int    *ptr, *col, *patch_ptr, *row, *pos; /* row and pos NULL: identity positions */
+  double *val;
+} BuildCase;
+
+static BuildCase MakeBuildCase(int n, int perm, int dyadic, uint64_t *s)
+{
+  BuildCase B;
+  int       cap = 16 * n + 1, nz = 0;
+
+  memset(&B, 0, sizeof(B));
+  B.n         = n;
+  B.ptr       = Malloc(sizeof(int) * (n + 1));
+  B.col       = Malloc(sizeof(int) * cap);
+  B.val       = Malloc(sizeof(double) * cap);
+  B.patch_ptr = Malloc(sizeof(int) * (2 * n + 2)); /* at most n empty patches */
+  if (perm) {
+    B.row = Malloc(sizeof(int) * n);
+    B.pos = Malloc(sizeof(int) * n);
+    RandPerm(n, B.row, s);
+    for (int i = 0; i < n; i++) B.pos[B.row[i]] = i;
+  }
+  /* patches of 0..8 positions, the empty ones rare */
+  B.patch_ptr[0] = 0;
+  for (int start = 0; start < n;) {
+    int m = Rand(s) < 0.1 && B.npatch < n ? 0 : RandInt(s, 1, 8);
+
+    if (m > n - start) m = n - start;
+    start += m;
+    B.patch_ptr[++B.npatch] = start;
+  }
+  for (int r = 0; r < n; r++) {
+    const int i = perm ? B.pos[r] : r, cnt = RandInt(s, 0, 12), ndiag = RandInt(s, 0, 2);
+
+    B.ptr[r] = nz;
+    for (int k = 0; k < cnt + ndiag; k++) {
+      int q = k < cnt ? (Rand(s) < 0.75 ? i + RandInt(s, -6, 6) : RandInt(s, 0, n - 1)) : i; /* a position */
+
+      if (q < 0 || q >= n) q = RandInt(s, 0, n - 1);
+      B.col[nz] = perm ? B.row[q] : q;
+      B.val[nz] = dyadic ? RandInt(s, -64, 64) / 8.0 : 2.0 * Rand(s) - 1.0;
+      nz++;
+    }
+    /* the diagonal entries mixed in at random places */
+    for (int k = nz - 1; k > B.ptr[r]; k--) {
+      const int    q = RandInt(s, B.ptr[r], k), c = B.col[k];
+      const double v = B.val[k];
+
+      B.col[k] = B.col[q];
+      B.val[k] = B.val[q];
+      B.col[q] = c;
+      B.val[q] = v;
+    }
+  }
+  B.ptr[n] = nz;
+  return B;
+}
+
+static void FreeBuildCase(BuildCase *B)
+{
+  free(B->ptr);
+  free(B->col);
+  free(B->val);
+  free(B->patch_ptr);
+  free(B->row);
+  free(B->pos);
+}
+
+static double Val(const void *v, int single, int k)
+{
+  return single ? (double)((const float *)v)[k] : ((const double *)v)[k];
+}
+
+/* The value of the layout's type nearest to v, widened back */
+static double Round(double v, int single)
+{
+  return single ? (double)(float)v : v;
+}
+
+/* PatchworkSPMBuildRef against the brute-force split; returns the number of mismatches */
+static int CheckBuild(const BuildCase *B, int single, const PatchworkSPMDesc *d, int nai, int nab, int dyadic)
+{
+  const int n = B->n;
+  int       bad = 0, tai = 0, tab = 0, maxp = 0;
+  int      *part = Malloc(sizeof(int) * (n ? n : 1));
+  double   *dai = NULL, *dab = NULL, *eai = NULL, *eab = NULL;
+
+  for (int p = 0; p < B->npatch; p++) maxp = B->patch_ptr[p + 1] - B->patch_ptr[p] > maxp ? B->patch_ptr[p + 1] - B->patch_ptr[p] : maxp;
+  for (int i = 0; i < n; i++) /* the patch of a position, by a scan over all patches */
+    for (int p = 0; p < B->npatch; p++)
+      if (B->patch_ptr[p] <= i && i < B->patch_ptr[p + 1]) part[i] = p;
+  bad += d->n != n || d->npatch != B->npatch || d->max_patch != maxp || d->single != (single != 0) || d->inner != 1 || d->inner_omega != 1.0 || d->omega != 1.0;
+  bad += memcmp(d->patch_ptr, B->patch_ptr, sizeof(int) * (B->npatch + 1)) != 0;
+  bad += B->row ? !d->row || memcmp(d->row, B->row, sizeof(int) * n) != 0 : d->row != NULL;
+  bad += d->ai_ptr[0] != 0 || d->ab_ptr[0] != 0 || d->ai_ptr[n] != nai || d->ab_ptr[n] != nab;
+  if (dyadic) {
+    dai = Malloc(sizeof(double) * n * n); /* [position][position]: the brute force */
+    dab = Malloc(sizeof(double) * n * n); /* [position][level row] */
+    eai = Malloc(sizeof(double) * n * n); /* the same from the layout */
+    eab = Malloc(sizeof(double) * n * n);
+  }
+  for (int i = 0; i < n; i++) {
+    const int r = B->row ? B->row[i] : i, ps = B->patch_ptr[part[i]];
+    int       ka = d->ai_ptr[i], kb = d->ab_ptr[i];
+    double    diag = 0.0;
+
+    if (d->ai_ptr[i + 1] < ka || d->ab_ptr[i + 1] < kb) {
+      bad++;
+      continue;
+    }
+    /* each entry of the row, classified on its own, must be the next AI or AB entry */
+    for (int j = B->ptr[r]; j < B->ptr[r + 1]; j++) {
+      const int c = B->col[j], q = B->pos ? B->pos[c] : c;
+
+      if (c == r) {
+        diag += B->val[j];
+        continue;
+      }
+      if (part[q] == part[i]) {
+        if (ka >= d->ai_ptr[i + 1] || d->ai_col[ka] != q - ps || Val(d->ai_val, single, ka) != Round(B->val[j], single)) bad++;
+        if (dyadic) dai[(size_t)i * n + q] += B->val[j];
+        ka++;
+        tai++;
+      } else {
+        if (kb >= d->ab_ptr[i + 1] || d->ab_col[kb] != c || Val(d->ab_val, single, kb) != Round(B->val[j], single)) bad++;
+        if (dyadic) dab[(size_t)i * n + c] += B->val[j];
+        kb++;
+        tab++;
+      }
+    }
+    bad += ka != d->ai_ptr[i + 1] || kb != d->ab_ptr[i + 1];
+    bad += Val(d->diag, single, i) != Round(diag, single);
+    if (dyadic) {
+      for (int k = d->ai_ptr[i]; k < d->ai_ptr[i + 1]; k++) eai[(size_t)i * n + ps + d->ai_col[k]] += Val(d->ai_val, single, k);
+      for (int k = d->ab_ptr[i]; k < d->ab_ptr[i + 1]; k++) eab[(size_t)i * n + d->ab_col[k]] += Val(d->ab_val, single, k);
+    }
+  }
+  bad += tai != nai || tab != nab;
+  if (dyadic) {
+    bad += memcmp(dai, eai, sizeof(double) * n * n) != 0;
+    bad += memcmp(dab, eab, sizeof(double) * n * n) != 0;
+  }
+  free(part);
+  free(dai);
+  free(dab);
+  free(eai);
+  free(eab);
+  return bad;
+}
+
+/* Mult of a built layout (level-ordered vectors) against the dense product of the CSR */
+static double BuildMultErr(const BuildCase *B, const PatchworkSPMDesc *d, int single, uint64_t *s, double *tol)
+{
+  const int n = B->n;
+  double   *x = Malloc(sizeof(double) * n), *y = Malloc(sizeof(double) * n), *yn = Malloc(sizeof(double) * n), *M = Malloc(sizeof(double) * n), err;
+  int       maxlen = 0;
+
+  RandVec(n, x, s);
+  for (int r = 0; r < n; r++) {
+    double diag = 0.0;
+
+    yn[r] = M[r] = 0.0;
+    for (int j = B->ptr[r]; j < B->ptr[r + 1]; j++)
+      if (B->col[j] == r) diag += B->val[j];
+      else {
+        yn[r] += Round(B->val[j], single) * x[B->col[j]];
+        M[r] += fabs(Round(B->val[j], single) * x[B->col[j]]);
+      }
+    yn[r] += Round(diag, single) * x[r];
+    M[r] += fabs(Round(diag, single) * x[r]);
+    maxlen = B->ptr[r + 1] - B->ptr[r] > maxlen ? B->ptr[r + 1] - B->ptr[r] : maxlen;
+  }
+  PatchworkSPMMultRef(d, x, y);
+  err  = ErrRatio(n, y, yn, M);
+  *tol = 2.0 * (maxlen + 5);
+  free(x);
+  free(y);
+  free(yn);
+  free(M);
+  return err;
+}
+
+static void TestBuild(int *fails, int quick, uint64_t *s)
+{
+  const int sizes[] = {1, 2, 7, 40, 97, 300};
+  const int nsize   = quick ? 5 : 6;
+
+  for (int single = 0; single <= 1; single++)
+    for (int perm = 0; perm <= 1; perm++)
+      for (int dyadic = 0; dyadic <= 1; dyadic++) {
+        int    bad = 0, total_ai = 0, total_ab = 0;
+        double worst = 0.0; /* the largest err/tol of the products */
+
+        for (int c = 0; c < nsize; c++)
+          for (int rep = 0; rep < (quick ? 2 : 5); rep++) {
+            BuildCase        B = MakeBuildCase(sizes[c], perm, dyadic, s);
+            PatchworkCSR     A = {B.n, B.ptr, B.col, B.val};
+            PatchworkSPMDesc d;
+            int              nai = -1, nab = -1;
+            double           tol;
+
+            memset(&d, 0, sizeof(d));
+            if (PatchworkSPMBuildRef(&A, B.npatch, B.patch_ptr, B.row, B.pos, single, &d, &nai, &nab)) bad++;
+            else {
+              bad += CheckBuild(&B, single, &d, nai, nab, dyadic);
+              worst = fmax(worst, BuildMultErr(&B, &d, single, s, &tol) / tol);
+              total_ai += nai;
+              total_ab += nab;
+              PatchworkSPMFreeRef(&d);
+            }
+            FreeBuildCase(&B);
+          }
+        Check(fails, (double)bad, 0.0, "build   %s %s positions, %s values: AI, AB, diagonal against the brute force (%d AI, %d AB entries)", single ? "single" : "double", perm ? "random  " : "identity",
+              dyadic ? "dyadic" : "random", total_ai, total_ab);
+        Check(fails, worst, 1.0, "build   %s %s positions, %s values: mult of the built layout against the dense product (err/tol)", single ? "single" : "double", perm ? "random  " : "identity", dyadic ? "dyadic" : "random");
+      }
+}
+
+/* Bad arguments: 1, and d left empty (valgrind sees leaks) */
+static void TestBuildErrors(int *fails, uint64_t *s)
+{
+  BuildCase        B = MakeBuildCase(40, 1, 0, s);
+  PatchworkCSR     A = {B.n, B.ptr, B.col, B.val};
+  PatchworkSPMDesc d;
+  int              nai, nab, bad = 0, t;
+
+#define PW_EXPECT_BAD(call) \
+  do { \
+    memset(&d, 0xff, sizeof(d)); \
+    bad += (call) != 1 || d.ai_ptr != NULL || d.patch_ptr != NULL; \
+  } while (0)
+  PW_EXPECT_BAD(PatchworkSPMBuildRef(NULL, B.npatch, B.patch_ptr, B.row, B.pos, 0, &d, &nai, &nab));
+  PW_EXPECT_BAD(PatchworkSPMBuildRef(&A, B.npatch, B.patch_ptr, B.row, NULL, 0, &d, &nai, &nab)); /* row without pos */
+  t = B.col[B.ptr[B.n] / 2];
+  B.col[B.ptr[B.n] / 2] = B.n; /* a column out of range */
+  PW_EXPECT_BAD(PatchworkSPMBuildRef(&A, B.npatch, B.patch_ptr, B.row, B.pos, 1, &d, &nai, &nab));
+  B.col[B.ptr[B.n] / 2] = -1;
+  PW_EXPECT_BAD(PatchworkSPMBuildRef(&A, B.npatch, B.patch_ptr, NULL, NULL, 0, &d, &nai, &nab));
+  B.col[B.ptr[B.n] / 2] = t;
+  B.patch_ptr[B.npatch]--; /* patches do not cover n */
+  PW_EXPECT_BAD(PatchworkSPMBuildRef(&A, B.npatch, B.patch_ptr, B.row, B.pos, 0, &d, &nai, &nab));
+  B.patch_ptr[B.npatch]++;
+  PW_EXPECT_BAD(PatchworkSPMBuildRef(&A, B.npatch - 1, B.patch_ptr, B.row, B.pos, 0, &d, &nai, &nab));
+  t = B.patch_ptr[1];
+  B.patch_ptr[1] = B.patch_ptr[2] + 1; /* decreasing */
+  PW_EXPECT_BAD(PatchworkSPMBuildRef(&A, B.npatch, B.patch_ptr, B.row, B.pos, 0, &d, &nai, &nab));
+  B.patch_ptr[1] = t;
+  t = B.pos[B.row[3]];
+  B.pos[B.row[3]] = 4; /* pos is not row's inverse */
+  PW_EXPECT_BAD(PatchworkSPMBuildRef(&A, B.npatch, B.patch_ptr, B.row, B.pos, 0, &d, &nai, &nab));
+  B.pos[B.row[3]] = t;
+  t = B.row[5];
+  B.row[5] = B.n; /* out of range */
+  PW_EXPECT_BAD(PatchworkSPMBuildRef(&A, B.npatch, B.patch_ptr, B.row, B.pos, 1, &d, &nai, &nab));
+  B.row[5] = t;
+#undef PW_EXPECT_BAD
+  /* and the repaired arguments build */
+  bad += PatchworkSPMBuildRef(&A, B.npatch, B.patch_ptr, B.row, B.pos, 1, &d, &nai, &nab) != 0;
+  PatchworkSPMFreeRef(&d);
+  bad += d.ai_ptr != NULL;
+  {
+    PatchworkCSR E = {0, NULL, NULL, NULL};
+    int          pp0 = 0;
+
+    /* the empty matrix, one empty patch */
+    bad += PatchworkSPMBuildRef(&E, 1, (int[]){0, 0}, NULL, NULL, 0, &d, &nai, &nab) != 0 || d.n != 0 || d.max_patch != 0 || nai != 0 || nab != 0;
+    PatchworkSPMFreeRef(&d);
+    bad += PatchworkSPMBuildRef(&E, 0, &pp0, NULL, NULL, 0, &d, &nai, &nab) != 0;
+    PatchworkSPMFreeRef(&d);
+  }
+  Check(fails, (double)bad, 0.0, "build   bad arguments return 1 and leave d empty (NULL, row without pos, columns n and -1, patch_ptr short, decreasing, row/pos mismatch and out of range); empty matrix");
+  FreeBuildCase(&B);
+}
+
 int main(int argc, char **argv)
 {
   typedef struct {
@@ -438,6 +822,7 @@ int main(int argc, char **argv)
       printf("# %s %s: n %d, %d patches of at most %d rows, %d AI and %d AB entries, at most %d entries a row\n", P.name, single ? "single" : "double", P.n, P.npatch, P.maxp,
              P.ai_ptr[P.n], P.ab_ptr[P.n], P.maxlen);
       TestMultBoundary(&fails, &P, &seed);
+      TestRowMap(&fails, &P, &seed);
       for (int zg = 0; zg <= 1; zg++)
         for (int q = 0; q < 4; q++) {
           if (quick && q == 2) continue;
@@ -447,6 +832,8 @@ int main(int argc, char **argv)
     }
   TestSolve(&fails, 0, &seed);
   TestSolve(&fails, 1, &seed);
+  TestBuild(&fails, quick, &seed);
+  TestBuildErrors(&fails, &seed);
   printf("%s: %d check(s) failed\n", fails ? "FAIL" : "ok  ", fails);
   return fails ? 1 : 0;
 }
