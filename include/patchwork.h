@@ -166,14 +166,16 @@ J*/
 . PATCHWORK_AMG_RELAX_JACOBI    - damped point Jacobi
 . PATCHWORK_AMG_RELAX_L1JACOBI  - l1-Jacobi, scaled by the rows' l1 norms
 . PATCHWORK_AMG_RELAX_SPAI0     - the diagonal sparse approximate inverse a_ii / ||a_i||^2
-- PATCHWORK_AMG_RELAX_CHEBYSHEV - Chebyshev polynomial in D^-1 A (a PETSc KSP, options prefix -pc_patchamg_levels_)
+. PATCHWORK_AMG_RELAX_CHEBYSHEV - Chebyshev polynomial in D^-1 A (a PETSc KSP, options prefix -pc_patchamg_levels_)
+- PATCHWORK_AMG_RELAX_SPAI1     - the sparse approximate inverse M on A's pattern (PatchworkMatCreateSPAI1), symmetrized (M + M^T)/2 and damped
 E*/
 typedef enum {
   PATCHWORK_AMG_RELAX_PATCH,
   PATCHWORK_AMG_RELAX_JACOBI,
   PATCHWORK_AMG_RELAX_L1JACOBI,
   PATCHWORK_AMG_RELAX_SPAI0,
-  PATCHWORK_AMG_RELAX_CHEBYSHEV
+  PATCHWORK_AMG_RELAX_CHEBYSHEV,
+  PATCHWORK_AMG_RELAX_SPAI1
 } PatchworkAMGRelax;
 PETSC_EXTERN const char *const PatchworkAMGRelaxes[];
 
@@ -207,5 +209,7 @@ PETSC_EXTERN PetscErrorCode PCMGSetPatchworkHierarchy(PC, PetscInt);
 /* P1 finite elements on triangles and tetrahedra (DMPlex): the Helmholtz matrix -div(sigma grad u) + lambda u,
    natural boundary conditions, sigma one value per local cell (or NULL for 1); on the GPU for a CUDA matrix type */
 PETSC_EXTERN PetscErrorCode PatchworkDMPlexAssembleP1(DM dm, PetscReal lambda, Vec sigma, Mat *A);
+/* SPAI(1): M on A's pattern minimizing ||I - M A||_F row by row (Geveler et al.; src/pc/patchamg/paspai.c) */
+PETSC_EXTERN PetscErrorCode PatchworkMatCreateSPAI1(Mat A, Mat *M);
 
 #endif

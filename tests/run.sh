@@ -277,7 +277,8 @@ AMG=$B/tests/mat/test_patchamg
 run patchamg/q1-hex       $AMG -problem q1 -n 24 -max_its 12 -repeat
 run patchamg/fd7          $AMG -problem fd7 -n 40 -max_its 18 -repeat
 run patchamg/double       $AMG -problem fd7 -n 32 -max_its 18 -pc_patchamg_precision double
-for r in jacobi l1jacobi spai0 chebyshev; do run "patchamg/relax-$r" $AMG -problem fd7 -n 32 -max_its 32 -pc_patchamg_relax $r; done
+for r in jacobi l1jacobi spai0 chebyshev spai1; do run "patchamg/relax-$r" $AMG -problem fd7 -n 32 -max_its 32 -pc_patchamg_relax $r; done
+run patchamg/relax-spai1-n2 $MPIEXEC -n 2 $AMG -problem fd7 -n 24 -max_its 20 -pc_patchamg_relax spai1
 run patchamg/mpi-n2       $MPIEXEC -n 2 $AMG -problem q1 -n 24 -max_its 12
 run patchamg/mpi-n3       $MPIEXEC -n 3 $AMG -problem fd7 -n 32 -max_its 19
 run patchamg/help         bash -c "$AMG -help | grep -e '-pc_patchamg_relax' -e '-pc_patchamg_inner_sweeps'"
@@ -288,6 +289,8 @@ run patchamg/help         bash -c "$AMG -help | grep -e '-pc_patchamg_relax' -e 
 run mat/p1-n1             $MPIEXEC -n 1 $B/tests/mat/test_p1
 run mat/p1-n2             $MPIEXEC -n 2 $B/tests/mat/test_p1
 run mat/p1-n3             $MPIEXEC -n 3 $B/tests/mat/test_p1 -skip_bad
+run mat/spai-n1           $MPIEXEC -n 1 $B/tests/mat/test_spai
+run mat/spai-n2           $MPIEXEC -n 2 $B/tests/mat/test_spai
 # tets_its LO HI OPTIONS...: examples/tets (CG to 1e-8, b = 1) converges in LO..HI iterations; skipped when
 # the PC is not in this PETSc (hypre in the CUDA build)
 tets_its() {
@@ -305,6 +308,18 @@ run tets/regular-patchamg   tets_its 1 25 -mesh regular -cells 8 -refine 2 -pc_t
 run tets/irregular-patchamg tets_its 1 35 -mesh irregular -cells 24 -pc_type patchamg
 run tets/blobs100-patchamg  tets_its 1 70 -mesh blobs -cells 24 -sigma_ratio 100 -pc_type patchamg
 run tets/annulus-patchamg   tets_its 1 45 -mesh annulus -cells 64 -sigma_ratio 10 -pc_type patchamg
+# SPAI(1) relaxation against point Jacobi in the same hierarchy: Geveler et al. report about half the
+# iterations; required: at most 2/3
+spai_vs_jacobi() {
+  local j s
+  j=$($B/examples/tets "$@" -pc_type patchamg -pc_patchamg_relax jacobi 2>&1 | sed -n 's/.* its=\([0-9]*\) reason=CONVERGED.*/\1/p')
+  s=$($B/examples/tets "$@" -pc_type patchamg -pc_patchamg_relax spai1 2>&1 | sed -n 's/.* its=\([0-9]*\) reason=CONVERGED.*/\1/p')
+  echo "iterations: jacobi ${j:-none}, spai1 ${s:-none}"
+  [ -n "$j" ] && [ -n "$s" ] && [ $((3 * s)) -le $((2 * j)) ]
+}
+run tets/spai1-regular     spai_vs_jacobi -mesh regular -cells 8 -refine 2
+run tets/spai1-blobs100    spai_vs_jacobi -mesh blobs -cells 24 -sigma_ratio 100
+run tets/spai1-annulus     spai_vs_jacobi -mesh annulus -cells 64 -sigma_ratio 10
 run tets/patchamg-n2        bash -c "$MPIEXEC -n 2 $B/examples/tets -mesh blobs -cells 16 -sigma_ratio 100 -pc_type patchamg | grep -E ' its=([1-9]|[1-6][0-9]|70) reason=CONVERGED'"
 # the baselines (GAMG's counts differ between PETSc 3.18 and 3.26 by up to 5: regular 19/16, irregular 14/15, blobs 25/27, annulus 20/25)
 run tets/regular-gamg     tets_its 14 22 -mesh regular -cells 8 -refine 2 -pc_type gamg
@@ -349,6 +364,7 @@ if command -v valgrind >/dev/null 2>&1; then
                             $B/tests/mat/test_p1
   run valgrind/patchamg   valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $AMG -problem fd7 -n 12 -pc_patchamg_coarse_size 50 -ksp_view
+  run valgrind/spai       valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp $B/tests/mat/test_spai
   run valgrind/tensor_ref valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_tensor_ref
   run valgrind/patch_ref  valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_patch_ref --quick
   run valgrind/transfer_ref valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_transfer_ref --quick

@@ -18,7 +18,7 @@ for a in "$@"; do case $a in --no-bench) BENCH= ;; --quick) QUICK=1 ;; --no-test
 [ -n "$LORONLY" ] && { KERNEL_SUITES=lor; CPUSUITE=; BENCHES=${BENCHES:-lor}; }
 [ -n "$PLEXONLY" ] && { KERNEL_SUITES=plex; CPUSUITE=; BENCHES=${BENCHES:-plex}; }
 # --amg-only: PCPATCHAMG (its kernels, the PC on device matrices, its benchmark)
-[ -n "$AMGONLY" ] && { KERNEL_SUITES=amg; CPUSUITE=; BENCHES=${BENCHES:-amg}; LORONLY=1; PLEXONLY=1; }
+[ -n "$AMGONLY" ] && { KERNEL_SUITES=${KERNEL_SUITES:-amg graph}; CPUSUITE=; BENCHES=${BENCHES:-amg amgsetup}; LORONLY=1; PLEXONLY=1; }
 T0=$(date +%s)
 export PETSC_DIR=${PETSC_DIR:-/opt/patchwork/petsc-cuda} PETSC_ARCH=
 if [ ! -f "$PETSC_DIR/lib/petsc/conf/variables" ]; then
@@ -169,6 +169,19 @@ for c in "q1 32" "fd7 48" "fd7 32 -pc_patchamg_precision double"; do
     row "patchamg-gpu-$1-$2${3:+-double}" FAIL "gpu its=${a_gpu:-$(tail -n 2 "$L/patchamg-gpu-$1-$2.log" | head -1)} cpu its=$a_cpu"; fi
 done
 row patchamg-gpu-copies info "KSPSolve host<->device copies: $(copies "$L/patchamg-gpu-fd7-48.log")"
+# the hierarchy built on the GPU (cuda/amg_graph.cu, amg_balance.cu) equals the CPU's for the same seed:
+# PCView's level table (rows, nonzeros, aggregates and patches with their sizes, in-patch share), not
+# its damping column (estimated in floating point)
+hier() { "$@" -ksp_view 2>&1 | awk '/level +rows +nonzeros/ {on = 1; next} on && /coarse solve/ {print $1, $2, $3; exit} on {print $1, $2, $3, $4, $5, $6, $7, $8}'; }
+for c in "$AMG -problem q1 -n 32" "$AMG -problem fd7 -n 64 -pc_patchamg_k 3" "build/examples/tets -mesh blobs -cells 32 -sigma_ratio 100 -pc_type patchamg" "build/examples/tets -mesh irregular -cells 24 -pc_type patchamg -pc_patchamg_patch_size 100"; do
+  h_cpu=$(hier $c)
+  h_gpu=$(hier $c $AGPU)
+  name="patchamg-hierarchy-$(echo $c | awk '{print $3 "-" $5}')"
+  echo "$h_cpu" >"$L/$name-cpu.txt"
+  echo "$h_gpu" >"$L/$name-gpu.txt"
+  if [ -n "$h_cpu" ] && [ "$h_cpu" = "$h_gpu" ]; then row "$name" ok "$(echo "$h_gpu" | wc -l) levels, same aggregates and patches"; else
+    row "$name" FAIL "see $L/$name-{cpu,gpu}.txt"; diff "$L/$name-cpu.txt" "$L/$name-gpu.txt" | head -8; fi
+done
 check patchamg-gpu-n2 $MPI -n 2 $AMG -problem fd7 -n 32 -max_its 20 $AGPU
 # the P1 assembly on the GPU (Fu et al.'s patch-based kernel): the kernel against the CPU reference with
 # compute-sanitizer, the assembled aijcusparse matrix against PETSc's FEM assembly, the example on the GPU
@@ -209,6 +222,10 @@ if [ -n "$BENCH" ]; then
   case " $BENCHES " in *" amg "*)
     check bench-amg env GPU_OPTS="-dm_mat_type aijcusparse $GPU" bash bench/patchamg.sh ;;
   esac
+  # where PCPATCHAMG's setup time goes at 16.8M unknowns, beside GAMG on the GPU and on the CPU cores
+  case " $BENCHES " in *" amgsetup "*)
+    check bench-amgsetup env GPU_OPTS="-dm_mat_type aijcusparse $GPU" LOGS="$L" CPU_RANKS=${CPU_RANKS:-16} bash bench/patchamg_setup.sh ;;
+  esac
   case " $BENCHES " in *" lor "*)
     check bench-lor bash bench/lor.sh ;;
   esac
@@ -222,13 +239,14 @@ if [ -n "$BENCH" ]; then
   esac
 fi
 tar -C build -czf "$OUT/logs.tar.gz" gpu-logs
-for b in matmult solve table7 lor plex amg; do [ -f "$L/bench-$b.log" ] && cp "$L/bench-$b.log" "$OUT/"; done
+for b in matmult solve table7 lor plex amg amgsetup; do [ -f "$L/bench-$b.log" ] && cp "$L/bench-$b.log" "$OUT/"; done
 echo
 echo "== GPU results ($(cat "$L/gpu.txt"), $(($(date +%s) - T0)) s; logs in logs.tar.gz)"
 [ -f "$L/bench-matmult.log" ] && grep -A 100 '^vectors' "$L/bench-matmult.log"
 for b in solve table7; do [ -f "$L/bench-$b.log" ] && sed -n '/^dim k/,/^err_M/p' "$L/bench-$b.log"; done
 [ -f "$L/bench-lor.log" ] && sed -n '/^== LOR/,$p' "$L/bench-lor.log"
 [ -f "$L/bench-amg.log" ] && sed -n '/^== PCPATCHAMG/,$p' "$L/bench-amg.log"
+[ -f "$L/bench-amgsetup.log" ] && cat "$L/bench-amgsetup.log"
 [ -f "$L/bench-plex.log" ] && grep -v '^\[' "$L/bench-plex.log" | tail -n 40
 [ -f "$L/kernels/plex-bench.log" ] && tail -n 30 "$L/kernels/plex-bench.log"
 [ -f "$L/kernels/lor-bench.log" ] && cat "$L/kernels/lor-bench.log"

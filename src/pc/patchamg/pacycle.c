@@ -28,6 +28,13 @@ static PetscErrorCode RelaxStep(PC_PatchAMG *pa, PC_PatchAMGLevel *L, PetscBool 
       PetscCall(VecAXPY(L->x, 1.0, L->y));
     }
     break;
+  case PATCHWORK_AMG_RELAX_SPAI1: /* x += S (b - A x), S the symmetrized SPAI(1) */
+    if (zero_guess) PetscCall(MatMult(L->spai, L->b, L->x));
+    else {
+      PetscCall(MatResidual(L->A, L->b, L->x, L->r));
+      PetscCall(MatMultAdd(L->spai, L->r, L->x, L->x));
+    }
+    break;
   case PATCHWORK_AMG_RELAX_CHEBYSHEV:
     if (zero_guess) PetscCall(VecSet(L->x, 0.0));
     PetscCall(KSPSolve(L->cheby, L->b, L->x));
@@ -76,14 +83,16 @@ PetscErrorCode PCApply_PatchAMG(PC pc, Vec b, Vec x)
 {
   PC_PatchAMG      *pa = (PC_PatchAMG *)pc->data;
   PC_PatchAMGLevel *F  = &pa->levels[0];
+  Vec               fb = F->b, fx = F->x;
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PATCHWORK_AMGApply, pc, b, x, 0));
-  PetscCall(VecScatterBegin(pa->to_patch, b, F->b, INSERT_VALUES, SCATTER_FORWARD));
-  PetscCall(VecScatterEnd(pa->to_patch, b, F->b, INSERT_VALUES, SCATTER_FORWARD));
+  /* level 0 is the user's matrix in the user's order: the cycle works on b and x themselves */
+  F->b = b;
+  F->x = x;
   PetscCall(VCycle(pa, 0));
-  PetscCall(VecScatterBegin(pa->to_patch, F->x, x, INSERT_VALUES, SCATTER_REVERSE));
-  PetscCall(VecScatterEnd(pa->to_patch, F->x, x, INSERT_VALUES, SCATTER_REVERSE));
+  F->b = fb;
+  F->x = fx;
   PetscCall(PetscLogEventEnd(PATCHWORK_AMGApply, pc, b, x, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -6,21 +6,43 @@
 #include <patchwork/amg_kernel.h>
 #include <petsc/private/pcimpl.h>
 
-/* The patchSPM layout of one level's rank-local rows (amg_kernel.h): host arrays always (the CPU
-   reference and the statistics), device copies when the level's vectors live on the device */
+/* The patchSPM layout of one level's rank-local rows (amg_kernel.h), where the level's vectors live */
 typedef struct {
-  PatchworkSPMDesc host, dev; /* the same layout; dev holds device pointers (unused on the CPU) */
+  PatchworkSPMDesc desc;      /* host pointers, or device pointers when on_device */
+  PetscBool        on_device;
   PetscInt         nnz_ai, nnz_ab;
   PetscInt         min_patch;
   PetscBool        has_ab;    /* any AB entry: the fused kernels need BoundaryResidual */
 } PC_PatchAMGSPM;
 
+/* One level of the graph hierarchy (pagraph.c), rank-local; arrays on the host or the device */
 typedef struct {
-  Mat            A;          /* level operator, rows in patch order (level 0: the user's, permuted) */
+  PatchworkGraph g;         /* the level's graph (level 0: the pattern of the matrix's diagonal block) */
+  int           *agg;       /* vertex -> aggregate (= vertex of the next level); NULL on the coarsest */
+  int            naggs;
+  int           *patch;     /* aggregate -> patch */
+  int            npatch;
+  int           *order;     /* position -> vertex: patches contiguous, aggregates contiguous inside them */
+  int           *pos;       /* vertex -> position */
+  int           *patch_ptr; /* [npatch+1] positions */
+} PC_PatchAMGGraphLevel;
+
+typedef struct {
+  PetscBool              dev;      /* arrays on the device (CUDA graph kernels) */
+  PetscBool              borrowed; /* level 0's graph is the device matrix's own CSR */
+  Mat                    Ad;       /* the diagonal block it came from */
+  PetscInt               n0;
+  PetscInt               nl;
+  PC_PatchAMGGraphLevel *L;
+} PC_PatchAMGGraph;
+
+typedef struct {
+  Mat            A;          /* level operator (level 0: the user's; level l+1: rows = aggregates of level l) */
   Mat            P;          /* prolongation from level l+1 (NULL on the coarsest) */
   Vec            b, x, r, y; /* right-hand side, solution, residual, correction */
   Vec            dscale;     /* point relaxations: the scaling of the residual */
   KSP            cheby;      /* relaxation chebyshev */
+  Mat            spai;       /* relaxation spai1: the damped S = (M + M^T)/2 of SPAI(1)'s M */
   PC_PatchAMGSPM spm;
   PetscInt       n, N;       /* local and global rows */
   PetscInt       naggs;      /* aggregates (rows of level l+1) on this rank */
@@ -50,8 +72,6 @@ typedef struct {
   /* set up */
   PetscInt               nlevels;      /* levels[0] finest */
   PC_PatchAMGLevel      *levels;
-  IS                     perm;         /* level-0 rows in patch order (global indices of the user's rows) */
-  VecScatter             to_patch;     /* user's order -> patch order */
   KSP                    coarse;
   PetscBool              device;       /* level vectors live on the device */
   PetscBool              serial;       /* one rank: fused kernels with AB */
@@ -61,8 +81,11 @@ typedef struct {
 PETSC_INTERN PetscErrorCode PCSetUp_PatchAMG(PC);
 PETSC_INTERN PetscErrorCode PCReset_PatchAMG(PC);
 PETSC_INTERN PetscErrorCode PCApply_PatchAMG(PC, Vec, Vec);
-PETSC_INTERN PetscErrorCode PCPatchAMGSPMCreate(PC_PatchAMG *, Mat, const int[], PetscInt, PC_PatchAMGSPM *);
-PETSC_INTERN PetscErrorCode PCPatchAMGSPMDestroy(PC_PatchAMGSPM *, PetscBool);
+PETSC_INTERN PetscErrorCode PCPatchAMGGraphBuild(PC, Mat, PC_PatchAMGGraph *);
+PETSC_INTERN PetscErrorCode PCPatchAMGGraphDestroy(PC_PatchAMGGraph *);
+PETSC_INTERN PetscErrorCode PCPatchAMGGraphToHost(PetscBool, const int *, PetscInt, int **);
+PETSC_INTERN PetscErrorCode PCPatchAMGSPMCreate(PC_PatchAMG *, Mat, const PC_PatchAMGGraphLevel *, PC_PatchAMGSPM *);
+PETSC_INTERN PetscErrorCode PCPatchAMGSPMDestroy(PC_PatchAMGSPM *);
 PETSC_INTERN PetscErrorCode PCPatchAMGSPMRelax(PC_PatchAMG *, PC_PatchAMGSPM *, Vec, Vec, Vec, PetscBool);
 PETSC_INTERN PetscErrorCode PCPatchAMGSPMBoundaryResidual(PC_PatchAMG *, PC_PatchAMGSPM *, Vec, Vec, Vec);
 

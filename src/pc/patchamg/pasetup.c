@@ -3,59 +3,6 @@
    aggregate contiguous, smoothed prolongators, Galerkin operators and the patchSPM layouts. */
 #include "paimpl.h"
 
-/* One level of the graph hierarchy; all rank-local */
-typedef struct {
-  PatchworkGraph g;         /* the level's graph (level 0: the pattern of the matrix's diagonal block) */
-  int           *agg;       /* vertex -> aggregate (= vertex of the next level); NULL on the coarsest */
-  int            naggs;
-  int           *patch;     /* aggregate -> patch */
-  int            npatch;
-  int           *order;     /* position -> vertex: patches contiguous, aggregates contiguous inside them */
-  int           *pos;       /* vertex -> position */
-  int           *patch_ptr; /* [npatch+1] positions */
-} GraphLevel;
-
-static PetscErrorCode GraphLevelDestroy(GraphLevel *G)
-{
-  PetscFunctionBegin;
-  PatchworkGraphFree(&G->g);
-  PetscCall(PetscFree(G->agg));
-  PetscCall(PetscFree(G->patch));
-  PetscCall(PetscFree2(G->order, G->pos));
-  PetscCall(PetscFree(G->patch_ptr));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* The graph of the rank-local diagonal block of A, copied into malloc'd int arrays (the kernel ABI's
-   types, freed by PatchworkGraphFree); checks that every row has its diagonal */
-static PetscErrorCode GraphFromMatrix(Mat A, PatchworkGraph *g)
-{
-  Mat             Ad;
-  PetscInt        n;
-  const PetscInt *ia, *ja;
-  PetscBool       done, mpi;
-  int            *ptr, *adj;
-
-  PetscFunctionBegin;
-  PetscCall(PetscObjectBaseTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
-  if (mpi) PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
-  else Ad = A;
-  PetscCall(MatGetRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
-  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "PCPATCHAMG could not read the matrix's rows");
-  PetscCheck(ia[n] < PETSC_MAX_INT && (size_t)ia[n] < (size_t)INT_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "PCPATCHAMG: more than 2^31 nonzeros in one rank's diagonal block");
-  ptr = (int *)malloc(((size_t)n + 1) * sizeof(int));
-  adj = (int *)malloc(((size_t)ia[n] + 1) * sizeof(int));
-  PetscCheck(ptr && adj, PETSC_COMM_SELF, PETSC_ERR_MEM, "PCPATCHAMG: out of memory for the matrix graph");
-  for (PetscInt i = 0; i <= n; i++) ptr[i] = (int)ia[i];
-  for (PetscInt j = 0; j < ia[n]; j++) adj[j] = (int)ja[j];
-  g->n = (int)n; /* before the restore, which may reset n */
-  PetscCall(MatRestoreRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
-  g->ptr    = ptr;
-  g->adj    = adj;
-  g->weight = NULL;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* Diagonal entries must be positive and finite (SPD); a zero names an empty or singular row */
 static PetscErrorCode CheckDiagonal(Mat A, Vec d, const char what[])
 {
@@ -72,152 +19,111 @@ static PetscErrorCode CheckDiagonal(Mat A, Vec d, const char what[])
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Largest eigenvalue of D^{-1} A by power iteration (deterministic start), for the prolongator smoothing */
-static PetscErrorCode SpectralRadiusDinvA(Mat A, Vec dinv, PetscReal *rho)
+/* The largest eigenvalue of an operator similar to a symmetric positive semidefinite one (D^-1 A,
+   M^-1 A), by its power iteration from a fixed random start in v (w: work): the norm of the
+   iterate approaches it from below, so callers add a margin */
+typedef PetscErrorCode (*PowerOperator)(void *, Vec, Vec);
+
+static PetscErrorCode PowerIteration(PowerOperator op, void *ctx, PetscInt its, unsigned long seed, Vec v, Vec w, PetscReal *lambda)
 {
-  Vec         v, w;
   PetscRandom rnd;
-  PetscReal   nrm = 1, lam = 0;
+  PetscReal   nrm = 0;
 
   PetscFunctionBegin;
-  PetscCall(VecDuplicate(dinv, &v));
-  PetscCall(VecDuplicate(dinv, &w));
-  PetscCall(PetscRandomCreate(PetscObjectComm((PetscObject)A), &rnd));
-  PetscCall(PetscRandomSetSeed(rnd, 0x5eed));
+  PetscCall(PetscRandomCreate(PetscObjectComm((PetscObject)v), &rnd));
+  PetscCall(PetscRandomSetSeed(rnd, seed));
   PetscCall(PetscRandomSeed(rnd));
   PetscCall(VecSetRandom(v, rnd));
   PetscCall(PetscRandomDestroy(&rnd));
   PetscCall(VecNormalize(v, NULL));
-  for (PetscInt it = 0; it < 20; it++) {
-    PetscCall(MatMult(A, v, w));
-    PetscCall(VecPointwiseMult(w, w, dinv));
-    PetscCall(VecDot(w, v, &lam)); /* Rayleigh-like quotient in the Euclidean product */
+  *lambda = 0;
+  for (PetscInt it = 0; it < its; it++) {
+    PetscCall(op(ctx, v, w));
     PetscCall(VecNorm(w, NORM_2, &nrm));
     if (nrm == 0) break;
+    *lambda = nrm;
     PetscCall(VecScale(w, 1.0 / nrm));
     PetscCall(VecSwap(v, w));
   }
-  /* the norm converges from below to rho for the D^{-1/2}-similar symmetric matrix; a margin keeps
-     the smoothing from amplifying the top mode */
-  *rho = 1.05 * PetscMax(nrm, PetscRealPart(lam));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+typedef struct {
+  Mat A;
+  Vec dinv;
+} DinvACtx;
+
+static PetscErrorCode DinvAApply(void *ctx, Vec v, Vec w)
+{
+  DinvACtx *c = (DinvACtx *)ctx;
+
+  PetscFunctionBegin;
+  PetscCall(MatMult(c->A, v, w));
+  PetscCall(VecPointwiseMult(w, w, c->dinv));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* rho(D^{-1} A), for the prolongator smoothing and the inner damping; the margin keeps the
+   smoothing from amplifying the top mode */
+static PetscErrorCode SpectralRadiusDinvA(Mat A, Vec dinv, PetscReal *rho)
+{
+  DinvACtx ctx = {A, dinv};
+  Vec      v, w;
+
+  PetscFunctionBegin;
+  PetscCall(VecDuplicate(dinv, &v));
+  PetscCall(VecDuplicate(dinv, &w));
+  PetscCall(PowerIteration(DinvAApply, &ctx, 20, 0x5eed, v, w, rho));
+  *rho = *rho > 0 ? 1.05 * *rho : 1.0;
   PetscCall(VecDestroy(&v));
   PetscCall(VecDestroy(&w));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The graph hierarchy: aggregate, induce, partition the induced graph into patches, until the
-   coarse size (global) or the level limit is reached or coarsening stalls */
-static PetscErrorCode BuildGraphHierarchy(PC pc, PatchworkGraph g0, GraphLevel **Gout, PetscInt *nlevels)
+/* The tentative prolongator of level l: row i (a vertex of level l) has one entry, in the column of
+   its aggregate (global numbering of level l+1), the near-null-space vector restricted to the
+   aggregate and normalized there (constants by default). Built on the host in one CSR. */
+static PetscErrorCode TentativeProlongator(Mat A, const PC_PatchAMGGraph *H, PetscInt l, Vec nullvec, Mat *Pt)
 {
-  PC_PatchAMG *pa = (PC_PatchAMG *)pc->data;
-  MPI_Comm     comm;
-  GraphLevel  *G;
-  PetscInt     nl = 0, maxl = pa->max_levels > 0 ? pa->max_levels : 30;
+  const PC_PatchAMGGraphLevel *L = &H->L[l];
+  PetscInt                     n = L->g.n, nc = L->naggs, cstart;
+  PetscReal                   *norm2;
+  const PetscScalar           *z = NULL;
+  PetscInt                    *ia, *ja;
+  PetscScalar                 *va;
+  int                         *agg;
+  MatType                      type;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectGetComm((PetscObject)pc, &comm));
-  PetscCall(PetscCalloc1(maxl, &G));
-  G[0].g = g0;
-  for (;;) {
-    GraphLevel    *L = &G[nl++];
-    PatchworkGraph unweighted = L->g;
-    PetscInt       n = L->g.n, N, Nagg, nagg;
-    int            min_patch = (int)PetscMax(1, pa->patch_size / 4);
-
-    PetscCallMPI(MPIU_Allreduce(&n, &N, 1, MPIU_INT, MPI_SUM, comm));
-    if (nl == maxl || N <= pa->coarse_size) break;
-    /* aggregates of the level's vertices: sizes count vertices, not the weights of finer levels */
-    unweighted.weight = NULL;
-    PetscCall(PetscMalloc1(PetscMax(n, 1), &L->agg));
-    PetscCheck(!PatchworkGraphPartition(&unweighted, (int)pa->k, (unsigned)(pa->seed + nl), (int)pa->min_agg, L->agg, &L->naggs), PETSC_COMM_SELF, PETSC_ERR_LIB, "PCPATCHAMG: aggregation of level %" PetscInt_FMT " failed", nl - 1);
-    nagg = L->naggs;
-    PetscCallMPI(MPIU_Allreduce(&nagg, &Nagg, 1, MPIU_INT, MPI_SUM, comm));
-    if (Nagg == 0 || (PetscReal)Nagg > 0.9 * (PetscReal)N) { /* coarsening stalled: this is the coarsest level */
-      PetscCall(PetscFree(L->agg));
-      L->naggs = 0;
-      break;
-    }
-    /* the next level's graph (weights: rows of this level per aggregate), then the patches of this
-       level: a partition of that graph (k = 1), capped in weight, so patches never cut aggregates */
-    PetscCheck(!PatchworkGraphInduce(&unweighted, L->agg, L->naggs, &G[nl].g), PETSC_COMM_SELF, PETSC_ERR_MEM, "PCPATCHAMG: the induced graph of level %" PetscInt_FMT " failed", nl - 1);
-    PetscCall(PetscMalloc1(PetscMax(L->naggs, 1), &L->patch));
-    PetscCheck(!PatchworkGraphPartition(&G[nl].g, 1, (unsigned)(pa->seed + 1000 + nl), min_patch, L->patch, &L->npatch), PETSC_COMM_SELF, PETSC_ERR_LIB, "PCPATCHAMG: patch partition of level %" PetscInt_FMT " failed", nl - 1);
-    PetscCheck(!PatchworkGraphBalance(&G[nl].g, L->npatch, (int)pa->patch_size, 50, L->patch), PETSC_COMM_SELF, PETSC_ERR_LIB, "PCPATCHAMG: patch balancing of level %" PetscInt_FMT " failed", nl - 1);
-  }
-  *Gout    = G;
-  *nlevels = nl;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Positions: aggregates ordered by patch, vertices by aggregate; the coarsest level keeps its order */
-static PetscErrorCode BuildOrder(GraphLevel *L)
-{
-  int  n = L->g.n;
-  int *aorder, *pstart, *apos, *key, *astart;
-
-  PetscFunctionBegin;
-  PetscCall(PetscMalloc2(PetscMax(n, 1), &L->order, PetscMax(n, 1), &L->pos));
-  if (!L->agg) {
-    for (int i = 0; i < n; i++) L->order[i] = L->pos[i] = i;
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(PetscMalloc5(L->naggs, &aorder, L->npatch + 1, &pstart, L->naggs, &apos, PetscMax(n, 1), &key, L->naggs + 1, &astart));
-  PetscCheck(!PatchworkGraphOrder(L->naggs, L->patch, L->npatch, aorder, pstart), PETSC_COMM_SELF, PETSC_ERR_PLIB, "ordering aggregates by patch failed");
-  for (int i = 0; i < L->naggs; i++) apos[aorder[i]] = i;
-  for (int v = 0; v < n; v++) key[v] = apos[L->agg[v]];
-  PetscCheck(!PatchworkGraphOrder(n, key, L->naggs, L->order, astart), PETSC_COMM_SELF, PETSC_ERR_PLIB, "ordering vertices by aggregate failed");
-  for (int i = 0; i < n; i++) L->pos[L->order[i]] = i;
-  PetscCall(PetscMalloc1(L->npatch + 1, &L->patch_ptr));
-  for (int p = 0; p <= L->npatch; p++) L->patch_ptr[p] = astart[pstart[p]];
-  PetscCall(PetscFree5(aorder, pstart, apos, key, astart));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* The tentative prolongator of level l: row = position at level l, column = the aggregate's position
-   at level l+1 (global), value = the near-null-space vector restricted to the aggregate, normalized
-   there (constants by default) */
-static PetscErrorCode TentativeProlongator(Mat A, GraphLevel *L, GraphLevel *C, Vec nullvec, Mat *Pt)
-{
-  PetscInt           rstart, cstart, nc = C->g.n;
-  PetscReal         *norm2;
-  const PetscScalar *z = NULL;
-  MatType            type;
-  PetscInt          *dnnz, *onnz;
-
-  PetscFunctionBegin;
-  PetscCall(MatGetOwnershipRange(A, &rstart, NULL));
   PetscCallMPI(MPI_Scan(&nc, &cstart, 1, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)A)));
   cstart -= nc;
+  PetscCall(PCPatchAMGGraphToHost(H->dev, L->agg, n, &agg));
   PetscCall(PetscCalloc1(PetscMax(nc, 1), &norm2));
-  if (nullvec) PetscCall(VecGetArrayRead(nullvec, &z)); /* in level-0 positions, i.e. permuted already */
-  for (int i = 0; i < L->g.n; i++) {
+  PetscCall(PetscMalloc3(n + 1, &ia, PetscMax(n, 1), &ja, PetscMax(n, 1), &va));
+  if (nullvec) PetscCall(VecGetArrayRead(nullvec, &z));
+  for (PetscInt i = 0; i < n; i++) {
     PetscReal zi = z ? PetscRealPart(z[i]) : 1.0;
 
-    norm2[L->agg[L->order[i]]] += zi * zi;
+    norm2[agg[i]] += zi * zi;
   }
+  for (PetscInt i = 0; i < n; i++) {
+    PetscReal zi = z ? PetscRealPart(z[i]) : 1.0;
+
+    ia[i] = i;
+    ja[i] = cstart + agg[i];
+    va[i] = norm2[agg[i]] > 0 ? zi / PetscSqrtReal(norm2[agg[i]]) : 0.0;
+  }
+  ia[n] = n;
+  if (nullvec) PetscCall(VecRestoreArrayRead(nullvec, &z));
   PetscCall(MatCreate(PetscObjectComm((PetscObject)A), Pt));
-  PetscCall(MatSetSizes(*Pt, L->g.n, nc, PETSC_DETERMINE, PETSC_DETERMINE));
+  PetscCall(MatSetSizes(*Pt, n, nc, PETSC_DETERMINE, PETSC_DETERMINE));
   PetscCall(MatGetType(A, &type));
   PetscCall(MatSetType(*Pt, type));
-  PetscCall(PetscMalloc2(PetscMax(L->g.n, 1), &dnnz, PetscMax(L->g.n, 1), &onnz));
-  for (int i = 0; i < L->g.n; i++) {
-    dnnz[i] = 1;
-    onnz[i] = 0;
-  }
-  PetscCall(MatXAIJSetPreallocation(*Pt, 1, dnnz, onnz, NULL, NULL));
-  PetscCall(PetscFree2(dnnz, onnz));
-  for (int i = 0; i < L->g.n; i++) {
-    int         a   = L->agg[L->order[i]];
-    PetscInt    row = rstart + i, col = cstart + C->pos[a];
-    PetscReal   zi  = z ? PetscRealPart(z[i]) : 1.0;
-    PetscScalar v   = norm2[a] > 0 ? zi / PetscSqrtReal(norm2[a]) : 0.0;
-
-    PetscCall(MatSetValues(*Pt, 1, &row, 1, &col, &v, INSERT_VALUES));
-  }
-  PetscCall(MatAssemblyBegin(*Pt, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(*Pt, MAT_FINAL_ASSEMBLY));
-  if (nullvec) PetscCall(VecRestoreArrayRead(nullvec, &z));
+  PetscCall(MatSeqAIJSetPreallocationCSR(*Pt, ia, ja, va)); /* whichever applies */
+  PetscCall(MatMPIAIJSetPreallocationCSR(*Pt, ia, ja, va));
+  PetscCall(PetscFree3(ia, ja, va));
   PetscCall(PetscFree(norm2));
+  PetscCall(PetscFree(agg));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -274,6 +180,22 @@ static PetscErrorCode PointScaling(PC_PatchAMG *pa, Mat A, Vec dscale)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+typedef struct {
+  PC_PatchAMG      *pa;
+  PC_PatchAMGLevel *L;
+} RelaxCtx;
+
+/* w = M^-1 A v for the undamped patch relaxation M (the level's r as work) */
+static PetscErrorCode RelaxApply(void *ctx, Vec v, Vec w)
+{
+  RelaxCtx *c = (RelaxCtx *)ctx;
+
+  PetscFunctionBegin;
+  PetscCall(MatMult(c->L->A, v, c->L->r));
+  PetscCall(PCPatchAMGSPMRelax(c->pa, &c->L->spm, c->L->r, w, NULL, PETSC_TRUE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The damping of the patch relaxation on level L. The inner sweeps are damped by
    inner_omega * 2/rho(D^-1 A): the eigenvalues of a patch block's D^-1 A_p lie below rho(D^-1 A), so
    every sweep polynomial stays positive and the relaxation symmetric positive definite, whatever the
@@ -282,33 +204,47 @@ static PetscErrorCode PointScaling(PC_PatchAMG *pa, Mat A, Vec dscale)
    power iteration of the relaxation itself: keeps the V-cycle positive definite (CG needs it). */
 static PetscErrorCode PatchDamping(PC_PatchAMG *pa, PC_PatchAMGLevel *L)
 {
-  PetscRandom rnd;
-  PetscReal   nrm = 1, lam = 0;
+  RelaxCtx  ctx = {pa, L};
+  PetscReal lam;
 
   PetscFunctionBegin;
-  L->spm.host.inner_omega = L->spm.dev.inner_omega = pa->inner_omega * 2.0 / L->rho_dinv;
-  L->spm.host.omega = L->spm.dev.omega = 1.0;
-  PetscCall(PetscRandomCreate(PetscObjectComm((PetscObject)L->A), &rnd));
-  PetscCall(PetscRandomSetSeed(rnd, 0x5eed + 1));
-  PetscCall(PetscRandomSeed(rnd));
-  PetscCall(VecSetRandom(L->x, rnd));
-  PetscCall(PetscRandomDestroy(&rnd));
-  PetscCall(VecNormalize(L->x, NULL));
-  for (PetscInt it = 0; it < 12; it++) {
-    PetscCall(MatMult(L->A, L->x, L->r));
-    PetscCall(PCPatchAMGSPMRelax(pa, &L->spm, L->r, L->y, NULL, PETSC_TRUE));
-    PetscCall(VecNorm(L->y, NORM_2, &nrm));
-    if (nrm == 0) break;
-    lam = nrm;
-    PetscCall(VecScale(L->y, 1.0 / nrm));
-    PetscCall(VecSwap(L->x, L->y));
-  }
-  L->lambda_relax = 1.1 * lam; /* power iteration approaches from below */
-  L->spm.host.omega = L->spm.dev.omega = pa->omega > 0 ? pa->omega : PetscMin(1.0, 1.5 / L->lambda_relax);
+  L->spm.desc.inner_omega = pa->inner_omega * 2.0 / L->rho_dinv;
+  L->spm.desc.omega       = 1.0;
+  PetscCall(PowerIteration(RelaxApply, &ctx, 12, 0x5eed + 1, L->x, L->y, &lam));
+  L->lambda_relax   = 1.1 * lam;
+  L->spm.desc.omega = pa->omega > 0 ? pa->omega : PetscMin(1.0, 1.5 / L->lambda_relax);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode SetUpRelaxation(PC pc, PC_PatchAMGLevel *L, const int patch_ptr[], PetscInt npatch, PetscInt l)
+/* w = S A v for the symmetrized SPAI(1) matrix S */
+static PetscErrorCode SPAIApply(void *ctx, Vec v, Vec w)
+{
+  PC_PatchAMGLevel *L = (PC_PatchAMGLevel *)ctx;
+
+  PetscFunctionBegin;
+  PetscCall(MatMult(L->A, v, L->r));
+  PetscCall(MatMult(L->spai, L->r, w));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* SPAI(1) minimizes ||I - M A||_F, not an energy norm, and M is not symmetric: with M before and M^T
+   after the coarse correction the blobs (1,100) mesh still made CG report DIVERGED_INDEFINITE_PC at
+   any damping above 0.5, non-normality hiding from the eigenvalue estimate. The relaxation uses
+   S = (M + M^T)/2 instead (symmetric, so one matrix serves both sides and lambda_max(S A) is real),
+   damped like the patch relaxation by min(1, 1.5/lambda_max(S A)) unless -pc_patchamg_omega is given. */
+static PetscErrorCode SPAIDamping(PC_PatchAMG *pa, PC_PatchAMGLevel *L)
+{
+  PetscReal lam, omega;
+
+  PetscFunctionBegin;
+  PetscCall(PowerIteration(SPAIApply, L, 12, 0x5eed + 2, L->x, L->y, &lam));
+  L->lambda_relax = 1.1 * lam;
+  omega           = pa->omega > 0 ? pa->omega : PetscMin(1.0, 1.5 / L->lambda_relax);
+  if (omega != 1.0) PetscCall(MatScale(L->spai, omega));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode SetUpRelaxation(PC pc, PC_PatchAMGLevel *L, const PC_PatchAMGGraphLevel *G, PetscInt l)
 {
   PC_PatchAMG *pa = (PC_PatchAMG *)pc->data;
   char         name[64];
@@ -320,7 +256,7 @@ static PetscErrorCode SetUpRelaxation(PC pc, PC_PatchAMGLevel *L, const int patc
   PetscCall(PatchworkLogEventRegisterOnce(name, PC_CLASSID, &L->ev_transfer));
   switch (pa->relax) {
   case PATCHWORK_AMG_RELAX_PATCH:
-    PetscCall(PCPatchAMGSPMCreate(pa, L->A, patch_ptr, npatch, &L->spm));
+    PetscCall(PCPatchAMGSPMCreate(pa, L->A, G, &L->spm));
     PetscCall(PatchDamping(pa, L));
     break;
   case PATCHWORK_AMG_RELAX_CHEBYSHEV: {
@@ -345,6 +281,18 @@ static PetscErrorCode SetUpRelaxation(PC pc, PC_PatchAMGLevel *L, const int patc
     PetscCall(KSPSetFromOptions(L->cheby));
     PetscCall(KSPSetUp(L->cheby));
   } break;
+  case PATCHWORK_AMG_RELAX_SPAI1:
+    PetscCall(PatchworkMatCreateSPAI1(L->A, &L->spai));
+    {
+      Mat Mt;
+
+      PetscCall(MatTranspose(L->spai, MAT_INITIAL_MATRIX, &Mt));
+      PetscCall(MatAXPY(L->spai, 1.0, Mt, SAME_NONZERO_PATTERN));
+      PetscCall(MatScale(L->spai, 0.5));
+      PetscCall(MatDestroy(&Mt));
+    }
+    PetscCall(SPAIDamping(pa, L));
+    break;
   default:
     PetscCall(VecDuplicate(L->x, &L->dscale));
     PetscCall(PointScaling(pa, L->A, L->dscale));
@@ -407,17 +355,16 @@ static PetscErrorCode CheckMatrix(Mat A)
 
 PetscErrorCode PCSetUp_PatchAMG(PC pc)
 {
-  PC_PatchAMG   *pa = (PC_PatchAMG *)pc->data;
-  Mat            A  = pc->pmat;
-  MPI_Comm       comm;
-  PetscBool      aij;
-  PetscMPIInt    size;
-  PatchworkGraph g0;
-  GraphLevel    *G;
-  PetscInt       nl, rstart, *idx, M, N;
-  Vec            u, dinv, nullvec = NULL;
-  MatNullSpace   nsp;
-  PetscLogDouble t0, t1;
+  PC_PatchAMG     *pa = (PC_PatchAMG *)pc->data;
+  Mat              A  = pc->pmat;
+  MPI_Comm         comm;
+  PetscBool        aij;
+  PetscMPIInt      size;
+  PC_PatchAMGGraph H;
+  PetscInt         nl, M, N;
+  Vec              dinv, nullvec = NULL;
+  MatNullSpace     nsp;
+  PetscLogDouble   t0, t1;
 
   PetscFunctionBegin;
   PetscCall(PCReset_PatchAMG(pc));
@@ -429,58 +376,50 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
   PetscCallMPI(MPI_Comm_size(comm, &size));
   pa->serial = (PetscBool)(size == 1);
   PetscCall(PatchworkMatVectorsOnDevice(A, &pa->device));
-  PetscCall(MatCreateVecs(A, &u, &dinv));
+  if (pa->device) {
+    PetscBool cusparse;
+
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &cusparse, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, MATAIJCUSPARSE, ""));
+    PetscCheck(cusparse, comm, PETSC_ERR_SUP, "PCPATCHAMG on device vectors needs an aijcusparse matrix, not %s", ((PetscObject)A)->type_name);
+    PetscCheck(sizeof(PetscInt) == sizeof(int), comm, PETSC_ERR_SUP, "PCPATCHAMG on the device needs a PETSc with 32-bit indices");
+  }
+  PetscCall(MatCreateVecs(A, NULL, &dinv));
   PetscCall(CheckDiagonal(A, dinv, "matrix"));
+  PetscCall(VecDestroy(&dinv));
   if (pa->check) PetscCall(CheckMatrix(A));
   PetscCall(MatGetNearNullSpace(A, &nsp));
   if (nsp) {
-    PetscBool       has_const;
-    PetscInt        nvec;
-    const Vec      *vecs;
+    PetscBool  has_const;
+    PetscInt   nvec;
+    const Vec *vecs;
 
     PetscCall(MatNullSpaceGetVecs(nsp, &has_const, &nvec, &vecs));
     PetscCheck(nvec + (has_const ? 1 : 0) == 1, comm, PETSC_ERR_SUP, "PCPATCHAMG supports a near null space of one vector (scalar problems); this one has %" PetscInt_FMT, nvec + (has_const ? 1 : 0));
     if (nvec) nullvec = vecs[0];
   }
 
-  /* 1. graphs, aggregates, patches, orderings (host, rank-local) */
+  /* 1. graphs, aggregates, patches, positions (rank-local; on the device when the matrix is) */
   PetscCall(PetscTime(&t0));
   PetscCall(PetscLogEventBegin(PATCHWORK_AMGGraph, pc, 0, 0, 0));
-  PetscCall(GraphFromMatrix(A, &g0));
-  PetscCall(BuildGraphHierarchy(pc, g0, &G, &nl));
-  for (PetscInt l = 0; l < nl; l++) PetscCall(BuildOrder(&G[l]));
+  PetscCall(PCPatchAMGGraphBuild(pc, A, &H));
   PetscCall(PetscLogEventEnd(PATCHWORK_AMGGraph, pc, 0, 0, 0));
   PetscCall(PetscTime(&t1));
   pa->setup_time[0] = t1 - t0;
+  nl                = H.nl;
 
-  /* 2. level 0: the user's matrix with its rows in patch order */
+  /* 2. prolongators and Galerkin operators, level by level; every level keeps its own row order
+     (level 0 the user's, level l+1 its aggregates'): the relaxation reaches the patches through
+     the positions of the patchSPM layout, so no matrix is permuted */
   pa->nlevels = nl;
   PetscCall(PetscCalloc1(nl, &pa->levels));
-  PetscCall(MatGetOwnershipRange(A, &rstart, NULL));
-  PetscCall(PetscMalloc1(PetscMax(G[0].g.n, 1), &idx));
-  for (int i = 0; i < G[0].g.n; i++) idx[i] = rstart + G[0].order[i];
-  PetscCall(ISCreateGeneral(comm, G[0].g.n, idx, PETSC_OWN_POINTER, &pa->perm));
-  PetscCall(MatCreateSubMatrix(A, pa->perm, pa->perm, MAT_INITIAL_MATRIX, &pa->levels[0].A));
-  PetscCall(MatCreateVecs(pa->levels[0].A, &pa->levels[0].x, NULL));
-  PetscCall(VecScatterCreate(u, pa->perm, pa->levels[0].x, NULL, &pa->to_patch));
-  if (nullvec) { /* into patch order */
-    Vec z;
-
-    PetscCall(VecDuplicate(pa->levels[0].x, &z));
-    PetscCall(VecScatterBegin(pa->to_patch, nullvec, z, INSERT_VALUES, SCATTER_FORWARD));
-    PetscCall(VecScatterEnd(pa->to_patch, nullvec, z, INSERT_VALUES, SCATTER_FORWARD));
-    nullvec = z;
-  }
-  PetscCall(VecDestroy(&u));
-  PetscCall(VecDestroy(&dinv));
-
-  /* 3. prolongators and Galerkin operators, level by level */
+  PetscCall(PetscObjectReference((PetscObject)A));
+  pa->levels[0].A = A;
   PetscCall(PetscTime(&t0));
   for (PetscInt l = 0; l < nl; l++) {
     PC_PatchAMGLevel *L = &pa->levels[l];
     Mat               Pt;
 
-    if (!L->x) PetscCall(MatCreateVecs(L->A, &L->x, NULL));
+    PetscCall(MatCreateVecs(L->A, &L->x, NULL));
     PetscCall(VecDuplicate(L->x, &L->b));
     PetscCall(VecDuplicate(L->x, &L->r));
     PetscCall(VecDuplicate(L->x, &L->y));
@@ -494,19 +433,21 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
     }
     if (l > 0) PetscCall(CheckDiagonal(L->A, L->y, "Galerkin operator"));
     if (l == nl - 1) break;
-    L->naggs   = G[l].naggs;
-    L->agg_min = PETSC_MAX_INT;
-    L->agg_max = 0;
+    L->naggs = H.L[l].naggs;
     {
-      PatchworkGraph *gc = &G[l + 1].g;
+      int *w;
 
-      for (int a = 0; a < gc->n; a++) {
-        L->agg_min = PetscMin(L->agg_min, gc->weight[a]);
-        L->agg_max = PetscMax(L->agg_max, gc->weight[a]);
+      PetscCall(PCPatchAMGGraphToHost(H.dev, H.L[l + 1].g.weight, H.L[l + 1].g.n, &w));
+      L->agg_min = PETSC_MAX_INT;
+      L->agg_max = 0;
+      for (int a = 0; a < H.L[l + 1].g.n; a++) {
+        L->agg_min = PetscMin(L->agg_min, w[a]);
+        L->agg_max = PetscMax(L->agg_max, w[a]);
       }
+      PetscCall(PetscFree(w));
     }
     PetscCall(PetscLogEventBegin(PATCHWORK_AMGProlong, pc, 0, 0, 0));
-    PetscCall(TentativeProlongator(L->A, &G[l], &G[l + 1], l == 0 ? nullvec : NULL, &Pt));
+    PetscCall(TentativeProlongator(L->A, &H, l, l == 0 ? nullvec : NULL, &Pt));
     PetscCall(VecDuplicate(L->x, &dinv));
     PetscCall(MatGetDiagonal(L->A, dinv));
     PetscCall(VecReciprocal(dinv));
@@ -518,14 +459,13 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
     PetscCall(MatPtAP(L->A, L->P, MAT_INITIAL_MATRIX, 2.0, &pa->levels[l + 1].A));
     PetscCall(PetscLogEventEnd(PATCHWORK_AMGGalerkin, pc, 0, 0, 0));
   }
-  PetscCall(VecDestroy(&nullvec));
   PetscCall(PetscTime(&t1));
   pa->setup_time[1] = t1 - t0;
 
-  /* 4. relaxation on every level but the coarsest, the coarse solver */
+  /* 3. relaxation on every level but the coarsest, the coarse solver */
   PetscCall(PetscTime(&t0));
   PetscCall(PetscLogEventBegin(PATCHWORK_AMGRelaxSetUp, pc, 0, 0, 0));
-  for (PetscInt l = 0; l < nl - 1; l++) PetscCall(SetUpRelaxation(pc, &pa->levels[l], G[l].patch_ptr, G[l].npatch, l));
+  for (PetscInt l = 0; l < nl - 1; l++) PetscCall(SetUpRelaxation(pc, &pa->levels[l], &H.L[l], l));
   PetscCall(PetscLogEventEnd(PATCHWORK_AMGRelaxSetUp, pc, 0, 0, 0));
   PetscCall(PetscTime(&t1));
   pa->setup_time[2] = t1 - t0;
@@ -535,9 +475,7 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
   PetscCall(PetscLogEventEnd(PATCHWORK_AMGCoarse, pc, 0, 0, 0));
   PetscCall(PetscTime(&t1));
   pa->setup_time[3] = t1 - t0;
-
-  for (PetscInt l = 0; l < nl; l++) PetscCall(GraphLevelDestroy(&G[l]));
-  PetscCall(PetscFree(G));
+  PetscCall(PCPatchAMGGraphDestroy(&H));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -557,12 +495,11 @@ PetscErrorCode PCReset_PatchAMG(PC pc)
     PetscCall(VecDestroy(&L->y));
     PetscCall(VecDestroy(&L->dscale));
     PetscCall(KSPDestroy(&L->cheby));
-    PetscCall(PCPatchAMGSPMDestroy(&L->spm, pa->device));
+    PetscCall(MatDestroy(&L->spai));
+    PetscCall(PCPatchAMGSPMDestroy(&L->spm));
   }
   PetscCall(PetscFree(pa->levels));
   pa->nlevels = 0;
-  PetscCall(ISDestroy(&pa->perm));
-  PetscCall(VecScatterDestroy(&pa->to_patch));
   PetscCall(KSPDestroy(&pa->coarse));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

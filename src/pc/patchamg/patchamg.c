@@ -2,7 +2,7 @@
    patchSPM layout, pacycle.c applies the V-cycle. */
 #include "paimpl.h"
 
-const char *const PatchworkAMGRelaxes[] = {"patch", "jacobi", "l1jacobi", "spai0", "chebyshev", "PatchworkAMGRelax", "PATCHWORK_AMG_RELAX_", NULL};
+const char *const PatchworkAMGRelaxes[] = {"patch", "jacobi", "l1jacobi", "spai0", "chebyshev", "spai1", "PatchworkAMGRelax", "PATCHWORK_AMG_RELAX_", NULL};
 
 static PetscBool  cited      = PETSC_FALSE;
 static const char citation[] = "@article{FuLewisKirbyWhitaker2014,\n"
@@ -25,7 +25,7 @@ static PetscErrorCode PCSetFromOptions_PatchAMG(PC pc, PatchworkOptionItems Pets
   PetscCall(PetscOptionsInt("-pc_patchamg_min_aggregate", "Aggregates with fewer rows are dissolved and their rows reassigned", "", pa->min_agg, &pa->min_agg, NULL));
   PetscCall(PetscOptionsInt("-pc_patchamg_patch_size", "Largest patch (rows) of the block-Jacobi relaxation", "PCPatchAMGSetPatchSize", pa->patch_size, &pa->patch_size, NULL));
   PetscCall(PetscOptionsInt("-pc_patchamg_inner_sweeps", "Jacobi sweeps that approximate each patch block's inverse", "", pa->inner, &pa->inner, NULL));
-  PetscCall(PetscOptionsReal("-pc_patchamg_omega", "Damping of the relaxation (0: 1 for patch, l1jacobi, spai0; 2/3 for jacobi)", "", pa->omega, &pa->omega, NULL));
+  PetscCall(PetscOptionsReal("-pc_patchamg_omega", "Damping of the relaxation (0: 1 for patch, l1jacobi, spai0, spai1; 2/3 for jacobi)", "", pa->omega, &pa->omega, NULL));
   PetscCall(PetscOptionsReal("-pc_patchamg_inner_omega", "Damping of the inner Jacobi sweeps", "", pa->inner_omega, &pa->inner_omega, NULL));
   PetscCall(PetscOptionsReal("-pc_patchamg_prolong_omega", "P = (I - w/rho(D^-1 A) D^-1 A) P_tentative: w", "", pa->prolong_omega, &pa->prolong_omega, NULL));
   PetscCall(PetscOptionsInt("-pc_patchamg_smooth_steps", "Pre- and post-relaxation steps per level", "", pa->smooth_steps, &pa->smooth_steps, NULL));
@@ -77,9 +77,9 @@ static PetscErrorCode PCView_PatchAMG(PC pc, PetscViewer viewer)
       PetscCall(PetscViewerASCIIPrintf(viewer, "  %5" PetscInt_FMT " %10" PetscInt_FMT " %12.0f  coarse solve\n", l, L->N, L->nnz));
       break;
     }
-    if (L->spm.host.patch_ptr)
-      PetscCall(PetscViewerASCIIPrintf(viewer, "  %5" PetscInt_FMT " %10" PetscInt_FMT " %12.0f  %7" PetscInt_FMT " (%" PetscInt_FMT "..%" PetscInt_FMT ")  %7d (%" PetscInt_FMT "..%d)  %5.1f%%   %.3f (%.3f)\n", l, L->N, L->nnz, L->naggs, L->agg_min, L->agg_max, L->spm.host.npatch, L->spm.min_patch,
-                                       L->spm.host.max_patch, 100.0 * (L->spm.nnz_ai + L->spm.host.n) / PetscMax(1.0, (PetscReal)(L->spm.nnz_ai + L->spm.nnz_ab + L->spm.host.n)), L->spm.host.omega, L->spm.host.inner_omega));
+    if (L->spm.desc.patch_ptr)
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  %5" PetscInt_FMT " %10" PetscInt_FMT " %12.0f  %7" PetscInt_FMT " (%" PetscInt_FMT "..%" PetscInt_FMT ")  %7d (%" PetscInt_FMT "..%d)  %5.1f%%   %.3f (%.3f)\n", l, L->N, L->nnz, L->naggs, L->agg_min, L->agg_max, L->spm.desc.npatch, L->spm.min_patch,
+                                       L->spm.desc.max_patch, 100.0 * (L->spm.nnz_ai + L->spm.desc.n) / PetscMax(1.0, (PetscReal)(L->spm.nnz_ai + L->spm.nnz_ab + L->spm.desc.n)), L->spm.desc.omega, L->spm.desc.inner_omega));
     else PetscCall(PetscViewerASCIIPrintf(viewer, "  %5" PetscInt_FMT " %10" PetscInt_FMT " %12.0f  %7" PetscInt_FMT " (%" PetscInt_FMT "..%" PetscInt_FMT ")\n", l, L->N, L->nnz, L->naggs, L->agg_min, L->agg_max));
   }
   PetscCall(PetscViewerASCIIPrintf(viewer, "  coarse solver (options prefix %spc_patchamg_coarse_):\n", ((PetscObject)pc)->prefix ? ((PetscObject)pc)->prefix : ""));
@@ -146,11 +146,11 @@ static PetscErrorCode PCPatchAMGGetNumberLevels_PatchAMG(PC pc, PetscInt *n)
   Input Parameters:
 + pc    - the `PCPATCHAMG`
 - relax - `PATCHWORK_AMG_RELAX_PATCH` (default: weighted block Jacobi over patches, each block by inner
-          Jacobi sweeps), `PATCHWORK_AMG_RELAX_JACOBI`, `PATCHWORK_AMG_RELAX_L1JACOBI`, `PATCHWORK_AMG_RELAX_SPAI0`
-          or `PATCHWORK_AMG_RELAX_CHEBYSHEV`
+          Jacobi sweeps), `PATCHWORK_AMG_RELAX_JACOBI`, `PATCHWORK_AMG_RELAX_L1JACOBI`, `PATCHWORK_AMG_RELAX_SPAI0`,
+          `PATCHWORK_AMG_RELAX_CHEBYSHEV` or `PATCHWORK_AMG_RELAX_SPAI1`
 
   Options Database Key:
-. -pc_patchamg_relax <patch,jacobi,l1jacobi,spai0,chebyshev> - the relaxation
+. -pc_patchamg_relax <patch,jacobi,l1jacobi,spai0,chebyshev,spai1> - the relaxation
 
   Level: intermediate
 

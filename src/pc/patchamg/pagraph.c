@@ -1,0 +1,214 @@
+/* PCPATCHAMG's graph hierarchy (Fu et al. 2014, section 5.2.1): aggregates by k-MIS, the induced
+   graph, patches of aggregates, and each level's positions (patches contiguous, aggregates
+   contiguous inside them). On the host with the CPU functions of src/core/amg_graph.c, or on the
+   device with their CUDA versions (cuda/amg_graph.cu, cuda/amg_balance.cu), which give the same
+   hierarchy bit for bit: only the memory the arrays live in differs. */
+#include "paimpl.h"
+#include <patchwork/vec_kernel.h>
+
+#if !defined(PATCHWORK_HAVE_CUDA)
+  /* never called without CUDA (pa->device is false then: PETSc has no device vectors) */
+  #define PW_NO_CUDA(...) 1
+  #define PatchworkGraphPartitionCUDA(...)  PW_NO_CUDA()
+  #define PatchworkGraphInduceCUDA(...)     PW_NO_CUDA()
+  #define PatchworkGraphBalanceCUDA(...)    PW_NO_CUDA()
+  #define PatchworkGraphLevelOrderCUDA(...) PW_NO_CUDA()
+#endif
+
+/* Arrays of the hierarchy: malloc on the host (PatchworkGraphFree frees the induced graphs),
+   cudaMalloc on the device */
+static PetscErrorCode SpaceMalloc(PetscBool dev, size_t count, size_t size, void *p)
+{
+  size_t bytes = (count ? count : 1) * size;
+
+  PetscFunctionBegin;
+  *(void **)p = NULL;
+  if (dev) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    PatchworkCallKernel(PatchworkDeviceMalloc(bytes, (void **)p));
+#endif
+  } else {
+    *(void **)p = malloc(bytes);
+    PetscCheck(*(void **)p, PETSC_COMM_SELF, PETSC_ERR_MEM, "PCPATCHAMG: out of memory (%zu bytes) for the graph hierarchy", bytes);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode SpaceFree(PetscBool dev, void *p)
+{
+  PetscFunctionBegin;
+  if (!*(void **)p) PetscFunctionReturn(PETSC_SUCCESS);
+  if (dev) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    PatchworkCallKernel(PatchworkDeviceFree(*(void **)p));
+#endif
+  } else free(*(void **)p);
+  *(void **)p = NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A host copy of count ints of the hierarchy (PetscFree it) */
+PetscErrorCode PCPatchAMGGraphToHost(PetscBool dev, const int *src, PetscInt count, int **dst)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(PetscMax(count, 1), dst));
+  if (!dev) PetscCall(PetscArraycpy(*dst, src, count));
+#if defined(PATCHWORK_HAVE_CUDA)
+  else {
+    void *stream;
+
+    PetscCall(PatchworkGetDeviceStream(&stream));
+    PatchworkCallKernel(PatchworkDeviceCopyToHost(*dst, src, (size_t)count * sizeof(int), stream));
+  }
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The graph of the rank-local diagonal block of A. On the device it borrows the matrix's own CSR
+   index arrays (int by construction); on the host it copies them into int arrays. */
+static PetscErrorCode GraphFromMatrix(PC_PatchAMGGraph *H, Mat A)
+{
+  Mat       Ad;
+  PetscBool mpi;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
+  if (mpi) PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
+  else Ad = A;
+  PetscCall(MatGetLocalSize(A, &H->n0, NULL));
+  PetscCheck(H->n0 < INT_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "PCPATCHAMG: more than 2^31 rows on one rank");
+  H->Ad = Ad;
+  if (H->dev) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    const PetscInt *ia, *ja;
+
+    PetscCall(MatSeqAIJCUSPARSEGetIJ(Ad, PETSC_FALSE, &ia, &ja));
+    H->L[0].g.n   = (int)H->n0;
+    H->L[0].g.ptr = (const int *)ia;
+    H->L[0].g.adj = (const int *)ja;
+    H->borrowed   = PETSC_TRUE;
+#endif
+  } else {
+    PetscInt        n;
+    const PetscInt *ia, *ja;
+    PetscBool       done;
+    int            *ptr, *adj;
+
+    PetscCall(MatGetRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "PCPATCHAMG could not read the matrix's rows");
+    PetscCheck((size_t)ia[n] < (size_t)INT_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "PCPATCHAMG: more than 2^31 nonzeros in one rank's diagonal block");
+    PetscCall(SpaceMalloc(PETSC_FALSE, (size_t)n + 1, sizeof(int), &ptr));
+    PetscCall(SpaceMalloc(PETSC_FALSE, (size_t)ia[n], sizeof(int), &adj));
+    for (PetscInt i = 0; i <= n; i++) ptr[i] = (int)ia[i];
+    for (PetscInt j = 0; j < ia[n]; j++) adj[j] = (int)ja[j];
+    H->L[0].g.n = (int)n; /* before the restore, which may reset n */
+    PetscCall(MatRestoreRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+    H->L[0].g.ptr = ptr;
+    H->L[0].g.adj = adj;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Gives back level 0's graph when it is the matrix's own (it must not outlive the hierarchy's construction) */
+static PetscErrorCode ReleaseMatrixGraph(PC_PatchAMGGraph *H)
+{
+  PetscFunctionBegin;
+  if (H->borrowed) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    const PetscInt *ia = (const PetscInt *)H->L[0].g.ptr, *ja = (const PetscInt *)H->L[0].g.adj;
+
+    PetscCall(MatSeqAIJCUSPARSERestoreIJ(H->Ad, PETSC_FALSE, &ia, &ja));
+#endif
+    H->L[0].g.ptr = H->L[0].g.adj = NULL;
+    H->borrowed                   = PETSC_FALSE;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#define PW_GRAPH_CALL(H, call, cuda_args, host_args, what, level) \
+  do { \
+    int err_; \
+    if ((H)->dev) err_ = call##CUDA cuda_args; \
+    else err_ = call host_args; \
+    PetscCheck(!err_, PETSC_COMM_SELF, PETSC_ERR_LIB, "PCPATCHAMG: %s of level %" PetscInt_FMT " failed (error %d)", what, (PetscInt)(level), err_); \
+  } while (0)
+
+/* Aggregate, induce, partition the induced graph into patches, until the coarse size (global) or
+   the level limit is reached or coarsening stalls; then the positions of every level but the coarsest */
+PetscErrorCode PCPatchAMGGraphBuild(PC pc, Mat A, PC_PatchAMGGraph *H)
+{
+  PC_PatchAMG *pa = (PC_PatchAMG *)pc->data;
+  MPI_Comm     comm;
+  void        *stream = NULL;
+  PetscInt     maxl   = pa->max_levels > 0 ? pa->max_levels : 30;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectGetComm((PetscObject)pc, &comm));
+  PetscCall(PetscMemzero(H, sizeof(*H)));
+  H->dev = pa->device;
+  if (H->dev) PetscCall(PatchworkGetDeviceStream(&stream));
+  PetscCall(PetscCalloc1(maxl, &H->L));
+  PetscCall(GraphFromMatrix(H, A));
+  for (;;) {
+    PC_PatchAMGGraphLevel *L = &H->L[H->nl++];
+    PatchworkGraph         unweighted = L->g;
+    PetscInt               n = L->g.n, N, Nagg, nagg, l = H->nl - 1;
+    int                    min_patch = (int)PetscMax(1, pa->patch_size / 4);
+
+    PetscCallMPI(MPIU_Allreduce(&n, &N, 1, MPIU_INT, MPI_SUM, comm));
+    if (H->nl == maxl || N <= pa->coarse_size) break;
+    /* aggregates of the level's vertices: sizes count vertices, not the weights of finer levels */
+    unweighted.weight = NULL;
+    PetscCall(SpaceMalloc(H->dev, (size_t)n, sizeof(int), &L->agg));
+    PW_GRAPH_CALL(H, PatchworkGraphPartition, (&unweighted, (int)pa->k, (unsigned)(pa->seed + H->nl), (int)pa->min_agg, L->agg, &L->naggs, stream), (&unweighted, (int)pa->k, (unsigned)(pa->seed + H->nl), (int)pa->min_agg, L->agg, &L->naggs), "aggregation", l);
+    nagg = L->naggs;
+    PetscCallMPI(MPIU_Allreduce(&nagg, &Nagg, 1, MPIU_INT, MPI_SUM, comm));
+    if (Nagg == 0 || (PetscReal)Nagg > 0.9 * (PetscReal)N) { /* coarsening stalled: this is the coarsest level */
+      PetscCall(SpaceFree(H->dev, &L->agg));
+      L->naggs = 0;
+      break;
+    }
+    /* the next level's graph (weights: rows of this level per aggregate), then the patches of this
+       level: a partition of that graph (k = 1), capped in weight, so patches never cut aggregates */
+    PW_GRAPH_CALL(H, PatchworkGraphInduce, (&unweighted, L->agg, L->naggs, &H->L[H->nl].g, stream), (&unweighted, L->agg, L->naggs, &H->L[H->nl].g), "the induced graph", l);
+    PetscCall(SpaceMalloc(H->dev, (size_t)L->naggs, sizeof(int), &L->patch));
+    PW_GRAPH_CALL(H, PatchworkGraphPartition, (&H->L[H->nl].g, 1, (unsigned)(pa->seed + 1000 + H->nl), min_patch, L->patch, &L->npatch, stream), (&H->L[H->nl].g, 1, (unsigned)(pa->seed + 1000 + H->nl), min_patch, L->patch, &L->npatch), "patch partition", l);
+    PW_GRAPH_CALL(H, PatchworkGraphBalance, (&H->L[H->nl].g, L->npatch, (int)pa->patch_size, 50, L->patch, stream), (&H->L[H->nl].g, L->npatch, (int)pa->patch_size, 50, L->patch), "patch balancing", l);
+  }
+  for (PetscInt l = 0; l < H->nl - 1; l++) {
+    PC_PatchAMGGraphLevel *L = &H->L[l];
+
+    PetscCall(SpaceMalloc(H->dev, (size_t)L->g.n, sizeof(int), &L->order));
+    PetscCall(SpaceMalloc(H->dev, (size_t)L->g.n, sizeof(int), &L->pos));
+    PetscCall(SpaceMalloc(H->dev, (size_t)L->npatch + 1, sizeof(int), &L->patch_ptr));
+    PW_GRAPH_CALL(H, PatchworkGraphLevelOrder, (L->g.n, L->agg, L->naggs, L->patch, L->npatch, L->order, L->pos, L->patch_ptr, stream), (L->g.n, L->agg, L->naggs, L->patch, L->npatch, L->order, L->pos, L->patch_ptr), "ordering", l);
+  }
+  PetscCall(ReleaseMatrixGraph(H));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PCPatchAMGGraphDestroy(PC_PatchAMGGraph *H)
+{
+  PetscFunctionBegin;
+  PetscCall(ReleaseMatrixGraph(H));
+  for (PetscInt l = 0; l < H->nl; l++) {
+    PC_PatchAMGGraphLevel *L = &H->L[l];
+
+    if (l == 0) { /* the copy of the matrix's graph (host); the device one was borrowed */
+      PetscCall(SpaceFree(H->dev, &L->g.ptr));
+      PetscCall(SpaceFree(H->dev, &L->g.adj));
+    } else if (H->dev) {
+#if defined(PATCHWORK_HAVE_CUDA)
+      PatchworkGraphFreeCUDA(&L->g);
+#endif
+    } else PatchworkGraphFree(&L->g);
+    PetscCall(SpaceFree(H->dev, &L->agg));
+    PetscCall(SpaceFree(H->dev, &L->patch));
+    PetscCall(SpaceFree(H->dev, &L->order));
+    PetscCall(SpaceFree(H->dev, &L->pos));
+    PetscCall(SpaceFree(H->dev, &L->patch_ptr));
+  }
+  PetscCall(PetscFree(H->L));
+  H->nl = 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
