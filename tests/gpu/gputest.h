@@ -2,9 +2,12 @@
 #ifndef PATCHWORK_GPUTEST_H
 #define PATCHWORK_GPUTEST_H
 
+#include <algorithm>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 #include <cuda_runtime.h>
 
 static int           g_fail = 0, g_pass = 0;
@@ -80,6 +83,33 @@ static void CheckRet(int ret, const char *what)
     printf("FAIL %s returned %d (%s)\n", what, ret, cudaGetErrorString((cudaError_t)ret));
     exit(1);
   }
+}
+
+/* A device copy of h (one element at least, so the pointer is valid); synchronized, because the
+   kernels under test run on a non-blocking stream that a plain cudaMemcpy does not order */
+template <typename T>
+static T *Upload(const std::vector<T> &h)
+{
+  T *d;
+  CHECK_CUDA(cudaMalloc((void **)&d, std::max<size_t>(h.size(), 1) * sizeof(T)));
+  if (!h.empty()) CHECK_CUDA(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaDeviceSynchronize());
+  return d;
+}
+
+/* Counts a check and prints its line: "ok   ..." or "FAIL ..." */
+static inline void Result(bool ok, const char *fmt, ...)
+{
+  va_list ap;
+
+  if (ok) g_pass++;
+  else g_fail++;
+  printf("%s ", ok ? "ok  " : "FAIL");
+  va_start(ap, fmt);
+  vprintf(fmt, ap);
+  va_end(ap);
+  printf("\n");
+  fflush(stdout);
 }
 
 #endif

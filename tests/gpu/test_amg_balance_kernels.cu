@@ -32,19 +32,6 @@
 
 #include "gputest.h"
 
-static void Result(bool ok, const char *fmt, ...)
-{
-  va_list ap;
-
-  if (ok) g_pass++;
-  else g_fail++;
-  printf("%s ", ok ? "ok  " : "FAIL");
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf("\n");
-  fflush(stdout);
-}
 
 static double Now(void)
 {
@@ -77,14 +64,6 @@ struct HGraph {
   }
 };
 
-template <typename T>
-static T *Upload(const std::vector<T> &h)
-{
-  T *d;
-  CHECK_CUDA(cudaMalloc((void **)&d, std::max<size_t>(h.size(), 1) * sizeof(T)));
-  if (!h.empty()) CHECK_CUDA(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return d;
-}
 
 static void ToDevice(HGraph &G)
 {

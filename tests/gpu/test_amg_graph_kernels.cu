@@ -56,15 +56,6 @@ static double Ms(std::chrono::steady_clock::time_point t0)
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-template <typename T>
-static T *Upload(const std::vector<T> &h)
-{
-  T *d;
-  CHECK_CUDA(cudaMalloc((void **)&d, std::max<size_t>(h.size(), 1) * sizeof(T)));
-  if (!h.empty()) CHECK_CUDA(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
-  CHECK_CUDA(cudaDeviceSynchronize()); /* the functions run on a non-blocking stream */
-  return d;
-}
 
 static std::vector<int> Download(const int *d, size_t n)
 {
@@ -228,19 +219,6 @@ static HostGraph Offset(HostGraph G)
 /* ---------------------------------------------------------------------------------------------
    Checks */
 
-static void Result(bool ok, const char *fmt, ...)
-{
-  va_list ap;
-
-  if (ok) g_pass++;
-  else g_fail++;
-  printf("%s ", ok ? "ok  " : "FAIL");
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf("\n");
-  fflush(stdout);
-}
 
 /* "" when equal, else where they first differ */
 static std::string Differ(const char *what, const std::vector<int> &ref, const std::vector<int> &gpu)

@@ -52,14 +52,6 @@
 static double g_worst = 0;
 static char   g_worst_name[256];
 
-template <typename T>
-static T *Upload(const std::vector<T> &h)
-{
-  T *d;
-  CHECK_CUDA(cudaMalloc((void **)&d, std::max<size_t>(h.size(), 1) * sizeof(T)));
-  if (!h.empty()) CHECK_CUDA(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return d;
-}
 
 static void Download(std::vector<double> &h, const double *d)
 {

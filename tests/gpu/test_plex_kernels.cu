@@ -56,14 +56,6 @@ static void Check(bool ok, const char *name, double err)
 }
 
 
-template <typename T>
-static T *Upload(const std::vector<T> &h)
-{
-  T *d;
-  CHECK_CUDA(cudaMalloc((void **)&d, std::max<size_t>(h.size(), 1) * sizeof(T)));
-  if (!h.empty()) CHECK_CUDA(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return d;
-}
 
 template <typename T>
 static void Download(std::vector<T> &h, const T *d)
