@@ -49,7 +49,6 @@ typedef struct {
   PetscInt       agg_min, agg_max;
   PetscReal      nnz;        /* global nonzeros */
   PetscReal      rho_dinv;   /* estimate of rho(D^-1 A) (prolongator smoothing, inner damping) */
-  PetscReal      lambda_relax; /* estimate of lambda_max(M^-1 A) of the undamped patch relaxation */
   PetscLogEvent  ev_relax, ev_transfer;
 } PC_PatchAMGLevel;
 

@@ -180,6 +180,23 @@ static PetscErrorCode PointScaling(PC_PatchAMG *pa, Mat A, Vec dscale)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The damping of a relaxation x += B (b - A x) on level L: -pc_patchamg_omega when given, else
+   min(1, 1.5/lambda_max(B A)) with lambda_max from 12 power steps of op (w = B A v) and a 10% margin
+   (the iteration approaches from below) */
+static PetscErrorCode RelaxationDamping(PC_PatchAMG *pa, PC_PatchAMGLevel *L, PowerOperator op, void *ctx, unsigned long seed, PetscReal *omega)
+{
+  PetscReal lam;
+
+  PetscFunctionBegin;
+  if (pa->omega > 0) {
+    *omega = pa->omega;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PowerIteration(op, ctx, 12, seed, L->x, L->y, &lam));
+  *omega = PetscMin(1.0, 1.5 / (1.1 * lam));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 typedef struct {
   PC_PatchAMG      *pa;
   PC_PatchAMGLevel *L;
@@ -204,15 +221,12 @@ static PetscErrorCode RelaxApply(void *ctx, Vec v, Vec w)
    power iteration of the relaxation itself: keeps the V-cycle positive definite (CG needs it). */
 static PetscErrorCode PatchDamping(PC_PatchAMG *pa, PC_PatchAMGLevel *L)
 {
-  RelaxCtx  ctx = {pa, L};
-  PetscReal lam;
+  RelaxCtx ctx = {pa, L};
 
   PetscFunctionBegin;
   L->spm.desc.inner_omega = pa->inner_omega * 2.0 / L->rho_dinv;
   L->spm.desc.omega       = 1.0;
-  PetscCall(PowerIteration(RelaxApply, &ctx, 12, 0x5eed + 1, L->x, L->y, &lam));
-  L->lambda_relax   = 1.1 * lam;
-  L->spm.desc.omega = pa->omega > 0 ? pa->omega : PetscMin(1.0, 1.5 / L->lambda_relax);
+  PetscCall(RelaxationDamping(pa, L, RelaxApply, &ctx, 0x5eed + 1, &L->spm.desc.omega));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -234,12 +248,10 @@ static PetscErrorCode SPAIApply(void *ctx, Vec v, Vec w)
    damped like the patch relaxation by min(1, 1.5/lambda_max(S A)) unless -pc_patchamg_omega is given. */
 static PetscErrorCode SPAIDamping(PC_PatchAMG *pa, PC_PatchAMGLevel *L)
 {
-  PetscReal lam, omega;
+  PetscReal omega;
 
   PetscFunctionBegin;
-  PetscCall(PowerIteration(SPAIApply, L, 12, 0x5eed + 2, L->x, L->y, &lam));
-  L->lambda_relax = 1.1 * lam;
-  omega           = pa->omega > 0 ? pa->omega : PetscMin(1.0, 1.5 / L->lambda_relax);
+  PetscCall(RelaxationDamping(pa, L, SPAIApply, L, 0x5eed + 2, &omega));
   if (omega != 1.0) PetscCall(MatScale(L->spai, omega));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
