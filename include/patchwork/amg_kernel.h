@@ -84,6 +84,15 @@ typedef struct {
   const double *val;
 } PatchworkCSR;
 
+/* A CSR matrix the library allocated: ptr [nrow+1], col and val [nnz], columns ascending in every
+   row. The host functions allocate with malloc, the CUDA ones device memory; free with the
+   matching PatchworkCSRMatrixFree / PatchworkCSRMatrixFreeCUDA. */
+typedef struct {
+  int     nrow, ncol, nnz;
+  int    *ptr, *col;
+  double *val;
+} PatchworkCSRMatrix;
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -128,6 +137,27 @@ int  PatchworkSPMBuildRef(const PatchworkCSR *A, int npatch, const int *patch_pt
 void PatchworkSPMFreeRef(PatchworkSPMDesc *d);
 int  PatchworkSPMBuildCUDA(const PatchworkCSR *A, int npatch, const int *patch_ptr, const int *row, const int *pos, int single, PatchworkSPMDesc *d, int *nnz_ai, int *nnz_ab, void *stream);
 void PatchworkSPMFreeCUDA(PatchworkSPMDesc *d);
+
+/* Smoothed aggregation on one rank's level matrix A (every column in [0, A->n), section 5.1.1):
+   the tentative prolongator P~ has one entry per row, t_i = z_i / ||z on agg(i)||_2 in column
+   agg(i) (z = NULL: constants; t_i = 0 where z vanishes on the whole aggregate), and
+     P = (I - diag(s) A) P~,   P_iJ = t_i [agg(i) = J] - s_i sum_{k: a_ik stored, agg(k) = J} a_ik t_k
+   (s_i = w / (rho a_ii), given by the caller). Row i of P has exactly the columns
+   {agg(i)} U {agg(k) : a_ik stored}, ascending: the structural pattern, entries that cancel to
+   zero are kept, so the pattern never depends on rounding. P->nrow = A->n, P->ncol = naggs.
+   The Galerkin product Ac = P^T A P (Ac->nrow = Ac->ncol = P->ncol) has the structural pattern of
+   the triple product: (I, J) is stored iff P_kI a_kl P_lJ are all stored for some k, l.
+   Reference: src/core/amg_prolong_ref.c, src/core/amg_galerkin_ref.c. The CUDA versions
+   (cuda/amg_prolong.cu, cuda/amg_galerkin.cu) take device pointers (A's arrays, agg, z, s, P's
+   arrays) and a stream (cudaStream_t), allocate the result on the device and return 0, 1 on bad
+   arguments, or a cudaError_t code. Their patterns equal the reference's exactly; their values
+   equal them up to rounding (sums may run in another order). */
+int  PatchworkSAProlongRef(const PatchworkCSR *A, const int *agg, int naggs, const double *z, const double *s, PatchworkCSRMatrix *P);
+int  PatchworkSAProlongCUDA(const PatchworkCSR *A, const int *agg, int naggs, const double *z, const double *s, PatchworkCSRMatrix *P, void *stream);
+int  PatchworkGalerkinRef(const PatchworkCSR *A, const PatchworkCSRMatrix *P, PatchworkCSRMatrix *Ac);
+int  PatchworkGalerkinCUDA(const PatchworkCSR *A, const PatchworkCSRMatrix *P, PatchworkCSRMatrix *Ac, void *stream);
+void PatchworkCSRMatrixFree(PatchworkCSRMatrix *M);
+void PatchworkCSRMatrixFreeCUDA(PatchworkCSRMatrix *M);
 
 /* Relaxation, CPU reference (src/core/amg_relax_ref.c) */
 void PatchworkSPMPatchRelaxRef(const PatchworkSPMDesc *d, const double *b, double *x, double *r, int zero_guess);

@@ -10,13 +10,15 @@
 #           and the construction of that layout (cuda/amg_spm.cu)
 #   graph:  PCPATCHAMG's graph partitions (cuda/amg_graph.cu, cuda/amg_balance.cu), equal to the CPU's
 #           bit for bit; the full tests print GPU vs CPU times instead of a separate benchmark
+#   galerkin: PCPATCHAMG's smoothed prolongator and Galerkin product (cuda/amg_prolong.cu,
+#           cuda/amg_galerkin.cu) against their CPU references; the full tests print GPU vs CPU times
 #   1. nvcc builds build/gpu-kernels/{test,bench}_<suite>_kernels (ptxas register report kept)
 #   2. the GPU-vs-CPU test, full
 #   3. the test with --quick under compute-sanitizer memcheck, then racecheck
 #   4. the throughput benchmark
 # The suites build in parallel. Logs go to $OUT when set, else build/gpu-kernels/. A short summary
 # table is printed last.
-#   bash tests/gpu/kernels.sh [tensor] [patch] [lor] [plex] [amg] [graph]     (default: all six)
+#   bash tests/gpu/kernels.sh [tensor] [patch] [lor] [plex] [amg] [graph] [galerkin]   (default: all seven)
 # Exit status: 0 when every step passed; the test's 77 (no device) is passed through.
 set -u
 cd "$(dirname "$0")/../.."
@@ -28,7 +30,7 @@ SAN=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo "$(dirname "$NVC
 CC=${CC:-gcc}
 FLAGS="-O3 -std=c++17 -arch=sm_90 -Iinclude"
 SAN_TIMEOUT=${SAN_TIMEOUT:-150}
-SUITES=${*:-tensor patch lor plex amg graph}
+SUITES=${*:-tensor patch lor plex amg graph galerkin}
 
 declare -a STEP STATUS DETAIL
 note() { STEP+=("$1"); STATUS+=("$2"); DETAIL+=("$3"); }
@@ -111,6 +113,27 @@ build_graph() {
     "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra tests/gpu/test_amg_balance_kernels.cu "$B/amg_balance_cu.o" "$B/amg_graph.o" -o "$B/test_balance_kernels"
 }
 
+# the CPU references and kernels of the prolongator and the Galerkin product; a test whose source is
+# missing is left out (reported as skipped)
+GALERKIN_TESTS="galerkin prolong"
+build_galerkin() {
+  local t
+  for f in amg_prolong_ref amg_galerkin_ref; do
+    echo "+ $CC -O2 -Wall -Wextra -Iinclude -c src/core/$f.c"
+    "$CC" -O2 -Wall -Wextra -Iinclude -c src/core/$f.c -o "$B/$f.o" || return 1
+  done
+  echo "+ $NVCC $FLAGS -Xptxas -v -c cuda/amg_prolong.cu cuda/amg_galerkin.cu" &&
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra -Xptxas -v -c cuda/amg_prolong.cu -o "$B/amg_prolong.o" 2> "$LOG/ptxas_prolong.txt" &&
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra -Xptxas -v -c cuda/amg_galerkin.cu -o "$B/amg_galerkin.o" 2> "$LOG/ptxas_galerkin.txt" &&
+    { grep -i -E "warning|error" "$LOG/ptxas_prolong.txt" "$LOG/ptxas_galerkin.txt" || true; } || return 1
+  for t in $GALERKIN_TESTS; do
+    rm -f "$B/test_${t}_kernels"
+    [ -f "tests/gpu/test_amg_${t}_kernels.cu" ] || { echo "tests/gpu/test_amg_${t}_kernels.cu is missing: left out"; continue; }
+    echo "+ $NVCC $FLAGS tests/gpu/test_amg_${t}_kernels.cu"
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra "tests/gpu/test_amg_${t}_kernels.cu" "$B/amg_prolong.o" "$B/amg_galerkin.o" "$B/amg_prolong_ref.o" "$B/amg_galerkin_ref.o" -lm -o "$B/test_${t}_kernels" || return 1
+  done
+}
+
 # registers and spills of kernels, from ptxas reports (default: the patch kernels'): "max R regs, S with spills"
 patch_regs() {
   local files=("$@")
@@ -135,6 +158,7 @@ has lor && { build_lor > "$LOG/build_lor.log" 2>&1 & pids+=("lor:$!"); }
 has plex && { build_plex > "$LOG/build_plex.log" 2>&1 & pids+=("plex:$!"); }
 has amg && { build_amg > "$LOG/build_amg.log" 2>&1 & pids+=("amg:$!"); }
 has graph && { build_graph > "$LOG/build_graph.log" 2>&1 & pids+=("graph:$!"); }
+has galerkin && { build_galerkin > "$LOG/build_galerkin.log" 2>&1 & pids+=("galerkin:$!"); }
 bfail=0
 for p in "${pids[@]}"; do
   s=${p%%:*}
@@ -146,6 +170,7 @@ for p in "${pids[@]}"; do
     plex) note plex-build ok "$((SECONDS - t0)) s; $(patch_regs "$LOG/ptxas_plex.txt") ($LOG/ptxas_plex.txt)" ;;
     amg) note amg-build ok "$((SECONDS - t0)) s; $(patch_regs "$LOG/ptxas_amg.txt" "$LOG/ptxas_amg_spm.txt") ($LOG/ptxas_amg*.txt)" ;;
     graph) note graph-build ok "$((SECONDS - t0)) s; $(patch_regs "$LOG/ptxas_graph.txt" "$LOG/ptxas_balance.txt")" ;;
+    galerkin) note galerkin-build ok "$((SECONDS - t0)) s; $(patch_regs "$LOG/ptxas_prolong.txt" "$LOG/ptxas_galerkin.txt")" ;;
     esac
   else
     bfail=1
@@ -156,6 +181,7 @@ for p in "${pids[@]}"; do
     plex) note plex-build FAIL "see $LOG/build_plex.log"; l="$LOG/build_plex.log $LOG/ptxas_plex.txt" ;;
     amg) note amg-build FAIL "see $LOG/build_amg.log"; l="$LOG/build_amg.log $LOG/ptxas_amg.txt" ;;
     graph) note graph-build FAIL "see $LOG/build_graph.log"; l="$LOG/build_graph.log $LOG/ptxas_graph.txt $LOG/ptxas_balance.txt" ;;
+    galerkin) note galerkin-build FAIL "see $LOG/build_galerkin.log"; l="$LOG/build_galerkin.log $LOG/ptxas_prolong.txt $LOG/ptxas_galerkin.txt" ;;
     esac
     cat $l 2>/dev/null | grep -v "^ptxas info" | tail -n 40
   fi
@@ -223,6 +249,33 @@ if has graph; then
     done
   done
 fi
+# prolongator and Galerkin product: as graph, each test full, then the sanitizers on --quick
+if has galerkin; then
+  for t in $GALERKIN_TESTS; do
+    if [ ! -x "$B/test_${t}_kernels" ]; then
+      note "$t-test" skip "tests/gpu/test_amg_${t}_kernels.cu is missing"
+      continue
+    fi
+    t0=$SECONDS
+    "$B/test_${t}_kernels" > "$LOG/$t-test.log" 2>&1
+    trc=$?
+    if [ $trc -eq 77 ]; then
+      note "$t-test" skip "no CUDA device"
+      continue
+    fi
+    [ $trc -eq 0 ] && st=ok || { st=FAIL; rc=1; grep -E '^FAIL' "$LOG/$t-test.log" | head -20; }
+    note "$t-test" $st "$(grep -E '^# [0-9]+ passed' "$LOG/$t-test.log" | tail -n 1 | sed 's/^# //'), $((SECONDS - t0)) s"
+    for tool in memcheck racecheck; do
+      t0=$SECONDS
+      timeout "$SAN_TIMEOUT" "$SAN" --tool $tool --error-exitcode 3 "$B/test_${t}_kernels" --quick > "$LOG/$t-$tool.log" 2>&1
+      src=$?
+      if [ $src -eq 0 ]; then st=ok
+      elif [ $src -eq 124 ]; then st=TIMEOUT; rc=1
+      else st=FAIL; rc=1; fi
+      note "$t-$tool" $st "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOG/$t-$tool.log" | tail -n 1 | sed 's/^========= //') | $(grep -E '^# [0-9]+ passed' "$LOG/$t-$tool.log" | sed 's/^# //') | $((SECONDS - t0)) s"
+    done
+  done
+fi
 
 if has tensor; then
   echo
@@ -253,6 +306,11 @@ if has graph; then
   echo
   echo "== graph partitions, GPU vs CPU =="
   for t in graph balance; do grep -E '^# ' "$LOG/$t-test.log" | grep -v -E 'passed|failed'; done
+fi
+if has galerkin; then
+  echo
+  echo "== prolongator and Galerkin product, GPU vs CPU =="
+  for t in $GALERKIN_TESTS; do [ -f "$LOG/$t-test.log" ] && grep -E '^# ' "$LOG/$t-test.log" | grep -v -E 'passed|failed'; done
 fi
 echo
 echo "== summary =="

@@ -1,0 +1,147 @@
+/* The smoothed-aggregation prolongator of one rank's level matrix on the host (contract:
+   include/patchwork/amg_kernel.h; the GPU version: cuda/amg_prolong.cu).
+
+   Row i of P = (I - diag(s) A) P~ touches the aggregates of i and of its neighbours. Each row is
+   built on its own: its distinct aggregates are collected with a marker array, sorted, then every
+   stored a_ik adds a_ik t_k to the entry of agg(k), in storage order; the GPU sums in the same
+   order, one thread a row. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <patchwork/amg_kernel.h>
+
+void PatchworkCSRMatrixFree(PatchworkCSRMatrix *M)
+{
+  if (!M) return;
+  free(M->ptr);
+  free(M->col);
+  free(M->val);
+  memset(M, 0, sizeof(*M));
+}
+
+/* malloc that never returns NULL for 0 bytes, so that NULL always means failure */
+static void *Alloc(size_t bytes)
+{
+  return malloc(bytes ? bytes : 1);
+}
+
+static int CompareInts(const void *a, const void *b)
+{
+  return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+/* insertion sort for the short rows of fine levels, qsort for the long ones of coarse levels */
+static void SortInts(int *a, int m)
+{
+  if (m > 16) {
+    qsort(a, (size_t)m, sizeof(int), CompareInts);
+    return;
+  }
+  for (int i = 1; i < m; i++) {
+    const int v = a[i];
+    int       j = i - 1;
+
+    for (; j >= 0 && a[j] > v; j--) a[j + 1] = a[j];
+    a[j + 1] = v;
+  }
+}
+
+/* t_i = z_i / ||z on agg(i)||_2 (z = NULL: 1 / sqrt(|agg(i)|)), 0 where z vanishes on the aggregate */
+static int TentativeValues(int n, const int *agg, int naggs, const double *z, double *t)
+{
+  double *norm2 = (double *)calloc(naggs ? naggs : 1, sizeof(double));
+
+  if (!norm2) return 1;
+  for (int i = 0; i < n; i++) norm2[agg[i]] += z ? z[i] * z[i] : 1.0;
+  for (int i = 0; i < n; i++) t[i] = norm2[agg[i]] > 0 ? (z ? z[i] : 1.0) / sqrt(norm2[agg[i]]) : 0.0;
+  free(norm2);
+  return 0;
+}
+
+static int CheckArguments(const PatchworkCSR *A, const int *agg, int naggs, const double *s, const PatchworkCSRMatrix *P)
+{
+  if (!A || !P || A->n < 0 || naggs < 0) return 1;
+  if (A->n > 0 && (!A->ptr || !A->col || !A->val || !agg || !s)) return 1;
+  if (A->n > 0 && A->ptr[0] != 0) return 1;
+  for (int i = 0; i < A->n; i++) {
+    if (A->ptr[i + 1] < A->ptr[i] || agg[i] < 0 || agg[i] >= naggs) return 1;
+    for (int k = A->ptr[i]; k < A->ptr[i + 1]; k++)
+      if (A->col[k] < 0 || A->col[k] >= A->n) return 1;
+  }
+  return 0;
+}
+
+int PatchworkSAProlongRef(const PatchworkCSR *A, const int *agg, int naggs, const double *z, const double *s, PatchworkCSRMatrix *P)
+{
+  int     n, *mark = NULL, *slot = NULL, *ptr = NULL, *col = NULL;
+  double *t = NULL, *val = NULL;
+
+  if (CheckArguments(A, agg, naggs, s, P)) return 1;
+  memset(P, 0, sizeof(*P));
+  n    = A->n;
+  mark = (int *)Alloc((size_t)naggs * sizeof(int));
+  slot = (int *)Alloc((size_t)naggs * sizeof(int));
+  ptr  = (int *)Alloc(((size_t)n + 1) * sizeof(int));
+  t    = (double *)Alloc((size_t)n * sizeof(double));
+  if (!mark || !slot || !ptr || !t || TentativeValues(n, agg, naggs, z, t)) goto fail;
+  /* the pattern: agg(i) and the aggregates of the stored columns, each once */
+  for (int a = 0; a < naggs; a++) mark[a] = -1;
+  ptr[0] = 0;
+  for (int i = 0; i < n; i++) {
+    int cnt = 1;
+
+    mark[agg[i]] = i;
+    for (int k = A->ptr[i]; k < A->ptr[i + 1]; k++) {
+      const int a = agg[A->col[k]];
+
+      if (mark[a] != i) {
+        mark[a] = i;
+        cnt++;
+      }
+    }
+    ptr[i + 1] = ptr[i] + cnt;
+  }
+  col = (int *)Alloc((size_t)ptr[n] * sizeof(int));
+  val = (double *)Alloc((size_t)ptr[n] * sizeof(double));
+  if (!col || !val) goto fail;
+  for (int a = 0; a < naggs; a++) mark[a] = -1;
+  for (int i = 0; i < n; i++) {
+    int *c = col + ptr[i], m = 1;
+
+    c[0]         = agg[i];
+    mark[agg[i]] = i;
+    for (int k = A->ptr[i]; k < A->ptr[i + 1]; k++) {
+      const int a = agg[A->col[k]];
+
+      if (mark[a] != i) {
+        mark[a] = i;
+        c[m++]  = a;
+      }
+    }
+    SortInts(c, m);
+    for (int p = 0; p < m; p++) {
+      slot[c[p]]      = ptr[i] + p;
+      val[ptr[i] + p] = 0;
+    }
+    for (int k = A->ptr[i]; k < A->ptr[i + 1]; k++) val[slot[agg[A->col[k]]]] += A->val[k] * t[A->col[k]];
+    for (int p = ptr[i]; p < ptr[i + 1]; p++) val[p] = -s[i] * val[p] + (col[p] == agg[i] ? t[i] : 0.0);
+  }
+  free(mark);
+  free(slot);
+  free(t);
+  P->nrow = n;
+  P->ncol = naggs;
+  P->nnz  = ptr[n];
+  P->ptr  = ptr;
+  P->col  = col;
+  P->val  = val;
+  return 0;
+fail:
+  free(mark);
+  free(slot);
+  free(ptr);
+  free(t);
+  free(col);
+  free(val);
+  return 1;
+}
