@@ -21,15 +21,30 @@
 #  * BLAS/LAPACK: Debian's reference libblas/liblapack.  They (and their
 #    non-system deps: libgfortran, libquadmath) are copied into the prefix's
 #    lib/ with RPATH=$ORIGIN, since the GPU machine may lack them.
-#  * hypre is LEFT OUT: a GPU hypre cannot be downloaded here (no network
-#    beyond apt/PyPI), and a CPU hypre would not be useful for GPU runs.
+#  * hypre: a host (CPU) hypre 2.32.0 built here from Debian 13 (trixie)'s
+#    source package (the orig tarball, sha256-checked, fetched with
+#    'apt-get source' through a private apt configuration that adds trixie's
+#    deb-src to this machine's Debian mirror; /etc/apt is not touched).
+#    Debian 12's own hypre 2.26 (libhypre-dev) does NOT build with PETSc 3.26:
+#    its hypre interface uses HYPRE_INT_MAX, hypre_IntArrayDataI,
+#    HYPRE_IJMatrixGetValues2, HYPRE_ILUSetIterativeSetup* and
+#    hypre_ParILUData, newer than 2.26, although hypre.py says minversion 2.14.
+#    hypre is configured CPU-only (no CUDA, no OpenMP, 32-bit ints, internal
+#    BLAS/LAPACK), so a CUDA PETSc takes it as a host hypre: PCHYPRE runs on
+#    the CPU (BoomerAMG on the 16 CPU ranks as the CPU reference), no
+#    PETSC_HAVE_HYPRE_DEVICE.  A GPU hypre cannot be downloaded here (PETSc's
+#    --download-hypre needs GitHub).  Its headers go to include/hypre, its
+#    library to lib/ (RPATH $ORIGIN).  WITH_HYPRE=0 builds without it.
 #  * No Fortran, no X, no SSL/valgrind (fewer runtime deps).
 #  * The GPU machine's OpenMPI is not CUDA-aware: PETSc aborts at the first
 #    GPU object unless run with -use_gpu_aware_mpi 0 (e.g. in PETSC_OPTIONS).
 #  * config/deps-gpu-check.sh smoke-tests the archive on the GPU machine.
 #
-# Idempotent: exits at once if the archive exists.  Intermediate phases are
-# stamped under $BUILD so a rerun resumes after a failure.
+# Idempotent: exits at once if the archive exists and was built with the same
+# features (the "features:" line of the .info).  Intermediate phases are
+# stamped under $BUILD so a rerun resumes after a failure; changed configure
+# options reconfigure and rebuild.  The new install is staged next to $PREFIX
+# and swapped in only once complete and checked (others compile against it).
 # Logs: /tmp/petsc-gpu-build/*.log
 set -euo pipefail
 
@@ -44,11 +59,18 @@ CUDA_DIR=${CUDA_DIR:-/usr/local/cuda}
 PETSC_VERSIONS=${PETSC_VERSIONS:-"3.26.1 3.25.6"}
 PETSC_ARCH=arch-patchwork-cuda
 JOBS=${JOBS:-2}
+WITH_HYPRE=${WITH_HYPRE:-1}
+HYPRE_VERSION=2.32.0
+HYPRE_SHA256=2277b6f01de4a7d0b01cfe12615255d9640eaa02268565a7ce1a769beab25fa1
+HYPRE_SUITE=trixie                       # the Debian release whose source package has it
+HYPRE_PREFIX=$BUILD/hypre-install        # built here, copied into $PREFIX at install
+FEATURES="cuda hypre=$([ "$WITH_HYPRE" = 1 ] && echo "host-$HYPRE_VERSION" || echo no)"
 
-if [ -f "$ARCHIVE" ]; then
-  echo "deps-gpu: $ARCHIVE already exists"
+if [ -f "$ARCHIVE" ] && grep -qxF "features: $FEATURES" "$INFO" 2>/dev/null; then
+  echo "deps-gpu: $ARCHIVE already exists ($FEATURES)"
   exit 0
 fi
+[ -f "$ARCHIVE" ] && echo "deps-gpu: $ARCHIVE exists but not with '$FEATURES': rebuilding"
 
 mkdir -p "$BUILD" "$CACHE" "$DEPS"
 TIMES=$BUILD/times.txt
@@ -95,6 +117,48 @@ apt_install() {
   done
 }
 apt_install libopenmpi-dev openmpi-bin liblapack-dev libblas-dev patchelf xz-utils make
+
+# ---------------------------------------------------------------- hypre (host)
+fetch_hypre() {
+  local tgz=$CACHE/hypre_$HYPRE_VERSION.orig.tar.gz a=$CACHE/apt-$HYPRE_SUITE uri
+  [ -f "$tgz" ] && return 0
+  # this machine's Debian mirror, from its apt sources (deb822 or one-line)
+  uri=$(sed -n 's/^URIs: *\([^ ]*\).*/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | grep -v security | head -1)
+  [ -n "$uri" ] || uri=$(awk '$1 == "deb" && $2 !~ /security/ {print $2; exit}' /etc/apt/sources.list 2>/dev/null)
+  [ -n "$uri" ] || { echo "no Debian mirror in /etc/apt" >&2; return 1; }
+  mkdir -p "$a/lists/partial" "$a/cache/archives/partial" "$a/dl"
+  echo "deb-src $uri $HYPRE_SUITE main" > "$a/sources.list"
+  local o=(-o Dir::Etc::SourceList="$a/sources.list" -o Dir::Etc::SourceParts=/nonexistent
+           -o Dir::State::Lists="$a/lists" -o Dir::Cache="$a/cache")
+  apt-get "${o[@]}" update
+  # only the orig tarball is needed (a missing .dsc/.debian.tar is not an error here)
+  (cd "$a/dl" && apt-get "${o[@]}" source --download-only hypre) || true
+  [ -f "$a/dl/hypre_$HYPRE_VERSION.orig.tar.gz" ] || { echo "$HYPRE_SUITE has no hypre $HYPRE_VERSION: $(ls "$a/dl")" >&2; return 1; }
+  echo "$HYPRE_SHA256  $a/dl/hypre_$HYPRE_VERSION.orig.tar.gz" | sha256sum -c -
+  mv "$a/dl/hypre_$HYPRE_VERSION.orig.tar.gz" "$tgz"
+  rm -rf "$a"
+}
+build_hypre() {
+  local src=$BUILD/hypre-$HYPRE_VERSION
+  rm -rf "$src" "$HYPRE_PREFIX"
+  tar -C "$BUILD" -xzf "$CACHE/hypre_$HYPRE_VERSION.orig.tar.gz"
+  cd "$src/src"
+  ./configure --prefix="$HYPRE_PREFIX" --enable-shared --disable-fortran --without-openmp \
+    CC=mpicc CXX=mpicxx CFLAGS=-O2 CXXFLAGS=-O2
+  make -j"$JOBS"
+  make install
+  if grep -E '^#define HYPRE_(USING_GPU|USING_CUDA|USING_OPENMP|BIGINT|MIXEDINT|COMPLEX) ' "$HYPRE_PREFIX/include/HYPRE_config.h"; then
+    echo "hypre is not a plain host double/int32 build" >&2; return 1
+  fi
+  [ -f "$HYPRE_PREFIX/lib/libHYPRE.so" ]
+  touch "$src/.installed"
+}
+if [ "$WITH_HYPRE" = 1 ] && [ ! -f "$BUILD/hypre-$HYPRE_VERSION/.installed" ]; then
+  phase fetch-hypre fetch_hypre > "$BUILD/hypre-fetch.log" 2>&1
+  [ $PHASE_RC -eq 0 ] || die "could not fetch hypre $HYPRE_VERSION, see $BUILD/hypre-fetch.log"
+  phase hypre build_hypre > "$BUILD/hypre.log" 2>&1
+  [ $PHASE_RC -eq 0 ] || die "hypre build failed, see $BUILD/hypre.log"
+fi
 [ -x "$CUDA_DIR/bin/nvcc" ] || die "no nvcc in $CUDA_DIR/bin"
 
 # ---------------------------------------------------------------- download
@@ -108,6 +172,11 @@ download() {
 
 configure_opts() {
   local src=$1 extra=()
+  if [ "$WITH_HYPRE" = 1 ]; then
+    extra+=(--with-hypre-include=$HYPRE_PREFIX/include --with-hypre-lib=$HYPRE_PREFIX/lib/libHYPRE.so)
+  else
+    extra+=(--with-hypre=0)
+  fi
   local cudapy=$src/config/BuildSystem/config/packages/CUDA.py
   if grep -q "with-cuda-nvml" "$cudapy"; then
     extra+=(--with-cuda-nvml=0)
@@ -128,7 +197,7 @@ configure_opts() {
     --with-shared-libraries=1 --with-debugging=0
     COPTFLAGS=-O3 CXXOPTFLAGS=-O3 CUDAOPTFLAGS=-O3
     --with-blaslapack-lib="[/usr/lib/x86_64-linux-gnu/liblapack.so,/usr/lib/x86_64-linux-gnu/libblas.so]"
-    --with-x=0 --with-ssl=0 --with-valgrind=0 --with-hypre=0
+    --with-x=0 --with-ssl=0 --with-valgrind=0
     "--with-mpiexec=mpiexec --allow-run-as-root --oversubscribe"
     "${extra[@]}"
   )
@@ -137,7 +206,11 @@ configure_petsc() { cd "$1" && ./configure PETSC_ARCH=$PETSC_ARCH "${CONFIGURE_O
 
 for v in $PETSC_VERSIONS; do
   src=$BUILD/petsc-$v
-  if [ -f "$src/.configured" ]; then SRC=$src; break; fi
+  if [ -f "$src/.configured" ]; then
+    configure_opts "$src"
+    if [ "$(printf '%q ' "${CONFIGURE_OPTS[@]}")" = "$(cat "$src/.configured")" ]; then SRC=$src; break; fi
+    log "configure options of petsc $v changed: reconfiguring and rebuilding"
+  fi
   phase "download-$v" download "$v"
   [ $PHASE_RC -eq 0 ] || { log "download of petsc $v failed, see $BUILD/download-$v.log"; continue; }
   rm -rf "$src"; tar -C "$BUILD" -xzf "$CACHE/petsc-$v.tar.gz"
@@ -165,18 +238,39 @@ if [ ! -f "$SRC/.built" ]; then
 fi
 
 # ---------------------------------------------------------------- install
+# staged next to $PREFIX (same file system), swapped in by swap_prefix
+STAGE=$(dirname "$PREFIX")/.$(basename "$PREFIX").stage
 install_petsc() {
-  rm -rf "$PREFIX"
-  make -C "$SRC" PETSC_DIR="$SRC" PETSC_ARCH=$PETSC_ARCH install
-  cd "$PREFIX"
+  rm -rf "$STAGE"
+  make -C "$SRC" PETSC_DIR="$SRC" PETSC_ARCH=$PETSC_ARCH DESTDIR="$STAGE" install
+  cd "$STAGE$PREFIX"
   # strip and trim what a user of the installed library does not need
   find lib -maxdepth 1 -name 'libpetsc*.so*' -type f -exec strip --strip-unneeded {} +
   find . -name '*.a' -delete
   rm -rf share/petsc/examples share/petsc/datafiles share/doc share/man docs
   find . -type d \( -name tutorials -o -name tests \) -prune -exec rm -rf {} +
-  # runtime libs the GPU machine may lack: BLAS/LAPACK and their non-system deps
-  local sysre='^(libc|libm|libdl|libpthread|librt|libgcc_s|libstdc\+\+|ld-linux-x86-64|linux-vdso)\.so'
+  # hypre: headers to include/hypre, library to lib/; the build paths in
+  # PETSc's makefile variables, pkg-config and RUNPATH become the prefix's
+  if [ "$WITH_HYPRE" = 1 ]; then
+    mkdir -p include/hypre
+    cp -a "$HYPRE_PREFIX"/include/. include/hypre/
+    local hl
+    for hl in "$HYPRE_PREFIX"/lib/libHYPRE*.so*; do
+      [ -L "$hl" ] && { cp -a "$hl" lib/; continue; }
+      cp "$hl" lib/; chmod 755 "lib/${hl##*/}"
+      strip --strip-unneeded "lib/${hl##*/}"
+      patchelf --set-rpath '$ORIGIN' "lib/${hl##*/}"
+    done
+    grep -rlF "$HYPRE_PREFIX" lib/petsc/conf lib/pkgconfig include/*.h | xargs -r sed -i \
+      -e "s#$HYPRE_PREFIX/include#$PREFIX/include/hypre#g" -e "s#$HYPRE_PREFIX/lib#$PREFIX/lib#g"
+  fi
+  # runtime libs the GPU machine may lack: BLAS/LAPACK, hypre's and their
+  # non-system deps.  Not copied: glibc/gcc runtime, OpenMPI's own libraries
+  # and what they need (the GPU machine's OpenMPI 4.1.6 brings them; ABI as
+  # Debian's 4.1.4), and base-system compression/udev libraries.
+  local sysre='^(libc|libm|libdl|libpthread|librt|libgcc_s|libstdc\+\+|ld-linux-x86-64|linux-vdso|libmpi|libopen-rte|libopen-pal|libhwloc|libevent[a-z_]*-[0-9.]*|libudev|libz|liblzma|libbz2)\.so'
   local libs=(/usr/lib/x86_64-linux-gnu/libblas.so.3 /usr/lib/x86_64-linux-gnu/liblapack.so.3)
+  [ "$WITH_HYPRE" = 1 ] && libs+=("$(readlink -f lib/libHYPRE.so)")
   local f path name
   for f in "${libs[@]}"; do
     while read -r path; do libs+=("$path"); done < <(ldd "$f" | awk '$3 ~ /^\// {print $3}')
@@ -205,10 +299,30 @@ install_petsc() {
   # copied BLAS/LAPACK (RUNPATH only applies to libpetsc's own NEEDED libs).
   local so rp
   so=$(readlink -f lib/libpetsc.so)
-  rp=$(patchelf --print-rpath "$so" | sed "s#$CUDA_DIR/lib\b#$CUDA_DIR/lib64#g")
+  rp=$(patchelf --print-rpath "$so" | sed -e "s#$CUDA_DIR/lib\b#$CUDA_DIR/lib64#g" -e "s#$HYPRE_PREFIX/lib:\?##g")
   patchelf --set-rpath "$rp:\$ORIGIN" "$so"
   echo "libpetsc RUNPATH: $(patchelf --print-rpath "$so")"
   log "copied runtime libs: $(tr '\n' ' ' < "$BUILD/copied-libs.txt")"
+  check_prefix "$STAGE$PREFIX"
+  swap_prefix
+}
+check_prefix() {
+  local p=$1
+  ldd "$p/lib/libpetsc.so" | grep -q 'not found' && { echo "libpetsc.so has unresolved deps" >&2; return 1; }
+  grep -q '^#define PETSC_HAVE_CUDA 1' "$p/include/petscconf.h" || { echo "PETSc built without CUDA" >&2; return 1; }
+  if [ "$WITH_HYPRE" = 1 ]; then
+    grep -q '^#define PETSC_HAVE_HYPRE 1' "$p/include/petscconf.h" || { echo "PETSc built without hypre" >&2; return 1; }
+    ldd "$p/lib/libpetsc.so" | grep -q "libHYPRE" || { echo "libpetsc.so does not link libHYPRE" >&2; return 1; }
+  fi
+  return 0
+}
+# replace $PREFIX by the checked stage: two renames on one file system
+swap_prefix() {
+  local old=$(dirname "$PREFIX")/.$(basename "$PREFIX").old
+  rm -rf "$old"
+  [ -e "$PREFIX" ] && mv "$PREFIX" "$old"
+  mv "$STAGE$PREFIX" "$PREFIX"
+  rm -rf "$old" "$STAGE"
 }
 if [ ! -f "$SRC/.installed" ] || [ ! -f "$PREFIX/lib/petsc/conf/petscvariables" ]; then
   phase install install_petsc > "$BUILD/install.log" 2>&1
@@ -217,8 +331,7 @@ if [ ! -f "$SRC/.installed" ] || [ ! -f "$PREFIX/lib/petsc/conf/petscvariables" 
 fi
 
 # ---------------------------------------------------------------- check
-ldd "$PREFIX/lib/libpetsc.so" | grep -q 'not found' && die "libpetsc.so has unresolved deps"
-grep -q '^#define PETSC_HAVE_CUDA 1' "$PREFIX/include/petscconf.h" || die "PETSc built without CUDA"
+check_prefix "$PREFIX" || die "check of $PREFIX failed"
 
 # ---------------------------------------------------------------- pack
 pack() {
@@ -235,6 +348,8 @@ SIZE=$(stat -c %s "$ARCHIVE")
   echo "size:    $SIZE bytes ($((SIZE / 1048576)) MiB); installed tree $(du -sh "$PREFIX" | cut -f1)"
   echo "sha256:  $(sha256sum "$ARCHIVE" | cut -d' ' -f1)"
   echo "petsc:   $VERSION (PyPI sdist)"
+  echo "features: $FEATURES"
+  [ "$WITH_HYPRE" = 1 ] && echo "hypre:   $(sed -n 's/^#define HYPRE_RELEASE_VERSION "\(.*\)"/\1/p' "$PREFIX/include/hypre/HYPRE_config.h") (host only: PCHYPRE/BoomerAMG on CPU matrices; Debian $HYPRE_SUITE source, sha256 $HYPRE_SHA256)"
   [ -f "$BUILD/fallback.txt" ] && sed 's/^/note:    /' "$BUILD/fallback.txt"
   echo "nvcc:    $("$CUDA_DIR/bin/nvcc" --version | grep -o 'release [0-9.]*')"
   echo "mpi:     $(mpicc --showme:version 2>&1 | head -1)"

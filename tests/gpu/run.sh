@@ -220,7 +220,7 @@ if [ -n "$BENCH" ]; then
   esac
   # PCPATCHAMG beside GAMG on the tetrahedral meshes of Fu et al. 2014 (the P1 matrix assembled on the GPU)
   case " $BENCHES " in *" amg "*)
-    check bench-amg env GPU_OPTS="-dm_mat_type aijcusparse $GPU" bash bench/patchamg.sh ;;
+    check bench-amg env GPU_OPTS="-dm_mat_type aijcusparse $GPU" CPU_RANKS=${CPU_RANKS:-16} bash bench/patchamg.sh ;;
   esac
   # where PCPATCHAMG's setup time goes at 16.8M unknowns, beside GAMG on the GPU and on the CPU cores
   case " $BENCHES " in *" amgsetup "*)
