@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <patchwork/amg_kernel.h>
+#include "amg_csr_impl.h"
 
 /* One operand of a product: m rows in CSR (entries at ptr[i]..ptr[i+1], ptr[0] may be nonzero) */
 typedef struct {
@@ -20,33 +21,6 @@ typedef struct {
   const int    *ptr, *col;
   const double *val;
 } Operand;
-
-/* malloc that never returns NULL for 0 bytes, so that NULL always means failure */
-static void *Alloc(size_t bytes)
-{
-  return malloc(bytes ? bytes : 1);
-}
-
-static int CompareInts(const void *a, const void *b)
-{
-  return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
-}
-
-/* insertion sort for the short rows of fine levels, qsort for the long ones of coarse levels */
-static void SortInts(int *a, int m)
-{
-  if (m > 16) {
-    qsort(a, (size_t)m, sizeof(int), CompareInts);
-    return;
-  }
-  for (int i = 1; i < m; i++) {
-    const int v = a[i];
-    int       j = i - 1;
-
-    for (; j >= 0 && a[j] > v; j--) a[j + 1] = a[j];
-    a[j + 1] = v;
-  }
-}
 
 /* nrow rows with nondecreasing pointers from ptr[0] >= 0 and every column in [0, ncol); col and
    val may be NULL where there are no entries */
@@ -67,8 +41,8 @@ static int CheckCSR(int nrow, const int *ptr, const int *col, const double *val,
 static int Transpose(const PatchworkCSRMatrix *P, int **rptr, int **rcol, double **rval)
 {
   const int n = P->nrow, nc = P->ncol, lo = n > 0 ? P->ptr[0] : 0, nnz = n > 0 ? P->ptr[n] - lo : 0;
-  int      *ptr = (int *)Alloc(((size_t)nc + 1) * sizeof(int)), *col = (int *)Alloc((size_t)nnz * sizeof(int)), *next = (int *)Alloc(((size_t)nc + 1) * sizeof(int));
-  double   *val = (double *)Alloc((size_t)nnz * sizeof(double));
+  int      *ptr = (int *)CSRAlloc(((size_t)nc + 1) * sizeof(int)), *col = (int *)CSRAlloc((size_t)nnz * sizeof(int)), *next = (int *)CSRAlloc(((size_t)nc + 1) * sizeof(int));
+  double   *val = (double *)CSRAlloc((size_t)nnz * sizeof(double));
 
   if (!ptr || !col || !next || !val) {
     free(ptr);
@@ -118,8 +92,8 @@ static int Multiply(const Operand *X, const Operand *Y, int ncol, PatchworkCSRMa
 {
   const int m = X->m;
   size_t    nnz = 0, cap = 16;
-  int      *mark = (int *)Alloc((size_t)ncol * sizeof(int)), *ptr = (int *)Alloc(((size_t)m + 1) * sizeof(int)), *col = (int *)Alloc(cap * sizeof(int));
-  double   *acc = (double *)Alloc((size_t)ncol * sizeof(double)), *val = (double *)Alloc(cap * sizeof(double));
+  int      *mark = (int *)CSRAlloc((size_t)ncol * sizeof(int)), *ptr = (int *)CSRAlloc(((size_t)m + 1) * sizeof(int)), *col = (int *)CSRAlloc(cap * sizeof(int));
+  double   *acc = (double *)CSRAlloc((size_t)ncol * sizeof(double)), *val = (double *)CSRAlloc(cap * sizeof(double));
 
   memset(C, 0, sizeof(*C));
   if (!mark || !ptr || !col || !acc || !val) goto fail;
@@ -144,7 +118,7 @@ static int Multiply(const Operand *X, const Operand *Y, int ncol, PatchworkCSRMa
         acc[J] += x * Y->val[f];
       }
     }
-    SortInts(col + start, (int)(nnz - start));
+    CSRSortInts(col + start, (int)(nnz - start));
     for (size_t p = start; p < nnz; p++) val[p] = acc[col[p]];
     ptr[i + 1] = (int)nnz;
   }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <patchwork/amg_kernel.h>
+#include "amg_csr_impl.h"
 
 void PatchworkCSRMatrixFree(PatchworkCSRMatrix *M)
 {
@@ -17,33 +18,6 @@ void PatchworkCSRMatrixFree(PatchworkCSRMatrix *M)
   free(M->col);
   free(M->val);
   memset(M, 0, sizeof(*M));
-}
-
-/* malloc that never returns NULL for 0 bytes, so that NULL always means failure */
-static void *Alloc(size_t bytes)
-{
-  return malloc(bytes ? bytes : 1);
-}
-
-static int CompareInts(const void *a, const void *b)
-{
-  return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
-}
-
-/* insertion sort for the short rows of fine levels, qsort for the long ones of coarse levels */
-static void SortInts(int *a, int m)
-{
-  if (m > 16) {
-    qsort(a, (size_t)m, sizeof(int), CompareInts);
-    return;
-  }
-  for (int i = 1; i < m; i++) {
-    const int v = a[i];
-    int       j = i - 1;
-
-    for (; j >= 0 && a[j] > v; j--) a[j + 1] = a[j];
-    a[j + 1] = v;
-  }
 }
 
 /* t_i = z_i / ||z on agg(i)||_2 (z = NULL: 1 / sqrt(|agg(i)|)), 0 where z vanishes on the aggregate */
@@ -79,10 +53,10 @@ int PatchworkSAProlongRef(const PatchworkCSR *A, const int *agg, int naggs, cons
   if (CheckArguments(A, agg, naggs, s, P)) return 1;
   memset(P, 0, sizeof(*P));
   n    = A->n;
-  mark = (int *)Alloc((size_t)naggs * sizeof(int));
-  slot = (int *)Alloc((size_t)naggs * sizeof(int));
-  ptr  = (int *)Alloc(((size_t)n + 1) * sizeof(int));
-  t    = (double *)Alloc((size_t)n * sizeof(double));
+  mark = (int *)CSRAlloc((size_t)naggs * sizeof(int));
+  slot = (int *)CSRAlloc((size_t)naggs * sizeof(int));
+  ptr  = (int *)CSRAlloc(((size_t)n + 1) * sizeof(int));
+  t    = (double *)CSRAlloc((size_t)n * sizeof(double));
   if (!mark || !slot || !ptr || !t || TentativeValues(n, agg, naggs, z, t)) goto fail;
   /* the pattern: agg(i) and the aggregates of the stored columns, each once */
   for (int a = 0; a < naggs; a++) mark[a] = -1;
@@ -101,8 +75,8 @@ int PatchworkSAProlongRef(const PatchworkCSR *A, const int *agg, int naggs, cons
     }
     ptr[i + 1] = ptr[i] + cnt;
   }
-  col = (int *)Alloc((size_t)ptr[n] * sizeof(int));
-  val = (double *)Alloc((size_t)ptr[n] * sizeof(double));
+  col = (int *)CSRAlloc((size_t)ptr[n] * sizeof(int));
+  val = (double *)CSRAlloc((size_t)ptr[n] * sizeof(double));
   if (!col || !val) goto fail;
   for (int a = 0; a < naggs; a++) mark[a] = -1;
   for (int i = 0; i < n; i++) {
@@ -118,7 +92,7 @@ int PatchworkSAProlongRef(const PatchworkCSR *A, const int *agg, int naggs, cons
         c[m++]  = a;
       }
     }
-    SortInts(c, m);
+    CSRSortInts(c, m);
     for (int p = 0; p < m; p++) {
       slot[c[p]]      = ptr[i] + p;
       val[ptr[i] + p] = 0;
