@@ -2,6 +2,7 @@
    reference: src/core/vecops_ref.c). Grid-stride loops over 64-bit indices: one launch of a few
    blocks per SM covers any length, and arrays beyond 2^31 entries fit on one GPU. */
 #include <cuda_runtime.h>
+#include <patchwork/amg_hash.h>
 #include <patchwork/vec_kernel.h>
 
 namespace {
@@ -15,6 +16,11 @@ __global__ void Convert(ptrdiff_t n, const From *__restrict__ x, To *__restrict_
 __global__ void AYPX(ptrdiff_t n, float a, const float *__restrict__ x, float *__restrict__ y)
 {
   for (ptrdiff_t i = blockIdx.x * (ptrdiff_t)blockDim.x + threadIdx.x; i < n; i += (ptrdiff_t)gridDim.x * blockDim.x) y[i] = a * y[i] + x[i];
+}
+
+__global__ void HashFill(ptrdiff_t n, ptrdiff_t first, unsigned seed, double *__restrict__ y)
+{
+  for (ptrdiff_t i = blockIdx.x * (ptrdiff_t)blockDim.x + threadIdx.x; i < n; i += (ptrdiff_t)gridDim.x * blockDim.x) y[i] = PatchworkHash(seed, (int)(first + i)) * (2.0 / 4294967296.0) - 1.0;
 }
 
 /* enough 256-thread blocks to fill the device several times over, no more than the data needs */
@@ -80,4 +86,11 @@ extern "C" int PatchworkDeviceCopyToHost(void *dst, const void *src, size_t byte
   if (!bytes) return (int)cudaSuccess;
   err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, (cudaStream_t)stream);
   return (int)(err ? err : cudaStreamSynchronize((cudaStream_t)stream));
+}
+
+extern "C" int PatchworkVecHashFillCUDA(ptrdiff_t n, ptrdiff_t first, unsigned seed, double *y, void *stream)
+{
+  if (n <= 0) return (int)cudaSuccess;
+  HashFill<<<Blocks(n), 256, 0, (cudaStream_t)stream>>>(n, first, seed, y);
+  return (int)cudaGetLastError();
 }

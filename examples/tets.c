@@ -6,6 +6,8 @@ static const char help[] = "The P1 Helmholtz problem -div(sigma grad u) + lambda
                            "  -cells <8>            cubes per direction (3D; the paper: 8 cubes of a 4^3 box, refined 3 times);\n"
                            "                        annulus: cells from the hole to the boundary (4x as many around)\n"
                            "  -refine <0>           regular refinements (DMRefine)\n"
+                           "  -refine_hierarchy     keep the coarse meshes and give the DM to the PC (PCSetDM), for\n"
+                           "                        -pc_type patchamg -pc_patchamg_hierarchy geometric\n"
                            "  -sigma_ratio <10>     blobs, annulus: sigma in the inclusion (1 outside): 1, 10, 100 are the paper's\n"
                            "  -blobs_base <irregular>  the mesh under the blobs: regular | irregular\n"
                            "  -perturb <0.3>, -seed <1>, -length <4>   the irregular mesh's displacement, its seed, the box\n"
@@ -62,6 +64,7 @@ int main(int argc, char **argv)
   PetscCall(PCSetType(pc, PCJACOBI));
   PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, 100000));
   PetscCall(KSPSetNormType(ksp, KSP_NORM_UNPRECONDITIONED)); /* the paper's ||r|| / ||b|| */
+  if (o.hierarchy) PetscCall(PCSetDM(pc, dm)); /* the PC sees the mesh hierarchy; the KSP has no DM, so it keeps the assembled matrix */
   PetscCall(KSPSetFromOptions(ksp));
   PetscCall(KSPSetUp(ksp));
   PetscCall(PetscBarrier((PetscObject)ksp));

@@ -44,6 +44,7 @@ typedef struct {
   TetsMeshType blobs_base;  /* blobs: the regular or the irregular mesh */
   PetscInt     cells;       /* n: cubes per direction (3D), cells out from the hole (annulus) */
   PetscInt     refine;      /* DMRefine() steps */
+  PetscBool    hierarchy;   /* keep the coarse meshes of the refinements (DMSetCoarseDM()) */
   PetscInt     seed;        /* irregular: random order and displacements */
   PetscReal    length;      /* L: side of the box (3D) */
   PetscReal    perturb;     /* irregular: largest displacement per coordinate, in units of h = L/n */
@@ -56,6 +57,7 @@ static inline void TetsOptionsDefault(TetsOptions *o)
   o->blobs_base  = TETS_IRREGULAR;
   o->cells       = 8;
   o->refine      = 0;
+  o->hierarchy   = PETSC_FALSE;
   o->seed        = 1;
   o->length      = 4;
   o->perturb     = 0.3;
@@ -70,6 +72,7 @@ static inline PetscErrorCode TetsOptionsSetFromOptions(MPI_Comm comm, TetsOption
   PetscCall(PetscOptionsEnum("-blobs_base", "Mesh under the blobs: regular or irregular", NULL, TetsMeshTypes, (PetscEnum)o->blobs_base, (PetscEnum *)&o->blobs_base, NULL));
   PetscCall(PetscOptionsInt("-cells", "Cubes per direction (3D); cells from the hole to the boundary (annulus)", NULL, o->cells, &o->cells, NULL));
   PetscCall(PetscOptionsInt("-refine", "Regular refinements of the coarse mesh (DMRefine)", NULL, o->refine, &o->refine, NULL));
+  PetscCall(PetscOptionsBool("-refine_hierarchy", "Keep the coarse meshes of -refine as the fine mesh's hierarchy (DMGetCoarseDM), for -pc_patchamg_hierarchy geometric", NULL, o->hierarchy, &o->hierarchy, NULL));
   PetscCall(PetscOptionsInt("-seed", "Seed of the irregular mesh", NULL, o->seed, &o->seed, NULL));
   PetscCall(PetscOptionsReal("-length", "Side of the box (3D)", NULL, o->length, &o->length, NULL));
   PetscCall(PetscOptionsReal("-perturb", "Irregular mesh: vertex displacement per coordinate, in units of the cube size", NULL, o->perturb, &o->perturb, NULL));
@@ -258,7 +261,8 @@ static inline PetscErrorCode TetsAnnulusCells(const TetsOptions *o, PetscInt *nv
 }
 
 /*
-  TetsCreateMesh - the mesh o describes, distributed over comm and refined o->refine times
+  TetsCreateMesh - the mesh o describes, distributed over comm and refined o->refine times (with
+  o->hierarchy, every refined mesh keeps its coarse one: DMGetCoarseDM() walks down the hierarchy)
 */
 static inline PetscErrorCode TetsCreateMesh(MPI_Comm comm, const TetsOptions *o, DM *dm)
 {
@@ -290,6 +294,11 @@ static inline PetscErrorCode TetsCreateMesh(MPI_Comm comm, const TetsOptions *o,
     DM fine;
 
     PetscCall(DMRefine(*dm, comm, &fine));
+    if (o->hierarchy) { /* the fine mesh holds the coarse one; DMSetFromOptions() must not redistribute it (that drops the coarse DM) */
+      PetscCall(DMSetCoarseDM(fine, *dm));
+      PetscCall(DMPlexSetRegularRefinement(fine, PETSC_TRUE));
+      PetscCall(DMPlexDistributeSetDefault(fine, PETSC_FALSE));
+    }
     PetscCall(DMDestroy(dm));
     *dm = fine;
   }

@@ -180,6 +180,22 @@ typedef enum {
 PETSC_EXTERN const char *const PatchworkAMGRelaxes[];
 
 PETSC_EXTERN PetscErrorCode PCPatchAMGSetRelax(PC, PatchworkAMGRelax);
+
+/*E
+  PatchworkAMGHierarchy - where the levels of PCPATCHAMG come from
+
+  Values:
++ PATCHWORK_AMG_HIERARCHY_ALGEBRAIC - smoothed aggregation on the matrix (default; Fu et al. 2014)
+- PATCHWORK_AMG_HIERARCHY_GEOMETRIC - the refinement hierarchy of the PC's DMPlex: interpolation from DMCreateInterpolation(),
+                                      Galerkin coarse operators, every operation an SpMV (Geveler et al.)
+E*/
+typedef enum {
+  PATCHWORK_AMG_HIERARCHY_ALGEBRAIC,
+  PATCHWORK_AMG_HIERARCHY_GEOMETRIC
+} PatchworkAMGHierarchy;
+PETSC_EXTERN const char *const PatchworkAMGHierarchies[];
+
+PETSC_EXTERN PetscErrorCode PCPatchAMGSetHierarchy(PC, PatchworkAMGHierarchy);
 PETSC_EXTERN PetscErrorCode PCPatchAMGSetPrecision(PC, PatchworkPrecision);
 PETSC_EXTERN PetscErrorCode PCPatchAMGSetPatchSize(PC, PetscInt);
 PETSC_EXTERN PetscErrorCode PCPatchAMGGetNumberLevels(PC, PetscInt *);

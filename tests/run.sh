@@ -151,6 +151,7 @@ run unit/patch_ref        $B/tests/unit/test_patch_ref
 run unit/transfer_ref     $B/tests/unit/test_transfer_ref
 run unit/amg_graph        $B/tests/unit/test_amg_graph
 run unit/amg_relax_ref    $B/tests/unit/test_amg_relax_ref
+run unit/amg_products     $B/tests/unit/test_amg_products
 
 # --- the operator against an independently assembled AIJ matrix, serial and parallel
 run mat/tensor_aij-n1     $MPIEXEC -n 1 $B/tests/mat/test_tensor_aij
@@ -281,6 +282,18 @@ for r in jacobi l1jacobi spai0 chebyshev spai1; do run "patchamg/relax-$r" $AMG 
 run patchamg/relax-spai1-n2 $MPIEXEC -n 2 $AMG -problem fd7 -n 24 -max_its 20 -pc_patchamg_relax spai1
 run patchamg/mpi-n2       $MPIEXEC -n 2 $AMG -problem q1 -n 24 -max_its 12
 run patchamg/mpi-n3       $MPIEXEC -n 3 $AMG -problem fd7 -n 32 -max_its 19
+# one rank: the product kernels (amg_kernel.h) give the hierarchy (level sizes, nonzeros, aggregates,
+# patches) and the iterations of PETSc's MatMatMult/MatPtAP
+same_products() {
+  local k
+  for k in 1 0; do
+    $AMG "$@" -pc_type patchamg -pc_patchamg_product_kernels $k -ksp_view | awk '/^ +[0-9]+ +[0-9]+ +[0-9]+/ {print $1, $2, $3, $4, $5, $6, $7, $8} /CG iterations/ {print $1, $2, $3, $4, $5}' > $R/products-$k.txt
+  done
+  cat $R/products-1.txt
+  [ -s $R/products-1.txt ] && diff $R/products-1.txt $R/products-0.txt
+}
+run patchamg/product-kernels     same_products -problem fd7 -n 24
+run patchamg/product-kernels-q1  same_products -problem q1 -n 16 -pc_patchamg_patch_size 100
 run patchamg/help         bash -c "$AMG -help | grep -e '-pc_patchamg_relax' -e '-pc_patchamg_inner_sweeps'"
 
 # --- P1 on triangles and tetrahedra (PatchworkDMPlexAssembleP1) against PETSc's own FEM assembly (pattern
@@ -338,6 +351,36 @@ tets_mpi() {
 run tets/mpi-n2           tets_mpi -mesh blobs -cells 12 -sigma_ratio 10
 run tets/help             bash -c "$B/examples/tets -help | grep -e '-mesh' -e '-sigma_ratio' -e '-patchwork_p1_patch_bytes'"
 run tets/malloc-dump      no_leaks $B/examples/tets -mesh blobs -cells 4 -refine 1
+# --- PCPATCHAMG's geometric mode (-pc_patchamg_hierarchy geometric, Geveler et al.): levels from the
+# refinement hierarchy examples/tets keeps with -refine_hierarchy, iterations of CG to 1e-8 (b = 1)
+GEO="-refine_hierarchy -pc_type patchamg -pc_patchamg_hierarchy geometric"
+run tets/geo-regular-spai1    tets_its 6 10  -mesh regular -cells 8 -refine 2 $GEO
+run tets/geo-regular-jacobi   tets_its 11 16 -mesh regular -cells 8 -refine 2 $GEO -pc_patchamg_relax jacobi
+run tets/geo-annulus-spai1    tets_its 10 14 -mesh annulus -cells 16 -refine 2 -sigma_ratio 10 $GEO
+run tets/geo-annulus-jacobi   tets_its 19 24 -mesh annulus -cells 16 -refine 2 -sigma_ratio 10 $GEO -pc_patchamg_relax jacobi
+run tets/geo-spai1-regular    spai_vs_jacobi -mesh regular -cells 8 -refine 2 -refine_hierarchy -pc_patchamg_hierarchy geometric
+run tets/geo-spai1-annulus    spai_vs_jacobi -mesh annulus -cells 16 -refine 2 -sigma_ratio 10 -refine_hierarchy -pc_patchamg_hierarchy geometric
+# the four numberings (and the SELL format) give the same iterations: the smoothers are permutation-invariant
+geo_renumber() {
+  local r its all=""
+  for r in natural rcm coordinate hierarchical; do
+    its=$($B/examples/tets "$@" $GEO -pc_patchamg_renumber $r 2>&1 | sed -n 's/.* its=\([0-9]*\) reason=CONVERGED.*/\1/p')
+    echo "$r: ${its:-none} iterations"
+    [ -n "$its" ] || return 1
+    all="$all $its"
+  done
+  [ "$(echo $all | tr ' ' '\n' | sort -u | wc -l)" = 1 ]
+}
+run tets/geo-renumber-regular geo_renumber -mesh regular -cells 4 -refine 3
+run tets/geo-renumber-annulus geo_renumber -mesh annulus -cells 8 -refine 3 -pc_patchamg_relax jacobi -pc_patchamg_mat_type sell
+# P1 interpolation by vertex matching = DMCreateInterpolation()'s (2D: PETSc 3.18 has no nested interpolation of tetrahedra)
+run tets/geo-dm-interpolation bash -c "$B/examples/tets -mesh annulus -cells 8 -refine 2 $GEO | grep -o 'its=[0-9]*' >$R/geo-a.txt && $B/examples/tets -mesh annulus -cells 8 -refine 2 $GEO -pc_patchamg_dm_interpolation | grep -o 'its=[0-9]*' | diff - $R/geo-a.txt && cat $R/geo-a.txt"
+run tets/geo-mpi-n2           tets_mpi -mesh regular -cells 8 -refine 2 $GEO -pc_patchamg_renumber rcm
+run tets/geo-annulus-n3       bash -c "$MPIEXEC -n 3 $B/examples/tets -mesh annulus -cells 16 -refine 2 -sigma_ratio 10 $GEO -pc_patchamg_renumber hierarchical | grep -E ' its=(1[0-4]) reason=CONVERGED'"
+run tets/geo-err-no-dm        expect_fail "needs a DM with a refinement hierarchy, and the PC has none" $B/examples/tets -mesh regular -cells 4 -refine 1 -pc_type patchamg -pc_patchamg_hierarchy geometric
+run tets/geo-err-no-hierarchy expect_fail "has no coarse DM" $B/examples/tets -mesh regular -cells 4 $GEO
+run tets/geo-err-patch        expect_fail "the patch relaxation works on the patches of aggregates" $B/examples/tets -mesh regular -cells 4 -refine 1 $GEO -pc_patchamg_relax patch
+run tets/geo-malloc-dump      no_leaks $B/examples/tets -mesh annulus -cells 4 -refine 2 $GEO -pc_patchamg_renumber coordinate -pc_patchamg_mat_type sell
 
 # --- make install and pkg-config: the example builds from the installed copy alone
 installed() {
@@ -360,10 +403,13 @@ if command -v valgrind >/dev/null 2>&1; then
                             $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -kmin 2 -kmax 2 -curved -variable -dirichlet
   run valgrind/amg_graph  valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_amg_graph --quick
   run valgrind/amg_relax_ref valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_amg_relax_ref
+  run valgrind/amg_products valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_amg_products --quick
   run valgrind/p1         valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $B/tests/mat/test_p1
   run valgrind/patchamg   valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $AMG -problem fd7 -n 12 -pc_patchamg_coarse_size 50 -ksp_view
+  run valgrind/patchamg-geometric valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+                            $B/examples/tets -mesh regular -cells 2 -refine 2 -refine_hierarchy -pc_type patchamg -pc_patchamg_hierarchy geometric -pc_patchamg_renumber hierarchical -pc_patchamg_mat_type sell -ksp_view
   run valgrind/spai       valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp $B/tests/mat/test_spai
   run valgrind/tensor_ref valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_tensor_ref
   run valgrind/patch_ref  valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_patch_ref --quick

@@ -16,6 +16,12 @@ void PatchworkVecToDoubleRef(ptrdiff_t n, const float *x, double *y);
 /* y = a y + x in float (a = -1: y = x - y, a residual from b and A x; a = 1: y += x) */
 void PatchworkVecAYPXFloatRef(ptrdiff_t n, float a, const float *x, float *y);
 
+/* y_i = a pseudo-random number in [-1, 1) from the hash of (seed, first + i) (amg_hash.h): the start
+   of power iterations, the same on the host and the device and independent of how the vector is
+   distributed (first: the global index of y_0) */
+void PatchworkVecHashFillRef(ptrdiff_t n, ptrdiff_t first, unsigned seed, double *y);
+
+int PatchworkVecHashFillCUDA(ptrdiff_t n, ptrdiff_t first, unsigned seed, double *y, void *stream);
 int PatchworkVecToFloatCUDA(ptrdiff_t n, const double *x, float *y, void *stream);
 int PatchworkVecToDoubleCUDA(ptrdiff_t n, const float *x, double *y, void *stream);
 int PatchworkVecAYPXFloatCUDA(ptrdiff_t n, float a, const float *x, float *y, void *stream);

@@ -1,4 +1,5 @@
 /* CPU reference of the vector kernels of the single-precision cycles (include/patchwork/vec_kernel.h) */
+#include <patchwork/amg_hash.h>
 #include <patchwork/vec_kernel.h>
 
 void PatchworkVecToFloatRef(ptrdiff_t n, const double *x, float *y)
@@ -14,4 +15,9 @@ void PatchworkVecToDoubleRef(ptrdiff_t n, const float *x, double *y)
 void PatchworkVecAYPXFloatRef(ptrdiff_t n, float a, const float *x, float *y)
 {
   for (ptrdiff_t i = 0; i < n; i++) y[i] = a * y[i] + x[i];
+}
+
+void PatchworkVecHashFillRef(ptrdiff_t n, ptrdiff_t first, unsigned seed, double *y)
+{
+  for (ptrdiff_t i = 0; i < n; i++) y[i] = PatchworkHash(seed, (int)(first + i)) * (2.0 / 4294967296.0) - 1.0;
 }

@@ -24,6 +24,7 @@ typedef struct {
 } PatchworkArrays;
 PETSC_INTERN PetscErrorCode PatchworkArraysGet(Vec, Vec, Vec, PatchworkArrays *);
 PETSC_INTERN PetscErrorCode PatchworkArraysRestore(PatchworkArrays *);
+PETSC_INTERN PetscErrorCode PatchworkVecSetHashRandom(Vec, unsigned);
 /* Whether vectors of the matrix's vector type live on the device */
 PETSC_INTERN PetscErrorCode PatchworkMatVectorsOnDevice(Mat, PetscBool *);
 

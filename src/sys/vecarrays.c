@@ -1,6 +1,7 @@
 /* Raw arrays of the vectors a kernel reads and writes, all on one side: the device when every
    vector lives there, else the host (PETSc copies what it must). Kernels are chosen by this side. */
 #include "pwimpl.h"
+#include <patchwork/vec_kernel.h>
 
 PetscErrorCode PatchworkArraysGet(Vec r0, Vec r1, Vec w, PatchworkArrays *a)
 {
@@ -64,5 +65,31 @@ PetscErrorCode PatchworkMatVectorsOnDevice(Mat A, PetscBool *device)
   *device = PetscMemTypeDevice(mt) ? PETSC_TRUE : PETSC_FALSE;
   PetscCall(VecRestoreArrayAndMemType(v, &a));
   PetscCall(VecDestroy(&v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* v = pseudo-random entries in [-1, 1) from a hash of (seed, global index), filled where v lives: the
+   same vector on the host and the device for any distribution, and no host generator and copy
+   (PetscRandom and VecSetRandom took 0.74 s of a 2.7 s setup at 16.8M unknowns on the GPU) */
+PetscErrorCode PatchworkVecSetHashRandom(Vec v, unsigned seed)
+{
+  PetscScalar *a;
+  PetscMemType mt;
+  PetscInt     n, first;
+
+  PetscFunctionBegin;
+  PetscCheck(!PetscDefined(USE_COMPLEX) && sizeof(PetscScalar) == sizeof(double), PetscObjectComm((PetscObject)v), PETSC_ERR_SUP, "PatchworkVecSetHashRandom needs real double vectors");
+  PetscCall(VecGetLocalSize(v, &n));
+  PetscCall(VecGetOwnershipRange(v, &first, NULL));
+  PetscCall(VecGetArrayWriteAndMemType(v, &a, &mt));
+  if (PetscMemTypeDevice(mt)) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    void *stream;
+
+    PetscCall(PatchworkGetDeviceStream(&stream));
+    PatchworkCallKernel(PatchworkVecHashFillCUDA(n, first, seed, (double *)a, stream));
+#endif
+  } else PatchworkVecHashFillRef(n, first, seed, (double *)a);
+  PetscCall(VecRestoreArrayWriteAndMemType(v, &a));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -14,7 +14,7 @@ static int           g_fail = 0, g_pass = 0;
 static cudaStream_t  g_stream;
 static unsigned long long g_rng = 0x9E3779B97F4A7C15ull;
 
-static double Rand(void) /* uniform in [-1,1) */
+static inline double Rand(void) /* uniform in [-1,1) */
 {
   g_rng ^= g_rng << 13;
   g_rng ^= g_rng >> 7;
@@ -33,7 +33,7 @@ static double Rand(void) /* uniform in [-1,1) */
 
 /* The start of every kernel test's main(): parse [--quick], create g_stream, print the device.
    Returns -1 to go on, else the exit code: 2 for bad arguments, 77 (skipped) without a device. */
-static int GpuTestStart(int argc, char **argv, bool *quick)
+static inline int GpuTestStart(int argc, char **argv, bool *quick)
 {
   int ndev = 0;
 
@@ -58,7 +58,7 @@ static int GpuTestStart(int argc, char **argv, bool *quick)
   return -1;
 }
 
-static void Report(bool ok, const char *name, double err, double tol)
+static inline void Report(bool ok, const char *name, double err, double tol)
 {
   if (ok) g_pass++;
   else g_fail++;
@@ -67,7 +67,7 @@ static void Report(bool ok, const char *name, double err, double tol)
 }
 
 /* A launcher must return want (an error code for bad input); CheckRet: must succeed, else stop */
-static void ReportRet(int ret, int want, const char *name)
+static inline void ReportRet(int ret, int want, const char *name)
 {
   const bool ok = ret == want;
 
@@ -77,7 +77,7 @@ static void ReportRet(int ret, int want, const char *name)
   fflush(stdout);
 }
 
-static void CheckRet(int ret, const char *what)
+static inline void CheckRet(int ret, const char *what)
 {
   if (ret) {
     printf("FAIL %s returned %d (%s)\n", what, ret, cudaGetErrorString((cudaError_t)ret));

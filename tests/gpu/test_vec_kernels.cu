@@ -70,6 +70,18 @@ static void TestLength(ptrdiff_t n)
     snprintf(name, sizeof(name), "aypx a=%g n=%td", (double)a, n);
     Report(worst <= 2 * FLT_EPSILON, name, worst, 2 * FLT_EPSILON);
   }
+  /* the hash fill: integer hash to double, so equal bit for bit, and in [-1, 1) */
+  for (ptrdiff_t first : {(ptrdiff_t)0, (ptrdiff_t)123457}) {
+    std::vector<double> gh(n);
+    PatchworkVecHashFillRef(n, first, 7u, yd.data());
+    CHECK_CUDA(PatchworkVecHashFillCUDA(n, first, 7u, dyd, g_stream));
+    CHECK_CUDA(cudaMemcpyAsync(gh.data(), dyd, n * sizeof(double), cudaMemcpyDeviceToHost, g_stream));
+    CHECK_CUDA(cudaStreamSynchronize(g_stream));
+    bad = 0;
+    for (ptrdiff_t i = 0; i < n; i++) bad += gh[i] != yd[i] || !(yd[i] >= -1.0 && yd[i] < 1.0);
+    snprintf(name, sizeof(name), "hash fill first=%td n=%td", first, n);
+    Report(bad == 0, name, (double)bad, 0);
+  }
   CHECK_CUDA(PatchworkDeviceMemzero(dyf, n * sizeof(float), g_stream));
   CHECK_CUDA(cudaMemcpyAsync(gf.data(), dyf, n * sizeof(float), cudaMemcpyDeviceToHost, g_stream));
   CHECK_CUDA(cudaStreamSynchronize(g_stream));

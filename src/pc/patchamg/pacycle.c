@@ -87,12 +87,22 @@ PetscErrorCode PCApply_PatchAMG(PC pc, Vec b, Vec x)
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PATCHWORK_AMGApply, pc, b, x, 0));
-  /* level 0 is the user's matrix in the user's order: the cycle works on b and x themselves */
-  F->b = b;
-  F->x = x;
-  PetscCall(VCycle(pa, 0));
-  F->b = fb;
-  F->x = fx;
+  if (pa->geometric && pa->perm) {
+    /* geometric mode, renumbered: level 0 is the matrix in the new order, b and x go through the
+       permutation (an SF, on the device where the vectors are) */
+    PetscCall(VecScatterBegin(pa->perm, b, F->b, INSERT_VALUES, SCATTER_FORWARD));
+    PetscCall(VecScatterEnd(pa->perm, b, F->b, INSERT_VALUES, SCATTER_FORWARD));
+    PetscCall(VCycle(pa, 0));
+    PetscCall(VecScatterBegin(pa->perm, F->x, x, INSERT_VALUES, SCATTER_REVERSE));
+    PetscCall(VecScatterEnd(pa->perm, F->x, x, INSERT_VALUES, SCATTER_REVERSE));
+  } else {
+    /* level 0 is the user's matrix in the user's order: the cycle works on b and x themselves */
+    F->b = b;
+    F->x = x;
+    PetscCall(VCycle(pa, 0));
+    F->b = fb;
+    F->x = fx;
+  }
   PetscCall(PetscLogEventEnd(PATCHWORK_AMGApply, pc, b, x, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

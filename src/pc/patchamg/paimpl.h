@@ -44,6 +44,7 @@ typedef struct {
   KSP            cheby;      /* relaxation chebyshev */
   Mat            spai;       /* relaxation spai1: the damped S = (M + M^T)/2 of SPAI(1)'s M */
   PC_PatchAMGSPM spm;
+  PatchworkCSRMatrix P_arrays, A_arrays; /* host arrays under P and A when the product kernels made them */
   PetscInt       n, N;       /* local and global rows */
   PetscInt       naggs;      /* aggregates (rows of level l+1) on this rank */
   PetscInt       agg_min, agg_max;
@@ -51,6 +52,15 @@ typedef struct {
   PetscReal      rho_dinv;   /* estimate of rho(D^-1 A) (prolongator smoothing, inner damping) */
   PetscLogEvent  ev_relax, ev_transfer;
 } PC_PatchAMGLevel;
+
+/* The DoF numberings of the geometric mode (Geveler et al., section 4) */
+typedef enum {
+  PC_PATCHAMG_RENUMBER_NATURAL,      /* the DM's own */
+  PC_PATCHAMG_RENUMBER_RCM,          /* reverse Cuthill-McKee of every level's matrix */
+  PC_PATCHAMG_RENUMBER_COORDINATE,   /* vertices sorted by z, then y, then x */
+  PC_PATCHAMG_RENUMBER_HIERARCHICAL  /* each coarse vertex followed by the new vertices it is the first parent of */
+} PC_PatchAMGRenumber;
+PETSC_INTERN const char *const PC_PatchAMGRenumbers[];
 
 typedef struct {
   /* options */
@@ -68,6 +78,8 @@ typedef struct {
   PatchworkPrecision     precision;
   PetscInt               seed;
   PetscBool              check;        /* symmetry and definiteness checks at setup */
+  PetscBool              product_kernels; /* one rank: P and the Galerkin operators by amg_kernel.h's kernels */
+  PetscBool              geometric;    /* levels from the DM's refinement hierarchy instead of aggregates */
   /* set up */
   PetscInt               nlevels;      /* levels[0] finest */
   PC_PatchAMGLevel      *levels;
@@ -75,11 +87,28 @@ typedef struct {
   PetscBool              device;       /* level vectors live on the device */
   PetscBool              serial;       /* one rank: fused kernels with AB */
   PetscLogDouble         setup_time[4];
+  /* the geometric mode (pageometric.c; -pc_patchamg_hierarchy geometric): levels from the DM's
+     refinement hierarchy; level l's P is a shell applying the explicit interpolation and restriction */
+  PetscBool              relax_set;    /* the relaxation was chosen; else the geometric mode takes spai1 */
+  PC_PatchAMGRenumber    renumber;
+  char                  *mat_type;     /* the format of the level matrices, transfers, SPAI (NULL: the matrix's) */
+  PetscBool              dm_interp;    /* always DMCreateInterpolation(), also for P1 */
+  PetscBool              geo_p1;       /* set up: every interpolation was P1's by vertex matching */
+  VecScatter             perm;         /* level 0: the user's order -> the renumbered one (NULL: natural) */
+  PetscInt              *bandwidth;    /* [nlevels] max |i - j| over the level matrix's entries */
+  PetscLogDouble         geo_time[2];  /* setup: renumbering, format conversion */
 } PC_PatchAMG;
 
 PETSC_INTERN PetscErrorCode PCSetUp_PatchAMG(PC);
 PETSC_INTERN PetscErrorCode PCReset_PatchAMG(PC);
 PETSC_INTERN PetscErrorCode PCApply_PatchAMG(PC, Vec, Vec);
+PETSC_INTERN PetscErrorCode PCPatchAMGSetUpRelaxation(PC, PC_PatchAMGLevel *, const PC_PatchAMGGraphLevel *, PetscInt);
+PETSC_INTERN PetscErrorCode PCPatchAMGSetUpCoarseSolver(PC, Mat);
+PETSC_INTERN PetscErrorCode PCPatchAMGSetUpRelaxationsAndCoarse(PC, const PC_PatchAMGGraphLevel *);
+PETSC_INTERN PetscErrorCode PCPatchAMGSetUpGeometric(PC);
+PETSC_INTERN PetscErrorCode PCPatchAMGResetGeometric(PC);
+PETSC_INTERN PetscErrorCode PCPatchAMGUseProductKernels(PC, PetscBool *);
+PETSC_INTERN PetscErrorCode PCPatchAMGProductKernels(PC, const PC_PatchAMGGraph *, PetscInt, Vec, Vec, PC_PatchAMGLevel *, PC_PatchAMGLevel *);
 PETSC_INTERN PetscErrorCode PCPatchAMGGraphBuild(PC, Mat, PC_PatchAMGGraph *);
 PETSC_INTERN PetscErrorCode PCPatchAMGGraphDestroy(PC_PatchAMGGraph *);
 PETSC_INTERN PetscErrorCode PCPatchAMGGraphToHost(PetscBool, const int *, PetscInt, int **);

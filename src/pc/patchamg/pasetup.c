@@ -26,15 +26,10 @@ typedef PetscErrorCode (*PowerOperator)(void *, Vec, Vec);
 
 static PetscErrorCode PowerIteration(PowerOperator op, void *ctx, PetscInt its, unsigned long seed, Vec v, Vec w, PetscReal *lambda)
 {
-  PetscRandom rnd;
-  PetscReal   nrm = 0;
+  PetscReal nrm = 0;
 
   PetscFunctionBegin;
-  PetscCall(PetscRandomCreate(PetscObjectComm((PetscObject)v), &rnd));
-  PetscCall(PetscRandomSetSeed(rnd, seed));
-  PetscCall(PetscRandomSeed(rnd));
-  PetscCall(VecSetRandom(v, rnd));
-  PetscCall(PetscRandomDestroy(&rnd));
+  PetscCall(PatchworkVecSetHashRandom(v, (unsigned)seed));
   PetscCall(VecNormalize(v, NULL));
   *lambda = 0;
   for (PetscInt it = 0; it < its; it++) {
@@ -127,14 +122,10 @@ static PetscErrorCode TentativeProlongator(Mat A, const PC_PatchAMGGraph *H, Pet
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* P = (I - w/rho D^{-1} A) P~ (equation 6) */
-static PetscErrorCode SmoothProlongator(PC_PatchAMG *pa, Mat A, Vec dinv, Mat Pt, Mat *P, PetscReal *rho_out)
+/* P = (I - w/rho D^{-1} A) P~ (equation 6) by PETSc's products */
+static PetscErrorCode SmoothProlongator(PC_PatchAMG *pa, Mat A, Vec dinv, Mat Pt, Mat *P, PetscReal rho)
 {
-  PetscReal rho = 1;
-
   PetscFunctionBegin;
-  PetscCall(SpectralRadiusDinvA(A, dinv, &rho));
-  *rho_out = rho;
   PetscCall(MatMatMult(A, Pt, MAT_INITIAL_MATRIX, 2.0, P));
   PetscCall(MatDiagonalScale(*P, dinv, NULL));
   PetscCall(MatScale(*P, -pa->prolong_omega / rho));
@@ -256,7 +247,9 @@ static PetscErrorCode SPAIDamping(PC_PatchAMG *pa, PC_PatchAMGLevel *L)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode SetUpRelaxation(PC pc, PC_PatchAMGLevel *L, const PC_PatchAMGGraphLevel *G, PetscInt l)
+/* The relaxation of level l; G (the graph level, for the patch layout) may be NULL for the point
+   and SPAI relaxations */
+PetscErrorCode PCPatchAMGSetUpRelaxation(PC pc, PC_PatchAMGLevel *L, const PC_PatchAMGGraphLevel *G, PetscInt l)
 {
   PC_PatchAMG *pa = (PC_PatchAMG *)pc->data;
   char         name[64];
@@ -312,7 +305,7 @@ static PetscErrorCode SetUpRelaxation(PC pc, PC_PatchAMGLevel *L, const PC_Patch
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode SetUpCoarseSolver(PC pc, Mat A)
+PetscErrorCode PCPatchAMGSetUpCoarseSolver(PC pc, Mat A)
 {
   PC_PatchAMG *pa = (PC_PatchAMG *)pc->data;
   PC           cpc;
@@ -333,6 +326,29 @@ static PetscErrorCode SetUpCoarseSolver(PC pc, Mat A)
   PetscCall(KSPSetOperators(pa->coarse, A, A));
   PetscCall(KSPSetFromOptions(pa->coarse));
   PetscCall(KSPSetUp(pa->coarse));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The relaxation of every level but the coarsest (G: the graph levels, for the patch layout; NULL in
+   the geometric mode) and the coarse solver, timed into setup_time[2] and [3] */
+PetscErrorCode PCPatchAMGSetUpRelaxationsAndCoarse(PC pc, const PC_PatchAMGGraphLevel *G)
+{
+  PC_PatchAMG   *pa = (PC_PatchAMG *)pc->data;
+  PetscLogDouble t0, t1;
+
+  PetscFunctionBegin;
+  PetscCall(PetscTime(&t0));
+  PetscCall(PetscLogEventBegin(PATCHWORK_AMGRelaxSetUp, pc, 0, 0, 0));
+  for (PetscInt l = 0; l < pa->nlevels - 1; l++) PetscCall(PCPatchAMGSetUpRelaxation(pc, &pa->levels[l], G ? &G[l] : NULL, l));
+  PetscCall(PetscLogEventEnd(PATCHWORK_AMGRelaxSetUp, pc, 0, 0, 0));
+  PetscCall(PetscTime(&t1));
+  pa->setup_time[2] = t1 - t0;
+  PetscCall(PetscTime(&t0));
+  PetscCall(PetscLogEventBegin(PATCHWORK_AMGCoarse, pc, 0, 0, 0));
+  PetscCall(PCPatchAMGSetUpCoarseSolver(pc, pa->levels[pa->nlevels - 1].A));
+  PetscCall(PetscLogEventEnd(PATCHWORK_AMGCoarse, pc, 0, 0, 0));
+  PetscCall(PetscTime(&t1));
+  pa->setup_time[3] = t1 - t0;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -377,6 +393,7 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
   Vec              dinv, nullvec = NULL;
   MatNullSpace     nsp;
   PetscLogDouble   t0, t1;
+  PetscBool        kernels;
 
   PetscFunctionBegin;
   PetscCall(PCReset_PatchAMG(pc));
@@ -387,6 +404,7 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
   PetscCheck(M == N, comm, PETSC_ERR_ARG_SIZ, "PCPATCHAMG needs a square matrix, got %" PetscInt_FMT " x %" PetscInt_FMT, M, N);
   PetscCallMPI(MPI_Comm_size(comm, &size));
   pa->serial = (PetscBool)(size == 1);
+  PetscCall(PCPatchAMGUseProductKernels(pc, &kernels));
   PetscCall(PatchworkMatVectorsOnDevice(A, &pa->device));
   if (pa->device) {
     PetscBool cusparse;
@@ -408,6 +426,11 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
     PetscCall(MatNullSpaceGetVecs(nsp, &has_const, &nvec, &vecs));
     PetscCheck(nvec + (has_const ? 1 : 0) == 1, comm, PETSC_ERR_SUP, "PCPATCHAMG supports a near null space of one vector (scalar problems); this one has %" PetscInt_FMT, nvec + (has_const ? 1 : 0));
     if (nvec) nullvec = vecs[0];
+  }
+
+  if (pa->geometric) { /* levels from the DM's refinement hierarchy (pageometric.c) */
+    PetscCall(PCPatchAMGSetUpGeometric(pc));
+    PetscFunctionReturn(PETSC_SUCCESS);
   }
 
   /* 1. graphs, aggregates, patches, positions (rank-local; on the device when the matrix is) */
@@ -459,34 +482,31 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
       PetscCall(PetscFree(w));
     }
     PetscCall(PetscLogEventBegin(PATCHWORK_AMGProlong, pc, 0, 0, 0));
-    PetscCall(TentativeProlongator(L->A, &H, l, l == 0 ? nullvec : NULL, &Pt));
     PetscCall(VecDuplicate(L->x, &dinv));
     PetscCall(MatGetDiagonal(L->A, dinv));
     PetscCall(VecReciprocal(dinv));
-    PetscCall(SmoothProlongator(pa, L->A, dinv, Pt, &L->P, &L->rho_dinv));
-    PetscCall(VecDestroy(&dinv));
-    PetscCall(MatDestroy(&Pt));
+    PetscCall(SpectralRadiusDinvA(L->A, dinv, &L->rho_dinv));
+    if (!kernels) {
+      PetscCall(TentativeProlongator(L->A, &H, l, l == 0 ? nullvec : NULL, &Pt));
+      PetscCall(SmoothProlongator(pa, L->A, dinv, Pt, &L->P, L->rho_dinv));
+      PetscCall(MatDestroy(&Pt));
+    }
     PetscCall(PetscLogEventEnd(PATCHWORK_AMGProlong, pc, 0, 0, 0));
-    PetscCall(PetscLogEventBegin(PATCHWORK_AMGGalerkin, pc, 0, 0, 0));
-    PetscCall(MatPtAP(L->A, L->P, MAT_INITIAL_MATRIX, 2.0, &pa->levels[l + 1].A));
-    PetscCall(PetscLogEventEnd(PATCHWORK_AMGGalerkin, pc, 0, 0, 0));
+    if (kernels) { /* both products in pagalerkin.c, which logs them under the same events */
+      PetscCall(VecScale(dinv, pa->prolong_omega / L->rho_dinv));
+      PetscCall(PCPatchAMGProductKernels(pc, &H, l, l == 0 ? nullvec : NULL, dinv, L, &pa->levels[l + 1]));
+    } else {
+      PetscCall(PetscLogEventBegin(PATCHWORK_AMGGalerkin, pc, 0, 0, 0));
+      PetscCall(MatPtAP(L->A, L->P, MAT_INITIAL_MATRIX, 2.0, &pa->levels[l + 1].A));
+      PetscCall(PetscLogEventEnd(PATCHWORK_AMGGalerkin, pc, 0, 0, 0));
+    }
+    PetscCall(VecDestroy(&dinv));
   }
   PetscCall(PetscTime(&t1));
   pa->setup_time[1] = t1 - t0;
 
   /* 3. relaxation on every level but the coarsest, the coarse solver */
-  PetscCall(PetscTime(&t0));
-  PetscCall(PetscLogEventBegin(PATCHWORK_AMGRelaxSetUp, pc, 0, 0, 0));
-  for (PetscInt l = 0; l < nl - 1; l++) PetscCall(SetUpRelaxation(pc, &pa->levels[l], &H.L[l], l));
-  PetscCall(PetscLogEventEnd(PATCHWORK_AMGRelaxSetUp, pc, 0, 0, 0));
-  PetscCall(PetscTime(&t1));
-  pa->setup_time[2] = t1 - t0;
-  PetscCall(PetscTime(&t0));
-  PetscCall(PetscLogEventBegin(PATCHWORK_AMGCoarse, pc, 0, 0, 0));
-  PetscCall(SetUpCoarseSolver(pc, pa->levels[nl - 1].A));
-  PetscCall(PetscLogEventEnd(PATCHWORK_AMGCoarse, pc, 0, 0, 0));
-  PetscCall(PetscTime(&t1));
-  pa->setup_time[3] = t1 - t0;
+  PetscCall(PCPatchAMGSetUpRelaxationsAndCoarse(pc, H.L));
   PetscCall(PCPatchAMGGraphDestroy(&H));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -510,8 +530,13 @@ PetscErrorCode PCReset_PatchAMG(PC pc)
     PetscCall(MatDestroy(&L->spai));
     PetscCall(PCPatchAMGSPMDestroy(&L->spm));
   }
+  PetscCall(KSPDestroy(&pa->coarse));
+  /* the arrays under the matrices the product kernels made, now that nothing holds those */
+  for (PetscInt l = 0; l < pa->nlevels && pa->levels; l++) {
+    PatchworkCSRMatrixFree(&pa->levels[l].P_arrays);
+    PatchworkCSRMatrixFree(&pa->levels[l].A_arrays);
+  }
   PetscCall(PetscFree(pa->levels));
   pa->nlevels = 0;
-  PetscCall(KSPDestroy(&pa->coarse));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -2,7 +2,8 @@
    patchSPM layout, pacycle.c applies the V-cycle. */
 #include "paimpl.h"
 
-const char *const PatchworkAMGRelaxes[] = {"patch", "jacobi", "l1jacobi", "spai0", "chebyshev", "spai1", "PatchworkAMGRelax", "PATCHWORK_AMG_RELAX_", NULL};
+const char *const PatchworkAMGRelaxes[]     = {"patch", "jacobi", "l1jacobi", "spai0", "chebyshev", "spai1", "PatchworkAMGRelax", "PATCHWORK_AMG_RELAX_", NULL};
+const char *const PatchworkAMGHierarchies[] = {"algebraic", "geometric", "PatchworkAMGHierarchy", "PATCHWORK_AMG_HIERARCHY_", NULL};
 
 static PetscBool  cited      = PETSC_FALSE;
 static const char citation[] = "@article{FuLewisKirbyWhitaker2014,\n"
@@ -15,11 +16,24 @@ static const char citation[] = "@article{FuLewisKirbyWhitaker2014,\n"
 
 static PetscErrorCode PCSetFromOptions_PatchAMG(PC pc, PatchworkOptionItems PetscOptionsObject)
 {
-  PC_PatchAMG *pa = (PC_PatchAMG *)pc->data;
+  PC_PatchAMG          *pa = (PC_PatchAMG *)pc->data;
+  PatchworkAMGHierarchy h  = pa->geometric ? PATCHWORK_AMG_HIERARCHY_GEOMETRIC : PATCHWORK_AMG_HIERARCHY_ALGEBRAIC;
+  PetscBool             set;
+  char                  type[256];
 
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "Patch-based smoothed-aggregation AMG options");
-  PetscCall(PetscOptionsEnum("-pc_patchamg_relax", "Relaxation: patch block Jacobi with inner Jacobi sweeps, or a point method", "PCPatchAMGSetRelax", PatchworkAMGRelaxes, (PetscEnum)pa->relax, (PetscEnum *)&pa->relax, NULL));
+  PetscCall(PetscOptionsEnum("-pc_patchamg_hierarchy", "Levels by smoothed aggregation (algebraic) or from the DM's refinement hierarchy (geometric)", "PCPatchAMGSetHierarchy", PatchworkAMGHierarchies, (PetscEnum)h, (PetscEnum *)&h, &set));
+  if (set) PetscCall(PCPatchAMGSetHierarchy(pc, h));
+  PetscCall(PetscOptionsEnum("-pc_patchamg_relax", "Relaxation: patch block Jacobi with inner Jacobi sweeps, or a point method (geometric hierarchy: spai1 by default, no patch)", "PCPatchAMGSetRelax", PatchworkAMGRelaxes, (PetscEnum)pa->relax, (PetscEnum *)&pa->relax, &set));
+  if (set) pa->relax_set = PETSC_TRUE;
+  PetscCall(PetscOptionsEnum("-pc_patchamg_renumber", "Geometric hierarchy: numbering of every level's dofs", "", PC_PatchAMGRenumbers, (PetscEnum)pa->renumber, (PetscEnum *)&pa->renumber, NULL));
+  PetscCall(PetscOptionsBool("-pc_patchamg_dm_interpolation", "Geometric hierarchy: DMCreateInterpolation() also for P1 (slower; for tetrahedra it needs a PETSc newer than 3.18)", "", pa->dm_interp, &pa->dm_interp, NULL));
+  PetscCall(PetscOptionsFList("-pc_patchamg_mat_type", "Geometric hierarchy: format of the level matrices, transfers and SPAI matrices (sell, seqsellcuda, aijcusparse, ...)", "", MatList, pa->mat_type ? pa->mat_type : "", type, sizeof(type), &set));
+  if (set) {
+    PetscCall(PetscFree(pa->mat_type));
+    if (type[0]) PetscCall(PetscStrallocpy(type, &pa->mat_type));
+  }
   PetscCall(PetscOptionsEnum("-pc_patchamg_precision", "Precision of the patch blocks' values (vectors and transfers stay double)", "PCPatchAMGSetPrecision", PatchworkPrecisions, (PetscEnum)pa->precision, (PetscEnum *)&pa->precision, NULL));
   PetscCall(PetscOptionsInt("-pc_patchamg_k", "Aggregates grow around the vertices of a k-MIS (distance k between roots)", "", pa->k, &pa->k, NULL));
   PetscCall(PetscOptionsInt("-pc_patchamg_min_aggregate", "Aggregates with fewer rows are dissolved and their rows reassigned", "", pa->min_agg, &pa->min_agg, NULL));
@@ -32,6 +46,7 @@ static PetscErrorCode PCSetFromOptions_PatchAMG(PC pc, PatchworkOptionItems Pets
   PetscCall(PetscOptionsInt("-pc_patchamg_coarse_size", "Stop coarsening at this many rows (global)", "", pa->coarse_size, &pa->coarse_size, NULL));
   PetscCall(PetscOptionsInt("-pc_patchamg_levels", "Most levels (0: as many as the coarse size needs)", "", pa->max_levels, &pa->max_levels, NULL));
   PetscCall(PetscOptionsInt("-pc_patchamg_seed", "Seed of the k-MIS priorities (the same seed gives the same hierarchy)", "", pa->seed, &pa->seed, NULL));
+  PetscCall(PetscOptionsBool("-pc_patchamg_product_kernels", "One rank: prolongators and Galerkin operators by Patchwork's kernels (else PETSc's MatMatMult and MatPtAP)", "", pa->product_kernels, &pa->product_kernels, NULL));
   PetscCall(PetscOptionsBool("-pc_patchamg_check", "Check symmetry and definiteness of the matrix at setup", "", pa->check, &pa->check, NULL));
   PetscOptionsHeadEnd();
   PetscCheck(pa->k >= 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_patchamg_k must be at least 1, got %" PetscInt_FMT, pa->k);
@@ -39,6 +54,38 @@ static PetscErrorCode PCSetFromOptions_PatchAMG(PC pc, PatchworkOptionItems Pets
   PetscCheck(pa->smooth_steps >= 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_patchamg_smooth_steps must be at least 1, got %" PetscInt_FMT, pa->smooth_steps);
   PetscCheck(pa->patch_size >= 1 && pa->patch_size <= 1024, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_patchamg_patch_size must be in [1, 1024] (a patch is one GPU thread block), got %" PetscInt_FMT, pa->patch_size);
   PetscCheck(pa->omega >= 0 && pa->inner_omega > 0 && pa->prolong_omega >= 0, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "PCPATCHAMG damping factors must be positive");
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The geometric mode: the DM's levels, their sizes, the format and numbering of the SpMVs */
+static PetscErrorCode PCView_PatchAMG_Geometric(PC pc, PetscViewer viewer)
+{
+  PC_PatchAMG *pa = (PC_PatchAMG *)pc->data;
+  PetscReal    nnz = 0, rows = 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  geometric multigrid on the DM's refinement hierarchy: interpolation %s and its transpose stored, Galerkin coarse operators; numbering %s, format %s\n", pa->levels && pa->geo_p1 ? "of P1 by vertex and edge-midpoint matching" : "by DMCreateInterpolation()", PC_PatchAMGRenumbers[pa->renumber], pa->mat_type ? pa->mat_type : "the matrix's"));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  relaxation: %s, %" PetscInt_FMT " pre and post step(s)\n", PatchworkAMGRelaxes[pa->relax], pa->smooth_steps));
+  if (!pa->levels) {
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  not set up\n"));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  for (PetscInt l = 0; l < pa->nlevels; l++) {
+    nnz += pa->levels[l].nnz;
+    rows += pa->levels[l].N;
+  }
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  %" PetscInt_FMT " levels, operator complexity %.3f, grid complexity %.3f, on the %s; setup %.3g s (interpolation %.3g, Galerkin %.3g, renumbering %.3g, relaxation %.3g, coarse %.3g, formats %.3g)\n", pa->nlevels, nnz / pa->levels[0].nnz, rows / pa->levels[0].N, pa->device ? "GPU" : "CPU",
+                                   pa->setup_time[0] + pa->setup_time[1] + pa->geo_time[0] + pa->setup_time[2] + pa->setup_time[3] + pa->geo_time[1], pa->setup_time[0], pa->setup_time[1], pa->geo_time[0], pa->setup_time[2], pa->setup_time[3], pa->geo_time[1]));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  level       rows     nonzeros   bandwidth  matrix type\n"));
+  for (PetscInt l = 0; l < pa->nlevels; l++) {
+    PC_PatchAMGLevel *L = &pa->levels[l];
+
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  %5" PetscInt_FMT " %10" PetscInt_FMT " %12.0f  %10" PetscInt_FMT "  %s%s\n", l, L->N, L->nnz, pa->bandwidth ? pa->bandwidth[l] : -1, ((PetscObject)L->A)->type_name, l == pa->nlevels - 1 ? ", coarse solve" : ""));
+  }
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  coarse solver (options prefix %spc_patchamg_coarse_):\n", ((PetscObject)pc)->prefix ? ((PetscObject)pc)->prefix : ""));
+  PetscCall(PetscViewerASCIIPushTab(viewer));
+  PetscCall(KSPView(pa->coarse, viewer));
+  PetscCall(PetscViewerASCIIPopTab(viewer));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -51,6 +98,10 @@ static PetscErrorCode PCView_PatchAMG(PC pc, PetscViewer viewer)
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
   if (!ascii) PetscFunctionReturn(PETSC_SUCCESS);
+  if (pa->geometric) {
+    PetscCall(PCView_PatchAMG_Geometric(pc, viewer));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(PetscViewerASCIIPrintf(viewer, "  smoothed aggregation: aggregates around a %" PetscInt_FMT "-MIS, at least %" PetscInt_FMT " rows, prolongator smoothed by one Jacobi step (w = %g/rho)\n", pa->k, pa->min_agg, (double)pa->prolong_omega));
   if (pa->relax == PATCHWORK_AMG_RELAX_PATCH) {
     char omega[64] = "min(1, 1.5/lambda_max(M^-1 A)) per level";
@@ -97,22 +148,47 @@ static PetscErrorCode PCSetUp_PatchAMG_Cite(PC pc)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode PCDestroy_PatchAMG(PC pc)
+/* PCReset_PatchAMG (pasetup.c) frees the levels; the geometric mode's level-0 scatter goes here */
+static PetscErrorCode PCReset_PatchAMG_All(PC pc)
 {
   PetscFunctionBegin;
   PetscCall(PCReset_PatchAMG(pc));
+  PetscCall(PCPatchAMGResetGeometric(pc));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode PCDestroy_PatchAMG(PC pc)
+{
+  PetscFunctionBegin;
+  PetscCall(PCReset_PatchAMG_All(pc));
+  PetscCall(PetscFree(((PC_PatchAMG *)pc->data)->mat_type));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetRelax_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetPrecision_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetPatchSize_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGGetNumberLevels_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetHierarchy_C", NULL));
   PetscCall(PetscFree(pc->data));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode PCPatchAMGSetRelax_PatchAMG(PC pc, PatchworkAMGRelax relax)
 {
+  PC_PatchAMG *pa = (PC_PatchAMG *)pc->data;
+
   PetscFunctionBegin;
-  ((PC_PatchAMG *)pc->data)->relax = relax;
+  pa->relax     = relax;
+  pa->relax_set = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode PCPatchAMGSetHierarchy_PatchAMG(PC pc, PatchworkAMGHierarchy h)
+{
+  PC_PatchAMG *pa = (PC_PatchAMG *)pc->data;
+
+  PetscFunctionBegin;
+  pa->geometric = (PetscBool)(h == PATCHWORK_AMG_HIERARCHY_GEOMETRIC);
+  /* the default relaxation follows: patches need aggregates */
+  if (!pa->relax_set) pa->relax = pa->geometric ? PATCHWORK_AMG_RELAX_SPAI1 : PATCHWORK_AMG_RELAX_PATCH;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -161,6 +237,49 @@ PetscErrorCode PCPatchAMGSetRelax(PC pc, PatchworkAMGRelax relax)
   PetscFunctionBegin;
   PetscValidHeaderSpecific(pc, PC_CLASSID, 1);
   PetscTryMethod(pc, "PCPatchAMGSetRelax_C", (PC, PatchworkAMGRelax), (pc, relax));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  PCPatchAMGSetHierarchy - Choose where the levels of `PCPATCHAMG` come from
+
+  Logically Collective
+
+  Input Parameters:
++ pc - the `PCPATCHAMG`
+- h  - `PATCHWORK_AMG_HIERARCHY_ALGEBRAIC` (default: smoothed aggregation on the matrix) or
+       `PATCHWORK_AMG_HIERARCHY_GEOMETRIC` (the refinement hierarchy of the PC's `DMPLEX`)
+
+  Options Database Keys:
++ -pc_patchamg_hierarchy <algebraic,geometric>                      - the hierarchy
+. -pc_patchamg_renumber <natural,rcm,coordinate,hierarchical>        - geometric: the numbering of every level's dofs
+- -pc_patchamg_mat_type <type>                                       - geometric: the format of the level matrices, transfers and SPAI matrices
+
+  Notes:
+  The geometric hierarchy (Geveler, Ribbrock, Goeddeke, Turek) needs the `DMPLEX` the matrix was
+  assembled on, given with `PCSetDM()` (or `KSPSetDM()` with `KSPSetDMActive()` switching the KSP's use off), whose
+  coarse meshes are kept (`DMGetCoarseDM()`: -dm_refine_hierarchy, `DMRefineHierarchy()`, or
+  `DMRefine()` and `DMSetCoarseDM()`), with vertex coordinates. The finest DM's discretization
+  (scalar P1 when it has none) is copied to coarse DMs without one. Every level is used (at most
+  -pc_patchamg_levels); the interpolations come from `DMCreateInterpolation()` and are stored with
+  their transposes, the coarse operators are Galerkin products, the relaxation is a point or SPAI
+  one (default spai1; patch is not available) and the coarsest level is solved by the coarse solver:
+  every operation of the cycle is an SpMV, in the format -pc_patchamg_mat_type names (e.g. sell on the
+  CPU, sellcuda on the GPU; the coarsest matrix stays AIJ for its factorization). The renumberings are
+  rank-local and applied once at setup: natural (the DM's), rcm (reverse Cuthill-McKee of each level's
+  matrix), coordinate (vertices sorted by z, y, x), hierarchical (the coarsest level by RCM, each finer
+  level every coarse vertex in the coarse order followed by the new vertices it is the first parent of).
+
+  Level: intermediate
+
+.seealso: `PCPATCHAMG`, `PCPatchAMGSetRelax()`, `DMRefineHierarchy()`, `DMCreateInterpolation()`
+@*/
+PetscErrorCode PCPatchAMGSetHierarchy(PC pc, PatchworkAMGHierarchy h)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(pc, PC_CLASSID, 1);
+  PetscValidLogicalCollectiveEnum(pc, h, 2);
+  PetscTryMethod(pc, "PCPatchAMGSetHierarchy_C", (PC, PatchworkAMGHierarchy), (pc, h));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -248,7 +367,10 @@ PetscErrorCode PCPatchAMGGetNumberLevels(PC pc, PetscInt *n)
   memory (Fu, Lewis, Kirby, Whitaker 2014)
 
   Options Database Keys:
-+ -pc_patchamg_relax <patch,jacobi,l1jacobi,spai0,chebyshev> - relaxation (default patch)
++ -pc_patchamg_hierarchy <algebraic,geometric>                  - smoothed aggregation, or the DM's refinement hierarchy (`PCPatchAMGSetHierarchy()`)
+. -pc_patchamg_relax <patch,jacobi,l1jacobi,spai0,chebyshev,spai1> - relaxation (default patch; geometric: spai1)
+. -pc_patchamg_renumber <natural,rcm,coordinate,hierarchical>   - geometric: numbering of every level (default natural)
+. -pc_patchamg_mat_type <type>                                  - geometric: format of the level matrices, transfers, SPAI (default the matrix's)
 . -pc_patchamg_precision <single,double>                       - precision of the patch blocks' values (default single)
 . -pc_patchamg_k <k>                                            - aggregate roots form a k-MIS (default 2)
 . -pc_patchamg_min_aggregate <n>                                - smaller aggregates are dissolved (default 9)
@@ -261,6 +383,7 @@ PetscErrorCode PCPatchAMGGetNumberLevels(PC pc, PetscInt *n)
 . -pc_patchamg_coarse_size <n>                                  - coarsening stops below this many rows (default 500)
 . -pc_patchamg_levels <n>                                       - most levels
 . -pc_patchamg_seed <s>                                         - seed of the k-MIS (same seed, same hierarchy)
+. -pc_patchamg_product_kernels <bool>                           - one rank: P and the Galerkin operators by Patchwork's kernels (default true; false: PETSc's MatMatMult and MatPtAP)
 . -pc_patchamg_check                                            - check symmetry and definiteness at setup
 - -pc_patchamg_coarse_ksp_type, -pc_patchamg_coarse_pc_type      - the coarse solver (default preonly + LU, redundant on several ranks)
 
@@ -268,6 +391,11 @@ PetscErrorCode PCPatchAMGGetNumberLevels(PC pc, PetscInt *n)
   The matrix must be an assembled AIJ matrix (also aijcusparse); a near null space of one vector
   (`MatSetNearNullSpace()`) replaces the constants. Aggregates and patches are rank-local. With
   device matrices the relaxation runs in CUDA kernels; the hierarchy is built on the host.
+
+  With -pc_patchamg_hierarchy geometric (`PCPatchAMGSetHierarchy()`) the levels are the meshes of the
+  refinement hierarchy of the PC's `DMPLEX` instead (Geveler, Ribbrock, Goeddeke, Turek): stored
+  interpolations and restrictions, Galerkin operators, point or SPAI relaxation, so that the cycle is
+  SpMVs only, in the format and DoF numbering the options choose.
 
   Level: beginner
 
@@ -293,11 +421,13 @@ PETSC_EXTERN PetscErrorCode PCCreate_PatchAMG(PC pc)
   pa->max_levels    = 0;
   pa->precision     = PATCHWORK_PRECISION_SINGLE;
   pa->seed          = 1;
+  pa->renumber      = PC_PATCHAMG_RENUMBER_NATURAL;
+  pa->product_kernels = PETSC_TRUE;
 
   pc->ops->setup          = PCSetUp_PatchAMG_Cite;
   pc->ops->apply          = PCApply_PatchAMG;
   pc->ops->applytranspose = PCApply_PatchAMG; /* the V-cycle is symmetric: the same relaxation before and after */
-  pc->ops->reset          = PCReset_PatchAMG;
+  pc->ops->reset          = PCReset_PatchAMG_All;
   pc->ops->destroy        = PCDestroy_PatchAMG;
   pc->ops->setfromoptions = PCSetFromOptions_PatchAMG;
   pc->ops->view           = PCView_PatchAMG;
@@ -305,5 +435,6 @@ PETSC_EXTERN PetscErrorCode PCCreate_PatchAMG(PC pc)
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetPrecision_C", PCPatchAMGSetPrecision_PatchAMG));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetPatchSize_C", PCPatchAMGSetPatchSize_PatchAMG));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGGetNumberLevels_C", PCPatchAMGGetNumberLevels_PatchAMG));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetHierarchy_C", PCPatchAMGSetHierarchy_PatchAMG));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

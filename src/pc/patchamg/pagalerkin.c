@@ -1,0 +1,155 @@
+/* PCPATCHAMG on one rank: a level's smoothed prolongator and the next level's Galerkin operator by
+   the kernels of amg_kernel.h (PatchworkSAProlong, PatchworkGalerkin: the CPU reference on the
+   host, CUDA on the device) instead of PETSc's MatMatMult and MatPtAP, which are general and, on
+   the GPU, slow (1.3 s for the Galerkin product alone at 16.8M unknowns). The results become PETSc
+   matrices over host copies of their CSR arrays (MatCreateSeqAIJWithArrays, converted in place to
+   the type of the level matrix); the levels keep those arrays, because such matrices do not own them. */
+#include "paimpl.h"
+#include <patchwork/vec_kernel.h>
+
+#if !defined(PATCHWORK_HAVE_CUDA)
+  /* never called without CUDA: pa->device is false then */
+  #define PatchworkSAProlongCUDA(...) 1
+  #define PatchworkGalerkinCUDA(...)  1
+  #define PatchworkCSRMatrixFreeCUDA(...) ((void)0)
+#endif
+
+/* Whether the kernels build level l: one rank, and the kernel ABI's int indices and real doubles */
+PetscErrorCode PCPatchAMGUseProductKernels(PC pc, PetscBool *use)
+{
+  PC_PatchAMG *pa = (PC_PatchAMG *)pc->data;
+
+  PetscFunctionBegin;
+  *use = (PetscBool)(pa->serial && sizeof(PetscInt) == sizeof(int) && sizeof(PetscScalar) == sizeof(double) && !PetscDefined(USE_COMPLEX) && pa->product_kernels);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The level matrix's CSR where the level's vectors live; restore with RestoreCSR */
+static PetscErrorCode GetCSR(PetscBool dev, Mat A, PatchworkCSR *csr)
+{
+  PetscInt           n;
+  const PetscInt    *ia, *ja;
+  const PetscScalar *va;
+  PetscBool          done;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetLocalSize(A, &n, NULL));
+  if (dev) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    PetscCall(MatSeqAIJCUSPARSEGetIJ(A, PETSC_FALSE, &ia, &ja));
+    PetscCall(MatSeqAIJCUSPARSEGetArrayRead(A, &va));
+#endif
+  } else {
+    PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "PCPATCHAMG could not read the level matrix's rows");
+    PetscCall(MatSeqAIJGetArrayRead(A, &va));
+  }
+  *csr = (PatchworkCSR){(int)n, (const int *)ia, (const int *)ja, (const double *)va};
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode RestoreCSR(PetscBool dev, Mat A, PatchworkCSR *csr)
+{
+  const PetscInt    *ia = (const PetscInt *)csr->ptr, *ja = (const PetscInt *)csr->col;
+  const PetscScalar *va = (const PetscScalar *)csr->val;
+  PetscInt           n  = csr->n;
+  PetscBool          done;
+
+  PetscFunctionBegin;
+  if (dev) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(A, &va));
+    PetscCall(MatSeqAIJCUSPARSERestoreIJ(A, PETSC_FALSE, &ia, &ja));
+#endif
+  } else {
+    PetscCall(MatSeqAIJRestoreArrayRead(A, &va));
+    PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  }
+  PetscCall(PetscMemzero(csr, sizeof(*csr)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A PETSc matrix of A's type over host arrays of M in *keep (the caller frees them with
+   PatchworkCSRMatrixFree after the matrix is destroyed): M's own on the host (M is emptied), a
+   copy of M's on the device (M is left to the caller) */
+static PetscErrorCode MatFromCSR(PetscBool dev, Mat A, PatchworkCSRMatrix *M, PatchworkCSRMatrix *keep, Mat *B)
+{
+  PetscBool cusparse;
+
+  PetscFunctionBegin;
+  if (dev) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    void *stream;
+    int   err = 0;
+
+    PetscCall(PatchworkGetDeviceStream(&stream));
+    *keep     = *M;
+    keep->ptr = (int *)malloc(sizeof(int) * ((size_t)M->nrow + 1));
+    keep->col = (int *)malloc(sizeof(int) * PetscMax((size_t)M->nnz, 1));
+    keep->val = (double *)malloc(sizeof(double) * PetscMax((size_t)M->nnz, 1));
+    if (keep->ptr && keep->col && keep->val) {
+      err = PatchworkDeviceCopyToHost(keep->ptr, M->ptr, sizeof(int) * ((size_t)M->nrow + 1), stream);
+      if (!err) err = PatchworkDeviceCopyToHost(keep->col, M->col, sizeof(int) * (size_t)M->nnz, stream);
+      if (!err) err = PatchworkDeviceCopyToHost(keep->val, M->val, sizeof(double) * (size_t)M->nnz, stream);
+    }
+    PetscCheck(keep->ptr && keep->col && keep->val, PETSC_COMM_SELF, PETSC_ERR_MEM, "PCPATCHAMG: out of host memory for a level matrix of %d entries", keep->nnz);
+    PatchworkCallKernel(err);
+#endif
+  } else {
+    *keep = *M;
+    PetscCall(PetscMemzero(M, sizeof(*M)));
+  }
+  PetscCall(MatCreateSeqAIJWithArrays(PETSC_COMM_SELF, keep->nrow, keep->ncol, keep->ptr, keep->col, keep->val, B));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &cusparse, MATSEQAIJCUSPARSE, MATAIJCUSPARSE, ""));
+  if (cusparse) PetscCall(MatConvert(*B, MATSEQAIJCUSPARSE, MAT_INPLACE_MATRIX, B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* L->P = (I - diag(s) A) P~ from the aggregates of graph level l (z: the near-null-space vector,
+   NULL for constants), and C->A = P^T A P */
+PetscErrorCode PCPatchAMGProductKernels(PC pc, const PC_PatchAMGGraph *H, PetscInt l, Vec z, Vec s, PC_PatchAMGLevel *L, PC_PatchAMGLevel *C)
+{
+  PC_PatchAMG        *pa  = (PC_PatchAMG *)pc->data;
+  PetscBool           dev = pa->device;
+  PatchworkCSR        A;
+  PatchworkCSRMatrix  P = {0}, Ac = {0};
+  const PetscScalar  *sa, *za = NULL;
+  PetscMemType        mt;
+  Vec                 zl = NULL;
+  void               *stream = NULL;
+  int                 err;
+
+  PetscFunctionBegin;
+  PetscCheck(H->dev == dev, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCPATCHAMG: the graph hierarchy and the level vectors live on different sides");
+  if (dev) PetscCall(PatchworkGetDeviceStream(&stream));
+  if (z) { /* a copy of the level's vector type, so that its array lives where s does */
+    PetscCall(VecDuplicate(s, &zl));
+    PetscCall(VecCopy(z, zl));
+    PetscCall(VecGetArrayReadAndMemType(zl, &za, &mt));
+  }
+  PetscCall(VecGetArrayReadAndMemType(s, &sa, &mt));
+  PetscCheck(PetscMemTypeDevice(mt) == dev, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCPATCHAMG: the level vector is not where the level lives");
+  PetscCall(GetCSR(dev, L->A, &A));
+
+  PetscCall(PetscLogEventBegin(PATCHWORK_AMGProlong, pc, 0, 0, 0));
+  if (dev) err = PatchworkSAProlongCUDA(&A, H->L[l].agg, H->L[l].naggs, (const double *)za, (const double *)sa, &P, stream);
+  else err = PatchworkSAProlongRef(&A, H->L[l].agg, H->L[l].naggs, (const double *)za, (const double *)sa, &P);
+  PetscCheck(!err, PETSC_COMM_SELF, PETSC_ERR_LIB, "PCPATCHAMG: the smoothed prolongator of level %" PetscInt_FMT " failed (error %d)", l, err);
+  PetscCall(VecRestoreArrayReadAndMemType(s, &sa));
+  if (zl) PetscCall(VecRestoreArrayReadAndMemType(zl, &za));
+  PetscCall(VecDestroy(&zl));
+  PetscCall(MatFromCSR(dev, L->A, &P, &L->P_arrays, &L->P));
+  PetscCall(PetscLogEventEnd(PATCHWORK_AMGProlong, pc, 0, 0, 0));
+
+  PetscCall(PetscLogEventBegin(PATCHWORK_AMGGalerkin, pc, 0, 0, 0));
+  if (dev) {
+    err = PatchworkGalerkinCUDA(&A, &P, &Ac, stream);
+    PatchworkCSRMatrixFreeCUDA(&P);
+  } else err = PatchworkGalerkinRef(&A, &L->P_arrays, &Ac);
+  PetscCheck(!err, PETSC_COMM_SELF, PETSC_ERR_LIB, "PCPATCHAMG: the Galerkin product of level %" PetscInt_FMT " failed (error %d)", l, err);
+  PetscCall(RestoreCSR(dev, L->A, &A));
+  PetscCall(MatFromCSR(dev, L->A, &Ac, &C->A_arrays, &C->A));
+  if (dev) PatchworkCSRMatrixFreeCUDA(&Ac);
+  PetscCall(PetscLogEventEnd(PATCHWORK_AMGGalerkin, pc, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
