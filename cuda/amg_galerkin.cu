@@ -46,10 +46,10 @@
 #include <vector>
 #include <cub/cub.cuh>
 #include <patchwork/amg_kernel.h>
+#include "amg_device.h"
 
 namespace {
 
-constexpr int kBlock = 256;     /* threads of every kernel */
 constexpr int kEmpty = INT_MAX; /* an empty slot: greater than every column */
 
 /* The bins of a phase, and their limits: table slots (log2) and products per row */
@@ -61,81 +61,11 @@ constexpr int kBlockMinLog = 9;                          /* 2 * kBlock: every th
 constexpr size_t kGlobalBudget = (size_t)512 << 20;      /* bytes of the global bin's tables at once */
 constexpr int kGlobalMaxNeed = 1 << 29;                  /* the largest row a table of 2^30 slots takes */
 
-#define PW_TRY(call) \
-  do { \
-    const cudaError_t e_ = (call); \
-    if (e_ != cudaSuccess) return (int)e_; \
-  } while (0)
-
-static unsigned Blocks(long long count)
-{
-  return (unsigned)((count + kBlock - 1) / kBlock);
-}
-
-static int Multiprocessors(void)
-{
-  int dev = 0, sms = 0;
-
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1) sms = 32;
-  return sms;
-}
-
-/* Bits to hold the values 0..maxval, at least 1 (radix sorts need a nonempty bit range) */
-static int Bits(long long maxval)
-{
-  int b = 1;
-
-  while (b < 63 && (maxval >> b) > 0) b++;
-  return b;
-}
-
-/* Scratch arrays freed, stream-ordered, when the object goes out of scope */
-class Scratch {
-public:
-  explicit Scratch(cudaStream_t s) : s_(s) {}
-  Scratch(const Scratch &)            = delete;
-  Scratch &operator=(const Scratch &) = delete;
-  ~Scratch()
-  {
-    for (void *p : p_) cudaFreeAsync(p, s_);
-  }
-  template <typename T>
-  cudaError_t Get(T **ptr, size_t count)
-  {
-    void *q = nullptr;
-
-    *ptr                = nullptr;
-    const cudaError_t e = cudaMallocAsync(&q, (count ? count : 1) * sizeof(T), s_);
-    if (e != cudaSuccess) return e;
-    p_.push_back(q);
-    *ptr = static_cast<T *>(q);
-    return cudaSuccess;
-  }
-
-private:
-  cudaStream_t       s_;
-  std::vector<void *> p_;
-};
-
-/* Copy a few bytes back to the host and wait for them */
-static cudaError_t Fetch(void *host, const void *dev, size_t bytes, cudaStream_t s)
-{
-  cudaError_t e = cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, s);
-
-  if (e == cudaSuccess) e = cudaStreamSynchronize(s);
-  return e;
-}
-
 /* cudaMalloc of at least one element, so that a pointer of the result is never NULL */
 template <typename T>
 static cudaError_t MallocResult(T **ptr, size_t count)
 {
   return cudaMalloc((void **)ptr, (count ? count : 1) * sizeof(T));
-}
-
-__device__ __forceinline__ long long Gid(void)
-{
-  return (long long)blockIdx.x * blockDim.x + threadIdx.x;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -661,7 +591,7 @@ static int Galerkin(const PatchworkCSR *A, const PatchworkCSRMatrix *P, Patchwor
     PW_TRY(mem.Get(&dres, 1));
     PW_TRY(cudaMemsetAsync(dres, 0, sizeof(Verdict), s));
     CheckRows<<<Blocks(n), kBlock, 0, s>>>(n, A->ptr, P->ptr, dres);
-    CheckCols<<<8 * Multiprocessors(), kBlock, 0, s>>>(n, A->col, nc, P->col, dres);
+    CheckCols<<<StrideBlocks(), kBlock, 0, s>>>(n, A->col, nc, P->col, dres);
     PW_TRY(cudaGetLastError());
     PW_TRY(Fetch(&res, dres, sizeof(res), s));
     if (res.bad || (res.ahi > res.alo && !A->val) || (res.phi > res.plo && !P->val)) return 1;

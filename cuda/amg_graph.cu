@@ -48,84 +48,11 @@
 #include <cub/cub.cuh>
 #include <patchwork/amg_kernel.h>
 #include <patchwork/amg_hash.h>
+#include "amg_device.h"
 
 namespace {
 
 enum { KMIS_OUT = 0, KMIS_UNDECIDED = 1, KMIS_IN = 2 }; /* as in the reference: the key's top bits */
-
-constexpr int kBlock = 256;
-
-#define PW_TRY(call) \
-  do { \
-    const cudaError_t e_ = (call); \
-    if (e_ != cudaSuccess) return (int)e_; \
-  } while (0)
-
-static unsigned Blocks(long long count)
-{
-  return (unsigned)((count + kBlock - 1) / kBlock);
-}
-
-/* Blocks of a grid-stride loop whose length only the device knows (the edges) */
-static unsigned StrideBlocks(void)
-{
-  int dev = 0, sms = 0;
-
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1) sms = 32;
-  return (unsigned)sms * 8;
-}
-
-/* Bits to hold the values 0..maxval, at least 1 (radix sorts need a nonempty bit range) */
-static int Bits(long long maxval)
-{
-  int b = 1;
-
-  while (b < 63 && (maxval >> b) > 0) b++;
-  return b;
-}
-
-/* Scratch arrays freed, stream-ordered, when the call returns */
-class Scratch {
-public:
-  explicit Scratch(cudaStream_t s) : s_(s) {}
-  ~Scratch()
-  {
-    for (int i = 0; i < n_; i++) cudaFreeAsync(p_[i], s_);
-  }
-  template <typename T>
-  cudaError_t Get(T **ptr, size_t count)
-  {
-    void *q = nullptr;
-
-    *ptr = nullptr;
-    if (n_ == kMax) return cudaErrorMemoryAllocation;
-    const cudaError_t e = cudaMallocAsync(&q, (count ? count : 1) * sizeof(T), s_);
-    if (e != cudaSuccess) return e;
-    p_[n_++] = q;
-    *ptr     = static_cast<T *>(q);
-    return cudaSuccess;
-  }
-
-private:
-  static constexpr int kMax = 16;
-  cudaStream_t         s_;
-  void                *p_[kMax];
-  int                  n_ = 0;
-};
-
-/* Copy a few ints back to the host and wait for them */
-static cudaError_t Fetch(void *host, const void *dev, size_t bytes, cudaStream_t s)
-{
-  cudaError_t e = cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, s);
-
-  if (e == cudaSuccess) e = cudaStreamSynchronize(s);
-  return e;
-}
-
-__device__ __forceinline__ long long Gid(void)
-{
-  return (long long)blockIdx.x * blockDim.x + threadIdx.x;
-}
 
 __device__ __forceinline__ int Weight(const int *weight, int v)
 {
