@@ -67,7 +67,8 @@ static PetscErrorCode VCycle(PC_PatchAMG *pa, PetscInt l)
   for (PetscInt s = 0; s < pa->smooth_steps; s++) PetscCall(RelaxStep(pa, L, (PetscBool)(s == 0), (PetscBool)(s == pa->smooth_steps - 1)));
   PetscCall(PetscLogEventEnd(L->ev_relax, 0, 0, 0, 0));
   PetscCall(PetscLogEventBegin(L->ev_transfer, 0, 0, 0, 0));
-  PetscCall(MatMultTranspose(L->P, L->r, C->b));
+  if (L->R) PetscCall(MatMult(L->R, L->r, C->b));
+  else PetscCall(MatMultTranspose(L->P, L->r, C->b));
   PetscCall(PetscLogEventEnd(L->ev_transfer, 0, 0, 0, 0));
   PetscCall(VCycle(pa, l + 1));
   PetscCall(PetscLogEventBegin(L->ev_transfer, 0, 0, 0, 0));

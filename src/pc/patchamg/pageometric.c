@@ -78,84 +78,16 @@ static PetscErrorCode ConvertTo(Mat *M, MatType type)
 
 /* ---------------------------------------------------------------- the transfer of a level */
 
-/* L->P of a geometric level: the interpolation P (fine x coarse) and the restriction R = P^T, both
-   explicit, so that restriction is an SpMV too (SELL on the GPU has no transpose product) */
-typedef struct {
-  Mat P, R;
-} Transfer;
-
-static PetscErrorCode TransferMult(Mat S, Vec x, Vec y)
+/* The transfers of a geometric level: L->P = P (a host AIJ matrix; takes its reference) and
+   L->R = P^T, stored explicitly so that restriction is an SpMV too (SELL on the GPU has no transpose
+   product), both converted to type */
+static PetscErrorCode TransferCreate(Mat P, MatType type, PC_PatchAMGLevel *L)
 {
-  Transfer *t;
-
   PetscFunctionBegin;
-  PetscCall(MatShellGetContext(S, &t));
-  PetscCall(MatMult(t->P, x, y));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode TransferMultAdd(Mat S, Vec x, Vec y, Vec z)
-{
-  Transfer *t;
-
-  PetscFunctionBegin;
-  PetscCall(MatShellGetContext(S, &t));
-  PetscCall(MatMultAdd(t->P, x, y, z));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode TransferMultTranspose(Mat S, Vec x, Vec y)
-{
-  Transfer *t;
-
-  PetscFunctionBegin;
-  PetscCall(MatShellGetContext(S, &t));
-  PetscCall(MatMult(t->R, x, y));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode TransferMultTransposeAdd(Mat S, Vec x, Vec y, Vec z)
-{
-  Transfer *t;
-
-  PetscFunctionBegin;
-  PetscCall(MatShellGetContext(S, &t));
-  PetscCall(MatMultAdd(t->R, x, y, z));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode TransferDestroy(Mat S)
-{
-  Transfer *t;
-
-  PetscFunctionBegin;
-  PetscCall(MatShellGetContext(S, &t));
-  PetscCall(MatDestroy(&t->P));
-  PetscCall(MatDestroy(&t->R));
-  PetscCall(PetscFree(t));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* The shell of P (a host AIJ matrix; takes its reference) and of R = P^T, both converted to type */
-static PetscErrorCode TransferCreate(Mat P, MatType type, Mat *S)
-{
-  Transfer *t;
-  PetscInt  m, n, M, N;
-
-  PetscFunctionBegin;
-  PetscCall(PetscNew(&t));
-  t->P = P;
-  PetscCall(MatTranspose(P, MAT_INITIAL_MATRIX, &t->R));
-  PetscCall(ConvertTo(&t->P, type));
-  PetscCall(ConvertTo(&t->R, type));
-  PetscCall(MatGetLocalSize(t->P, &m, &n));
-  PetscCall(MatGetSize(t->P, &M, &N));
-  PetscCall(MatCreateShell(PetscObjectComm((PetscObject)t->P), m, n, M, N, t, S));
-  PetscCall(MatShellSetOperation(*S, MATOP_MULT, PatchworkShellOp(TransferMult)));
-  PetscCall(MatShellSetOperation(*S, MATOP_MULT_ADD, PatchworkShellOp(TransferMultAdd)));
-  PetscCall(MatShellSetOperation(*S, MATOP_MULT_TRANSPOSE, PatchworkShellOp(TransferMultTranspose)));
-  PetscCall(MatShellSetOperation(*S, MATOP_MULT_TRANSPOSE_ADD, PatchworkShellOp(TransferMultTransposeAdd)));
-  PetscCall(MatShellSetOperation(*S, MATOP_DESTROY, PatchworkShellOp(TransferDestroy)));
+  L->P = P;
+  PetscCall(MatTranspose(P, MAT_INITIAL_MATRIX, &L->R));
+  PetscCall(ConvertTo(&L->P, type));
+  PetscCall(ConvertTo(&L->R, type));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -878,7 +810,7 @@ PetscErrorCode PCPatchAMGSetUpGeometric(PC pc)
   PetscCall(PCPatchAMGSetUpRelaxationsAndCoarse(pc, NULL));
 
   /* 6. the SpMV format of everything the cycle multiplies by (not the coarsest matrix: LU needs AIJ),
-     the transfers as shells of P and R = P^T */
+     P and its stored transpose R */
   PetscCall(PetscTime(&t0));
   for (PetscInt l = 0; l < nl - 1; l++) {
     PC_PatchAMGLevel *L = &pa->levels[l];
@@ -890,7 +822,7 @@ PetscErrorCode PCPatchAMGSetUpGeometric(PC pc)
       if (L->cheby) PetscCall(KSPSetOperators(L->cheby, L->A, L->A));
       if (L->spai) PetscCall(ConvertTo(&L->spai, pa->mat_type));
     }
-    PetscCall(TransferCreate(P[l], pa->mat_type ? pa->mat_type : atype, &L->P));
+    PetscCall(TransferCreate(P[l], pa->mat_type ? pa->mat_type : atype, L));
     P[l] = NULL;
   }
   PetscCall(PetscTime(&t1));

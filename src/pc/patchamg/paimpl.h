@@ -39,6 +39,7 @@ typedef struct {
 typedef struct {
   Mat            A;          /* level operator (level 0: the user's; level l+1: rows = aggregates of level l) */
   Mat            P;          /* prolongation from level l+1 (NULL on the coarsest) */
+  Mat            R;          /* restriction when stored explicitly (geometric mode), else P^T is applied */
   Vec            b, x, r, y; /* right-hand side, solution, residual, correction */
   Vec            dscale;     /* point relaxations: the scaling of the residual */
   KSP            cheby;      /* relaxation chebyshev */

@@ -521,6 +521,7 @@ PetscErrorCode PCReset_PatchAMG(PC pc)
 
     PetscCall(MatDestroy(&L->A));
     PetscCall(MatDestroy(&L->P));
+    PetscCall(MatDestroy(&L->R));
     PetscCall(VecDestroy(&L->b));
     PetscCall(VecDestroy(&L->x));
     PetscCall(VecDestroy(&L->r));

@@ -57,11 +57,21 @@ static PetscErrorCode PCSetFromOptions_PatchAMG(PC pc, PatchworkOptionItems Pets
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Rows and nonzeros summed over the levels (the grid and operator complexities) */
+static void LevelTotals(const PC_PatchAMG *pa, PetscReal *rows, PetscReal *nnz)
+{
+  *rows = *nnz = 0;
+  for (PetscInt l = 0; l < pa->nlevels; l++) {
+    *nnz += pa->levels[l].nnz;
+    *rows += pa->levels[l].N;
+  }
+}
+
 /* The geometric mode: the DM's levels, their sizes, the format and numbering of the SpMVs */
 static PetscErrorCode PCView_PatchAMG_Geometric(PC pc, PetscViewer viewer)
 {
   PC_PatchAMG *pa = (PC_PatchAMG *)pc->data;
-  PetscReal    nnz = 0, rows = 0;
+  PetscReal    nnz, rows;
 
   PetscFunctionBegin;
   PetscCall(PetscViewerASCIIPrintf(viewer, "  geometric multigrid on the DM's refinement hierarchy: interpolation %s and its transpose stored, Galerkin coarse operators; numbering %s, format %s\n", pa->levels && pa->geo_p1 ? "of P1 by vertex and edge-midpoint matching" : "by DMCreateInterpolation()", PC_PatchAMGRenumbers[pa->renumber], pa->mat_type ? pa->mat_type : "the matrix's"));
@@ -70,10 +80,7 @@ static PetscErrorCode PCView_PatchAMG_Geometric(PC pc, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  not set up\n"));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  for (PetscInt l = 0; l < pa->nlevels; l++) {
-    nnz += pa->levels[l].nnz;
-    rows += pa->levels[l].N;
-  }
+  LevelTotals(pa, &rows, &nnz);
   PetscCall(PetscViewerASCIIPrintf(viewer, "  %" PetscInt_FMT " levels, operator complexity %.3f, grid complexity %.3f, on the %s; setup %.3g s (interpolation %.3g, Galerkin %.3g, renumbering %.3g, relaxation %.3g, coarse %.3g, formats %.3g)\n", pa->nlevels, nnz / pa->levels[0].nnz, rows / pa->levels[0].N, pa->device ? "GPU" : "CPU",
                                    pa->setup_time[0] + pa->setup_time[1] + pa->geo_time[0] + pa->setup_time[2] + pa->setup_time[3] + pa->geo_time[1], pa->setup_time[0], pa->setup_time[1], pa->geo_time[0], pa->setup_time[2], pa->setup_time[3], pa->geo_time[1]));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  level       rows     nonzeros   bandwidth  matrix type\n"));
@@ -93,7 +100,7 @@ static PetscErrorCode PCView_PatchAMG(PC pc, PetscViewer viewer)
 {
   PC_PatchAMG *pa = (PC_PatchAMG *)pc->data;
   PetscBool    ascii;
-  PetscReal    nnz = 0, rows = 0;
+  PetscReal    nnz, rows;
 
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
@@ -114,10 +121,7 @@ static PetscErrorCode PCView_PatchAMG(PC pc, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  not set up\n"));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  for (PetscInt l = 0; l < pa->nlevels; l++) {
-    nnz += pa->levels[l].nnz;
-    rows += pa->levels[l].N;
-  }
+  LevelTotals(pa, &rows, &nnz);
   PetscCall(PetscViewerASCIIPrintf(viewer, "  %" PetscInt_FMT " levels, operator complexity %.3f, grid complexity %.3f, on the %s; setup %.3g s (graphs %.3g, operators %.3g, relaxation %.3g, coarse %.3g)\n", pa->nlevels, nnz / pa->levels[0].nnz, rows / pa->levels[0].N, pa->device ? "GPU" : "CPU",
                                    pa->setup_time[0] + pa->setup_time[1] + pa->setup_time[2] + pa->setup_time[3], pa->setup_time[0], pa->setup_time[1], pa->setup_time[2], pa->setup_time[3]));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  level       rows     nonzeros  aggregates (rows)      patches (rows)   in-patch nnz (rank 0)  omega (inner)\n"));
