@@ -362,11 +362,12 @@ run tets/geo-spai1-regular    spai_vs_jacobi -mesh regular -cells 8 -refine 2 -r
 run tets/geo-spai1-annulus    spai_vs_jacobi -mesh annulus -cells 16 -refine 2 -sigma_ratio 10 -refine_hierarchy -pc_patchamg_hierarchy geometric
 # the four numberings (and the SELL format) give the same iterations: the smoothers are permutation-invariant
 geo_renumber() {
-  local r its all=""
+  local r out its all=""
   for r in natural rcm coordinate hierarchical; do
-    its=$($B/examples/tets "$@" $GEO -pc_patchamg_renumber $r 2>&1 | sed -n 's/.* its=\([0-9]*\) reason=CONVERGED.*/\1/p')
+    out=$($B/examples/tets "$@" $GEO -pc_patchamg_renumber $r 2>&1; echo "(exit status $?)")
+    its=$(sed -n 's/.* its=\([0-9]*\) reason=CONVERGED.*/\1/p' <<<"$out")
     echo "$r: ${its:-none} iterations"
-    [ -n "$its" ] || return 1
+    [ -n "$its" ] || { { grep -m5 -E "PETSC ERROR|reason=|[Ss]ignal" <<<"$out"; tail -n 1 <<<"$out"; } | sed "s/^/  /"; return 1; } # why: PETSc's error or the reason, and the exit status
     all="$all $its"
   done
   [ "$(echo $all | tr ' ' '\n' | sort -u | wc -l)" = 1 ]
