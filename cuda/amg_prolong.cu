@@ -2,7 +2,7 @@
    include/patchwork/amg_kernel.h; CPU reference: src/core/amg_prolong_ref.c).
 
    One thread a row, as the reference: the tentative values (the aggregate norms by atomics: exact
-   for constants, where they count), a count kernel (the distinct aggregates of a row, by looking
+   for constants, where they count; else the order of the sums, so the last bit, may vary), a count kernel (the distinct aggregates of a row, by looking
    back over the row: rows of fine levels are short), a cub scan, and a fill kernel that writes the
    distinct aggregates, sorts them in place and sums a_ik t_k per aggregate in storage order,
    without fused multiply-adds, as the reference does. Quadratic in the row length: coarse levels
@@ -47,6 +47,11 @@ __global__ void TentativeKernel(int n, const int *__restrict__ agg, const double
 
     t[i] = q > 0 ? (z ? z[i] : 1.0) / sqrt(q) : 0.0;
   }
+}
+
+__global__ void AggregateNormKernel(int naggs, const double *__restrict__ norm2, double *__restrict__ zc)
+{
+  PW_ROWS(a, naggs) zc[a] = sqrt(norm2[a]);
 }
 
 /* Is a the aggregate of row i or of a column stored before position k of the row? */
@@ -106,7 +111,7 @@ cudaError_t Malloc(void **p, size_t bytes)
   return cudaMalloc(p, bytes ? bytes : 1);
 }
 
-cudaError_t Build(const PatchworkCSR *A, const int *agg, int naggs, const double *z, const double *s, PatchworkCSRMatrix *P, cudaStream_t stream)
+cudaError_t Build(const PatchworkCSR *A, const int *agg, int naggs, const double *z, const double *s, PatchworkCSRMatrix *P, double *zc, cudaStream_t stream)
 {
   const int    n  = A->n;
   const size_t n1 = (size_t)n + 1;
@@ -144,6 +149,10 @@ cudaError_t Build(const PatchworkCSR *A, const int *agg, int naggs, const double
     CountKernel<<<Blocks(n), kThreads, 0, stream>>>(*A, agg, cnt);
     PW_TRY(cudaGetLastError());
   }
+  if (zc && naggs > 0) {
+    AggregateNormKernel<<<Blocks(naggs), kThreads, 0, stream>>>(naggs, norm2, zc);
+    PW_TRY(cudaGetLastError());
+  }
   PW_TRY(cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, cnt, ptr, (int)n1, stream));
   PW_TRY(cudaMemcpyAsync(&nnz, ptr + n, sizeof(int), cudaMemcpyDeviceToHost, stream));
   PW_TRY(cudaStreamSynchronize(stream));
@@ -177,11 +186,11 @@ fail:
 
 } // namespace
 
-extern "C" int PatchworkSAProlongCUDA(const PatchworkCSR *A, const int *agg, int naggs, const double *z, const double *s, PatchworkCSRMatrix *P, void *stream)
+extern "C" int PatchworkSAProlongCUDA(const PatchworkCSR *A, const int *agg, int naggs, const double *z, const double *s, PatchworkCSRMatrix *P, double *zc, void *stream)
 {
   if (P) memset(P, 0, sizeof(*P)); /* empty on every failure */
   if (!A || !P || A->n < 0 || A->n == 0x7fffffff || naggs < 0 || (A->n > 0 && (!A->ptr || !A->col || !A->val || !agg || !s || naggs == 0))) return 1;
-  return (int)Build(A, agg, naggs, z, s, P, (cudaStream_t)stream);
+  return (int)Build(A, agg, naggs, z, s, P, zc, (cudaStream_t)stream);
 }
 
 extern "C" void PatchworkCSRMatrixFreeCUDA(PatchworkCSRMatrix *M)

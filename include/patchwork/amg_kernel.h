@@ -142,7 +142,8 @@ void PatchworkSPMFreeCUDA(PatchworkSPMDesc *d);
    the tentative prolongator P~ has one entry per row, t_i = z_i / ||z on agg(i)||_2 in column
    agg(i) (z = NULL: constants; t_i = 0 where z vanishes on the whole aggregate), and
      P = (I - diag(s) A) P~,   P_iJ = t_i [agg(i) = J] - s_i sum_{k: a_ik stored, agg(k) = J} a_ik t_k
-   (s_i = w / (rho a_ii), given by the caller). Row i of P has exactly the columns
+   (s_i = w / (rho a_ii), given by the caller). zc (naggs entries, or NULL) receives the next
+   level's near-null-space vector zc_J = ||z on aggregate J||_2, the one P~ maps to z. Row i of P has exactly the columns
    {agg(i)} U {agg(k) : a_ik stored}, ascending: the structural pattern, entries that cancel to
    zero are kept, so the pattern never depends on rounding. P->nrow = A->n, P->ncol = naggs.
    The Galerkin product Ac = P^T A P (Ac->nrow = Ac->ncol = P->ncol) has the structural pattern of
@@ -152,8 +153,8 @@ void PatchworkSPMFreeCUDA(PatchworkSPMDesc *d);
    arrays) and a stream (cudaStream_t), allocate the result on the device and return 0, 1 on bad
    arguments, or a cudaError_t code. Their patterns equal the reference's exactly; their values
    equal them up to rounding (sums may run in another order). */
-int  PatchworkSAProlongRef(const PatchworkCSR *A, const int *agg, int naggs, const double *z, const double *s, PatchworkCSRMatrix *P);
-int  PatchworkSAProlongCUDA(const PatchworkCSR *A, const int *agg, int naggs, const double *z, const double *s, PatchworkCSRMatrix *P, void *stream);
+int  PatchworkSAProlongRef(const PatchworkCSR *A, const int *agg, int naggs, const double *z, const double *s, PatchworkCSRMatrix *P, double *zc);
+int  PatchworkSAProlongCUDA(const PatchworkCSR *A, const int *agg, int naggs, const double *z, const double *s, PatchworkCSRMatrix *P, double *zc, void *stream);
 int  PatchworkGalerkinRef(const PatchworkCSR *A, const PatchworkCSRMatrix *P, PatchworkCSRMatrix *Ac);
 int  PatchworkGalerkinCUDA(const PatchworkCSR *A, const PatchworkCSRMatrix *P, PatchworkCSRMatrix *Ac, void *stream);
 void PatchworkCSRMatrixFree(PatchworkCSRMatrix *M);

@@ -20,14 +20,16 @@ void PatchworkCSRMatrixFree(PatchworkCSRMatrix *M)
   memset(M, 0, sizeof(*M));
 }
 
-/* t_i = z_i / ||z on agg(i)||_2 (z = NULL: 1 / sqrt(|agg(i)|)), 0 where z vanishes on the aggregate */
-static int TentativeValues(int n, const int *agg, int naggs, const double *z, double *t)
+/* t_i = z_i / ||z on agg(i)||_2 (z = NULL: 1 / sqrt(|agg(i)|)), 0 where z vanishes on the aggregate;
+   zc_J = ||z on aggregate J||_2 when zc is given */
+static int TentativeValues(int n, const int *agg, int naggs, const double *z, double *t, double *zc)
 {
   double *norm2 = (double *)calloc(naggs ? naggs : 1, sizeof(double));
 
   if (!norm2) return 1;
   for (int i = 0; i < n; i++) norm2[agg[i]] += z ? z[i] * z[i] : 1.0;
   for (int i = 0; i < n; i++) t[i] = norm2[agg[i]] > 0 ? (z ? z[i] : 1.0) / sqrt(norm2[agg[i]]) : 0.0;
+  for (int a = 0; zc && a < naggs; a++) zc[a] = sqrt(norm2[a]);
   free(norm2);
   return 0;
 }
@@ -45,7 +47,7 @@ static int CheckArguments(const PatchworkCSR *A, const int *agg, int naggs, cons
   return 0;
 }
 
-int PatchworkSAProlongRef(const PatchworkCSR *A, const int *agg, int naggs, const double *z, const double *s, PatchworkCSRMatrix *P)
+int PatchworkSAProlongRef(const PatchworkCSR *A, const int *agg, int naggs, const double *z, const double *s, PatchworkCSRMatrix *P, double *zc)
 {
   int     n, *mark = NULL, *slot = NULL, *ptr = NULL, *col = NULL;
   double *t = NULL, *val = NULL;
@@ -57,7 +59,7 @@ int PatchworkSAProlongRef(const PatchworkCSR *A, const int *agg, int naggs, cons
   slot = (int *)CSRAlloc((size_t)naggs * sizeof(int));
   ptr  = (int *)CSRAlloc(((size_t)n + 1) * sizeof(int));
   t    = (double *)CSRAlloc((size_t)n * sizeof(double));
-  if (!mark || !slot || !ptr || !t || TentativeValues(n, agg, naggs, z, t)) goto fail;
+  if (!mark || !slot || !ptr || !t || TentativeValues(n, agg, naggs, z, t, zc)) goto fail;
   /* the pattern: agg(i) and the aggregates of the stored columns, each once */
   for (int a = 0; a < naggs; a++) mark[a] = -1;
   ptr[0] = 0;

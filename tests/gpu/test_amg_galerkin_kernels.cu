@@ -119,7 +119,7 @@ static Mat Prolong(const Csr &A, const std::vector<int> &agg, int naggs)
     s[i] = d != 0 ? (4.0 / 3.0) / (2.0 * d) : 0.0;
   }
   const PatchworkCSR a = A.View();
-  CheckRet(PatchworkSAProlongRef(&a, agg.data(), naggs, NULL, s.data(), &P), "PatchworkSAProlongRef");
+  CheckRet(PatchworkSAProlongRef(&a, agg.data(), naggs, NULL, s.data(), &P, NULL), "PatchworkSAProlongRef");
   M.nrow = P.nrow;
   M.ncol = P.ncol;
   M.ptr.assign(P.ptr, P.ptr + P.nrow + 1);

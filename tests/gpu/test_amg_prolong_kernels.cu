@@ -122,7 +122,8 @@ static bool CheckReference(const Csr &A, const std::vector<int> &agg, int naggs,
 /* GPU result vs the reference: the pattern exactly, values within the rounding bound of both */
 static void Compare(const char *label, const Csr &A, const std::vector<int> &agg, int naggs, bool withz, bool timing)
 {
-  std::vector<double> z(A.n), s(A.n), absrow(A.n, 0);
+  std::vector<double> z(A.n), s(A.n), absrow(A.n, 0), zc(naggs), gzc(naggs);
+  std::vector<int>    size(naggs, 0);
   PatchworkCSRMatrix  R, G;
   double              worst = 0;
 
@@ -132,7 +133,7 @@ static void Compare(const char *label, const Csr &A, const std::vector<int> &agg
   }
   const PatchworkCSR host = View(A, A.ptr.data(), A.col.data(), A.val.data());
   auto               c0   = std::chrono::steady_clock::now();
-  CheckRet(PatchworkSAProlongRef(&host, agg.data(), naggs, withz ? z.data() : NULL, s.data(), &R), "PatchworkSAProlongRef");
+  CheckRet(PatchworkSAProlongRef(&host, agg.data(), naggs, withz ? z.data() : NULL, s.data(), &R, zc.data()), "PatchworkSAProlongRef");
   const double tcpu = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
   if (A.n <= 40000) {
     const bool ok = CheckReference(A, agg, naggs, withz ? z.data() : NULL, s, R, &worst);
@@ -141,7 +142,7 @@ static void Compare(const char *label, const Csr &A, const std::vector<int> &agg
   }
 
   int    *dptr = Upload(A.ptr), *dcol = Upload(A.col), *dagg = Upload(agg);
-  double *dval = Upload(A.val), *dz = Upload(z), *ds = Upload(s);
+  double *dval = Upload(A.val), *dz = Upload(z), *ds = Upload(s), *dzc = Upload(gzc);
   const PatchworkCSR dev = View(A, dptr, dcol, dval);
   cudaEvent_t        e0, e1;
   float              ms = 0;
@@ -149,11 +150,11 @@ static void Compare(const char *label, const Csr &A, const std::vector<int> &agg
   CHECK_CUDA(cudaEventCreate(&e0));
   CHECK_CUDA(cudaEventCreate(&e1));
   if (timing) { /* warm-up */
-    CheckRet(PatchworkSAProlongCUDA(&dev, dagg, naggs, withz ? dz : NULL, ds, &G, g_stream), "PatchworkSAProlongCUDA");
+    CheckRet(PatchworkSAProlongCUDA(&dev, dagg, naggs, withz ? dz : NULL, ds, &G, NULL, g_stream), "PatchworkSAProlongCUDA");
     PatchworkCSRMatrixFreeCUDA(&G);
   }
   CHECK_CUDA(cudaEventRecord(e0, g_stream));
-  CheckRet(PatchworkSAProlongCUDA(&dev, dagg, naggs, withz ? dz : NULL, ds, &G, g_stream), "PatchworkSAProlongCUDA");
+  CheckRet(PatchworkSAProlongCUDA(&dev, dagg, naggs, withz ? dz : NULL, ds, &G, dzc, g_stream), "PatchworkSAProlongCUDA");
   CHECK_CUDA(cudaEventRecord(e1, g_stream));
   CHECK_CUDA(cudaEventSynchronize(e1));
   CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
@@ -180,10 +181,18 @@ static void Compare(const char *label, const Csr &A, const std::vector<int> &agg
     }
     Result(rel <= 1, "values %s%s: worst err/tol %.3g", label, withz ? ", z" : "", rel);
   }
+  { /* the next level's near-null vector: the same size_J squares summed in another order (constants: exact) */
+    double rel = 0;
+
+    CHECK_CUDA(cudaMemcpy(gzc.data(), dzc, sizeof(double) * naggs, cudaMemcpyDeviceToHost));
+    for (int i = 0; i < A.n; i++) size[agg[i]]++;
+    for (int J = 0; J < naggs; J++) rel = std::max(rel, fabs(gzc[J] - zc[J]) / ((withz ? 2 * (size[J] + 2) * 1.12e-16 * zc[J] : 0) + 1e-300));
+    Result(rel <= 1, "next level's near-null vector %s%s: worst err/tol %.3g%s", label, withz ? ", z" : "", rel, withz ? "" : " (constants: bit for bit)");
+  }
   if (timing) printf("# prolongator %s: GPU %.2f ms, CPU reference %.1f ms (%.0fx), %d entries\n", label, ms, 1e3 * tcpu, 1e3 * tcpu / std::max(ms, 1e-3f), R.nnz);
   PatchworkCSRMatrixFree(&R);
   PatchworkCSRMatrixFreeCUDA(&G);
-  for (void *p : {(void *)dptr, (void *)dcol, (void *)dagg, (void *)dval, (void *)dz, (void *)ds}) CHECK_CUDA(cudaFree(p));
+  for (void *p : {(void *)dptr, (void *)dcol, (void *)dagg, (void *)dval, (void *)dz, (void *)ds, (void *)dzc}) CHECK_CUDA(cudaFree(p));
   CHECK_CUDA(cudaEventDestroy(e0));
   CHECK_CUDA(cudaEventDestroy(e1));
 }
@@ -203,28 +212,28 @@ static void BadArguments(void)
   double             *dval = Upload(A.val), *ds = Upload(s);
   PatchworkCSR        d = View(A, dptr, dcol, dval);
 
-  ReportRet(PatchworkSAProlongRef(&h, agg.data(), naggs - 1, NULL, s.data(), &P), 1, "ref: aggregate out of range");
-  ReportRet(PatchworkSAProlongCUDA(&d, dagg, naggs - 1, NULL, ds, &P, g_stream), 1, "cuda: aggregate out of range");
-  ReportRet(PatchworkSAProlongRef(&h, agg.data(), naggs, NULL, NULL, &P), 1, "ref: no scaling");
-  ReportRet(PatchworkSAProlongCUDA(&d, dagg, naggs, NULL, NULL, &P, g_stream), 1, "cuda: no scaling");
-  ReportRet(PatchworkSAProlongCUDA(&d, dagg, naggs, NULL, ds, NULL, g_stream), 1, "cuda: no result");
+  ReportRet(PatchworkSAProlongRef(&h, agg.data(), naggs - 1, NULL, s.data(), &P, NULL), 1, "ref: aggregate out of range");
+  ReportRet(PatchworkSAProlongCUDA(&d, dagg, naggs - 1, NULL, ds, &P, NULL, g_stream), 1, "cuda: aggregate out of range");
+  ReportRet(PatchworkSAProlongRef(&h, agg.data(), naggs, NULL, NULL, &P, NULL), 1, "ref: no scaling");
+  ReportRet(PatchworkSAProlongCUDA(&d, dagg, naggs, NULL, NULL, &P, NULL, g_stream), 1, "cuda: no scaling");
+  ReportRet(PatchworkSAProlongCUDA(&d, dagg, naggs, NULL, ds, NULL, NULL, g_stream), 1, "cuda: no result");
   {
     std::vector<int> col = A.col;
     col[5]               = A.n; /* a column out of range */
     int *dc              = Upload(col);
     PatchworkCSR hb = View(A, A.ptr.data(), col.data(), A.val.data()), db = View(A, dptr, dc, dval);
 
-    ReportRet(PatchworkSAProlongRef(&hb, agg.data(), naggs, NULL, s.data(), &P), 1, "ref: column out of range");
-    ReportRet(PatchworkSAProlongCUDA(&db, dagg, naggs, NULL, ds, &P, g_stream), 1, "cuda: column out of range");
+    ReportRet(PatchworkSAProlongRef(&hb, agg.data(), naggs, NULL, s.data(), &P, NULL), 1, "ref: column out of range");
+    ReportRet(PatchworkSAProlongCUDA(&db, dagg, naggs, NULL, ds, &P, NULL, g_stream), 1, "cuda: column out of range");
     Result(P.ptr == NULL && P.nnz == 0, "cuda: P empty after a failure");
     CHECK_CUDA(cudaFree(dc));
   }
   {
     PatchworkCSR e = d, eh = h; /* no rows: an empty P */
     e.n = eh.n = 0;
-    ReportRet(PatchworkSAProlongRef(&eh, agg.data(), 0, NULL, s.data(), &P), 0, "ref: no rows");
+    ReportRet(PatchworkSAProlongRef(&eh, agg.data(), 0, NULL, s.data(), &P, NULL), 0, "ref: no rows");
     PatchworkCSRMatrixFree(&P);
-    ReportRet(PatchworkSAProlongCUDA(&e, dagg, 0, NULL, ds, &P, g_stream), 0, "cuda: no rows");
+    ReportRet(PatchworkSAProlongCUDA(&e, dagg, 0, NULL, ds, &P, NULL, g_stream), 0, "cuda: no rows");
     Result(P.nrow == 0 && P.nnz == 0, "cuda: no rows gives an empty P");
     PatchworkCSRMatrixFreeCUDA(&P);
   }

@@ -6,7 +6,8 @@
    ascending; values within (terms) eps M of the dense value, M the same sum over absolute values.
    Cases: random sparse matrices (entries stored in random order, duplicates, empty rows) with random
    aggregates, one aggregate, as many aggregates as rows, z = NULL and random z (one aggregate where z
-   vanishes); bad arguments return 1. PETSc-free; --quick runs fewer cases (for valgrind). */
+   vanishes); the next level's near-null vector ||z on J||_2 within (size_J + 2) eps; bad
+   arguments return 1. PETSc-free; --quick runs fewer cases (for valgrind). */
 #include <float.h>
 #include <string.h>
 #include <patchwork/amg_kernel.h>
@@ -72,8 +73,10 @@ static void Case(int *fails, int n, int deg, int naggs, int withz, uint64_t *rs)
   double            *z = (double *)Malloc(sizeof(double) * n), *s = (double *)Malloc(sizeof(double) * n);
   long double       *Pd = (long double *)Malloc(sizeof(long double) * n * naggs), *Pm = (long double *)Malloc(sizeof(long double) * n * naggs);
   long double       *norm2 = (long double *)Malloc(sizeof(long double) * naggs);
+  double            *zc = (double *)Malloc(sizeof(double) * naggs);
+  int               *size = (int *)Malloc(sizeof(int) * naggs);
   char              *mark = (char *)Malloc(naggs), *pat = (char *)Malloc((size_t)n * naggs);
-  double             errP = 0, errA = 0;
+  double             errP = 0, errA = 0, errZ = 0;
   int                patP = 1, patA = 1, maxrow = 1;
 
   for (int i = 0; i < n; i++) {
@@ -83,7 +86,10 @@ static void Case(int *fails, int n, int deg, int naggs, int withz, uint64_t *rs)
     maxrow = A.ptr[i + 1] - A.ptr[i] + 1 > maxrow ? A.ptr[i + 1] - A.ptr[i] + 1 : maxrow;
   }
   /* dense P and |P|-majorant, and P's pattern */
-  for (int i = 0; i < n; i++) norm2[agg[i]] += withz ? (long double)z[i] * z[i] : 1.0L;
+  for (int i = 0; i < n; i++) {
+    norm2[agg[i]] += withz ? (long double)z[i] * z[i] : 1.0L;
+    size[agg[i]]++;
+  }
   for (int i = 0; i < n; i++) {
     const long double ti = norm2[agg[i]] > 0 ? (withz ? z[i] : 1.0L) / sqrtl(norm2[agg[i]]) : 0;
 
@@ -99,10 +105,13 @@ static void Case(int *fails, int n, int deg, int naggs, int withz, uint64_t *rs)
       pat[(size_t)i * naggs + agg[j]] = 1;
     }
   }
-  if (PatchworkSAProlongRef(&a, agg, naggs, withz ? z : NULL, s, &P)) {
+  if (PatchworkSAProlongRef(&a, agg, naggs, withz ? z : NULL, s, &P, zc)) {
     Check(fails, 1, 0, "prolongator n=%d naggs=%d: the reference failed", n, naggs);
     goto done;
   }
+  /* the next level's near-null-space vector ||z on J||_2: a sum of size_J squares and a root */
+  for (int J = 0; J < naggs; J++) errZ = fmax(errZ, (double)(fabsl(zc[J] - sqrtl(norm2[J])) / (sqrtl(norm2[J]) * DBL_EPSILON * (size[J] + 2) + 1e-300)));
+  Check(fails, errZ, 1, "prolongator n=%d naggs=%d%s: next level's near-null vector, in (size + 2) eps", n, naggs, withz ? " z" : "");
   for (int i = 0; i < n; i++) {
     patP = patP && RowMatches(&P, i, pat + (size_t)i * naggs);
     for (int p = P.ptr[i]; patP && p < P.ptr[i + 1]; p++) {
@@ -161,6 +170,8 @@ done:
   free(Pd);
   free(Pm);
   free(norm2);
+  free(zc);
+  free(size);
   free(mark);
   free(pat);
 }
@@ -176,13 +187,13 @@ static void BadArguments(int *fails)
 
   for (int i = 0; i < 20; i++) s[i] = 1;
   agg[7] = 5;
-  Check(fails, PatchworkSAProlongRef(&a, agg, 5, NULL, s, &P) == 1 ? 0 : 1, 0, "prolongator: an aggregate out of range is refused");
+  Check(fails, PatchworkSAProlongRef(&a, agg, 5, NULL, s, &P, NULL) == 1 ? 0 : 1, 0, "prolongator: an aggregate out of range is refused");
   agg[7] = 0;
-  Check(fails, PatchworkSAProlongRef(&a, agg, 5, NULL, NULL, &P) == 1 ? 0 : 1, 0, "prolongator: no scaling is refused");
+  Check(fails, PatchworkSAProlongRef(&a, agg, 5, NULL, NULL, &P, NULL) == 1 ? 0 : 1, 0, "prolongator: no scaling is refused");
   A.col[3] = 20;
-  Check(fails, PatchworkSAProlongRef(&a, agg, 5, NULL, s, &P) == 1 ? 0 : 1, 0, "prolongator: a column out of range is refused");
+  Check(fails, PatchworkSAProlongRef(&a, agg, 5, NULL, s, &P, NULL) == 1 ? 0 : 1, 0, "prolongator: a column out of range is refused");
   A.col[3] = 0;
-  if (!PatchworkSAProlongRef(&a, agg, 5, NULL, s, &P)) {
+  if (!PatchworkSAProlongRef(&a, agg, 5, NULL, s, &P, NULL)) {
     PatchworkCSR short_a = a;
 
     short_a.n = 19;

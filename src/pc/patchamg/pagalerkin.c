@@ -106,15 +106,18 @@ static PetscErrorCode MatFromCSR(PetscBool dev, Mat A, PatchworkCSRMatrix *M, Pa
 }
 
 /* L->P = (I - diag(s) A) P~ from the aggregates of graph level l (z: the near-null-space vector,
-   NULL for constants), and C->A = P^T A P */
-PetscErrorCode PCPatchAMGProductKernels(PC pc, const PC_PatchAMGGraph *H, PetscInt l, Vec z, Vec s, PC_PatchAMGLevel *L, PC_PatchAMGLevel *C)
+   NULL for constants), C->A = P^T A P, and *zc, the near-null-space vector of C (a new vector of
+   s's type) */
+PetscErrorCode PCPatchAMGProductKernels(PC pc, const PC_PatchAMGGraph *H, PetscInt l, Vec z, Vec s, PC_PatchAMGLevel *L, PC_PatchAMGLevel *C, Vec *zc)
 {
   PC_PatchAMG        *pa  = (PC_PatchAMG *)pc->data;
   PetscBool           dev = pa->device;
   PatchworkCSR        A;
   PatchworkCSRMatrix  P = {0}, Ac = {0};
   const PetscScalar  *sa, *za = NULL;
-  PetscMemType        mt;
+  PetscScalar        *zca;
+  PetscMemType        mt, zcmt;
+  VecType             vtype;
   Vec                 zl = NULL;
   void               *stream = NULL;
   int                 err;
@@ -130,11 +133,18 @@ PetscErrorCode PCPatchAMGProductKernels(PC pc, const PC_PatchAMGGraph *H, PetscI
   PetscCall(VecGetArrayReadAndMemType(s, &sa, &mt));
   PetscCheck(PetscMemTypeDevice(mt) == dev, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCPATCHAMG: the level vector is not where the level lives");
   PetscCall(GetCSR(dev, L->A, &A));
+  PetscCall(VecGetType(s, &vtype));
+  PetscCall(VecCreate(PETSC_COMM_SELF, zc));
+  PetscCall(VecSetSizes(*zc, H->L[l].naggs, H->L[l].naggs));
+  PetscCall(VecSetType(*zc, vtype));
+  PetscCall(VecGetArrayWriteAndMemType(*zc, &zca, &zcmt));
+  PetscCheck(PetscMemTypeDevice(zcmt) == dev, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCPATCHAMG: the coarse near-null-space vector is not where the level lives");
 
   PetscCall(PetscLogEventBegin(PATCHWORK_AMGProlong, pc, 0, 0, 0));
-  if (dev) err = PatchworkSAProlongCUDA(&A, H->L[l].agg, H->L[l].naggs, (const double *)za, (const double *)sa, &P, stream);
-  else err = PatchworkSAProlongRef(&A, H->L[l].agg, H->L[l].naggs, (const double *)za, (const double *)sa, &P);
+  if (dev) err = PatchworkSAProlongCUDA(&A, H->L[l].agg, H->L[l].naggs, (const double *)za, (const double *)sa, &P, (double *)zca, stream);
+  else err = PatchworkSAProlongRef(&A, H->L[l].agg, H->L[l].naggs, (const double *)za, (const double *)sa, &P, (double *)zca);
   PetscCheck(!err, PETSC_COMM_SELF, PETSC_ERR_LIB, "PCPATCHAMG: the smoothed prolongator of level %" PetscInt_FMT " failed (error %d)", l, err);
+  PetscCall(VecRestoreArrayWriteAndMemType(*zc, &zca));
   PetscCall(VecRestoreArrayReadAndMemType(s, &sa));
   if (zl) PetscCall(VecRestoreArrayReadAndMemType(zl, &za));
   PetscCall(VecDestroy(&zl));

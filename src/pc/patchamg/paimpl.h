@@ -109,7 +109,7 @@ PETSC_INTERN PetscErrorCode PCPatchAMGSetUpRelaxationsAndCoarse(PC, const PC_Pat
 PETSC_INTERN PetscErrorCode PCPatchAMGSetUpGeometric(PC);
 PETSC_INTERN PetscErrorCode PCPatchAMGResetGeometric(PC);
 PETSC_INTERN PetscErrorCode PCPatchAMGUseProductKernels(PC, PetscBool *);
-PETSC_INTERN PetscErrorCode PCPatchAMGProductKernels(PC, const PC_PatchAMGGraph *, PetscInt, Vec, Vec, PC_PatchAMGLevel *, PC_PatchAMGLevel *);
+PETSC_INTERN PetscErrorCode PCPatchAMGProductKernels(PC, const PC_PatchAMGGraph *, PetscInt, Vec, Vec, PC_PatchAMGLevel *, PC_PatchAMGLevel *, Vec *);
 PETSC_INTERN PetscErrorCode PCPatchAMGGraphBuild(PC, Mat, PC_PatchAMGGraph *);
 PETSC_INTERN PetscErrorCode PCPatchAMGGraphDestroy(PC_PatchAMGGraph *);
 PETSC_INTERN PetscErrorCode PCPatchAMGGraphToHost(PetscBool, const int *, PetscInt, int **);

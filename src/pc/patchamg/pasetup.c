@@ -77,8 +77,10 @@ static PetscErrorCode SpectralRadiusDinvA(Mat A, Vec dinv, PetscReal *rho)
 
 /* The tentative prolongator of level l: row i (a vertex of level l) has one entry, in the column of
    its aggregate (global numbering of level l+1), the near-null-space vector restricted to the
-   aggregate and normalized there (constants by default). Built on the host in one CSR. */
-static PetscErrorCode TentativeProlongator(Mat A, const PC_PatchAMGGraph *H, PetscInt l, Vec nullvec, Mat *Pt)
+   aggregate and normalized there (constants by default). Built on the host in one CSR. The next
+   level's near-null-space vector, zc_J = ||z on aggregate J||_2, is the one P~ maps to z exactly;
+   with constants there instead, level l+2 could not represent the fine constants. */
+static PetscErrorCode TentativeProlongator(Mat A, const PC_PatchAMGGraph *H, PetscInt l, Vec nullvec, Mat *Pt, Vec *zc)
 {
   const PC_PatchAMGGraphLevel *L = &H->L[l];
   PetscInt                     n = L->g.n, nc = L->naggs, cstart;
@@ -117,6 +119,14 @@ static PetscErrorCode TentativeProlongator(Mat A, const PC_PatchAMGGraph *H, Pet
   PetscCall(MatSeqAIJSetPreallocationCSR(*Pt, ia, ja, va)); /* whichever applies */
   PetscCall(MatMPIAIJSetPreallocationCSR(*Pt, ia, ja, va));
   PetscCall(PetscFree3(ia, ja, va));
+  PetscCall(MatCreateVecs(*Pt, zc, NULL));
+  {
+    PetscScalar *zca;
+
+    PetscCall(VecGetArrayWrite(*zc, &zca));
+    for (PetscInt a = 0; a < nc; a++) zca[a] = PetscSqrtReal(norm2[a]);
+    PetscCall(VecRestoreArrayWrite(*zc, &zca));
+  }
   PetscCall(PetscFree(norm2));
   PetscCall(PetscFree(agg));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -390,7 +400,7 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
   PetscMPIInt      size;
   PC_PatchAMGGraph H;
   PetscInt         nl, M, N;
-  Vec              dinv, nullvec = NULL;
+  Vec              dinv, nullvec = NULL, z = NULL, zc = NULL;
   MatNullSpace     nsp;
   PetscLogDouble   t0, t1;
   PetscBool        kernels;
@@ -427,8 +437,10 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
     PetscCheck(nvec + (has_const ? 1 : 0) == 1, comm, PETSC_ERR_SUP, "PCPATCHAMG supports a near null space of one vector (scalar problems); this one has %" PetscInt_FMT, nvec + (has_const ? 1 : 0));
     if (nvec) nullvec = vecs[0];
   }
+  if (nullvec) PetscCall(PetscObjectReference((PetscObject)nullvec));
 
   if (pa->geometric) { /* levels from the DM's refinement hierarchy (pageometric.c) */
+    PetscCall(VecDestroy(&nullvec));
     PetscCall(PCPatchAMGSetUpGeometric(pc));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -450,6 +462,7 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
   PetscCall(PetscObjectReference((PetscObject)A));
   pa->levels[0].A = A;
   PetscCall(PetscTime(&t0));
+  z = nullvec; /* the near-null-space vector of level l (NULL: constants) */
   for (PetscInt l = 0; l < nl; l++) {
     PC_PatchAMGLevel *L = &pa->levels[l];
     Mat               Pt;
@@ -487,21 +500,25 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
     PetscCall(VecReciprocal(dinv));
     PetscCall(SpectralRadiusDinvA(L->A, dinv, &L->rho_dinv));
     if (!kernels) {
-      PetscCall(TentativeProlongator(L->A, &H, l, l == 0 ? nullvec : NULL, &Pt));
+      PetscCall(TentativeProlongator(L->A, &H, l, z, &Pt, &zc));
       PetscCall(SmoothProlongator(pa, L->A, dinv, Pt, &L->P, L->rho_dinv));
       PetscCall(MatDestroy(&Pt));
     }
     PetscCall(PetscLogEventEnd(PATCHWORK_AMGProlong, pc, 0, 0, 0));
     if (kernels) { /* both products in pagalerkin.c, which logs them under the same events */
       PetscCall(VecScale(dinv, pa->prolong_omega / L->rho_dinv));
-      PetscCall(PCPatchAMGProductKernels(pc, &H, l, l == 0 ? nullvec : NULL, dinv, L, &pa->levels[l + 1]));
+      PetscCall(PCPatchAMGProductKernels(pc, &H, l, z, dinv, L, &pa->levels[l + 1], &zc));
     } else {
       PetscCall(PetscLogEventBegin(PATCHWORK_AMGGalerkin, pc, 0, 0, 0));
       PetscCall(MatPtAP(L->A, L->P, MAT_INITIAL_MATRIX, 2.0, &pa->levels[l + 1].A));
       PetscCall(PetscLogEventEnd(PATCHWORK_AMGGalerkin, pc, 0, 0, 0));
     }
     PetscCall(VecDestroy(&dinv));
+    PetscCall(VecDestroy(&z));
+    z  = zc;
+    zc = NULL;
   }
+  PetscCall(VecDestroy(&z));
   PetscCall(PetscTime(&t1));
   pa->setup_time[1] = t1 - t0;
 

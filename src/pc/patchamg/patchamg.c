@@ -393,8 +393,10 @@ PetscErrorCode PCPatchAMGGetNumberLevels(PC pc, PetscInt *n)
 
   Notes:
   The matrix must be an assembled AIJ matrix (also aijcusparse); a near null space of one vector
-  (`MatSetNearNullSpace()`) replaces the constants. Aggregates and patches are rank-local. With
-  device matrices the relaxation runs in CUDA kernels; the hierarchy is built on the host.
+  (`MatSetNearNullSpace()`) replaces the constants, and every coarser level gets the vector its
+  tentative prolongator maps to the finer level's (the aggregate norms). Aggregates and patches are
+  rank-local. With device matrices the setup (graphs, on one rank also the products) and the
+  relaxation run in CUDA kernels.
 
   With -pc_patchamg_hierarchy geometric (`PCPatchAMGSetHierarchy()`) the levels are the meshes of the
   refinement hierarchy of the PC's `DMPLEX` instead (Geveler, Ribbrock, Goeddeke, Turek): stored
