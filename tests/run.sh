@@ -285,6 +285,22 @@ for r in jacobi l1jacobi spai0 chebyshev spai1; do run "patchamg/relax-$r" $AMG 
 run patchamg/relax-spai1-n2 $MPIEXEC -n 2 $AMG -problem fd7 -n 24 -max_its 20 -pc_patchamg_relax spai1
 run patchamg/mpi-n2       $MPIEXEC -n 2 $AMG -problem q1 -n 24 -max_its 12
 run patchamg/mpi-n3       $MPIEXEC -n 3 $AMG -problem fd7 -n 32 -max_its 14
+# redistributed N OPTS...: on N ranks -pc_patchamg_redistribute gathers the coarse levels onto fewer
+# ranks (PCView's line of ranks by level must fall from N to 1) and CG needs the serial iterations +-1
+redistributed() {
+  local np=$1 s p n ranks
+  shift
+  s=$($AMG "$@" | sed -n 's/.*CG iterations \([0-9]*\).*/\1/p')
+  p=$($MPIEXEC -n "$np" $AMG "$@" -ksp_view 2>&1) || { echo "$p" | tail -n 5; return 1; }
+  n=$(sed -n 's/.*CG iterations \([0-9]*\).*/\1/p' <<<"$p")
+  ranks=$(grep -m1 'ranks holding rows' <<<"$p")
+  echo "serial: ${s:-no} iterations; $np ranks: ${n:-no} iterations;$ranks"
+  [ -n "$s" ] && [ -n "$n" ] && [ $((n - s)) -le 1 ] && [ $((s - n)) -le 1 ] && grep -q -E "\): $np( [0-9]+)* 1$" <<<"$ranks"
+}
+run patchamg/redistribute-n4       redistributed 4 -problem fd7 -n 64 -pc_patchamg_redistribute 5000
+run patchamg/redistribute-spai1-n3 redistributed 3 -problem fd7 -n 32 -pc_patchamg_redistribute 5000 -pc_patchamg_relax spai1
+run patchamg/redistribute-leaks    no_leaks $MPIEXEC -n 3 $AMG -problem fd7 -n 24 -pc_patchamg_redistribute 5000
+run patchamg/redistribute-bad      expect_fail "pc_patchamg_redistribute must be 0 (never) or positive" $AMG -problem fd7 -n 8 -pc_patchamg_redistribute -1
 # one rank: the product kernels (amg_kernel.h) give the hierarchy (level sizes, nonzeros, aggregates,
 # patches) and the iterations of PETSc's MatMatMult/MatPtAP
 same_products() {

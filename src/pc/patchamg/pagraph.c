@@ -133,14 +133,17 @@ static PetscErrorCode ReleaseMatrixGraph(PC_PatchAMGGraph *H)
     PetscCheck(!err_, PETSC_COMM_SELF, PETSC_ERR_LIB, "PCPATCHAMG: %s of level %" PetscInt_FMT " failed (error %d)", what, (PetscInt)(level), err_); \
   } while (0)
 
-/* Aggregate, induce, partition the induced graph into patches, until the coarse size (global) or
-   the level limit is reached or coarsening stalls; then the positions of every level but the coarsest */
-PetscErrorCode PCPatchAMGGraphBuild(PC pc, Mat A, PC_PatchAMGGraph *H)
+/* Aggregate, induce, partition the induced graph into patches, from the matrix A of level first,
+   until the coarse size (global) or the level limit is reached or coarsening stalls, or until a
+   level has fewer rows per rank than -pc_patchamg_redistribute on several ranks (H->redistribute:
+   the caller gathers it onto fewer ranks and builds the graphs again from its matrix); then the
+   positions of every level but the last */
+PetscErrorCode PCPatchAMGGraphBuild(PC pc, Mat A, PetscInt first, PC_PatchAMGGraph *H)
 {
   PC_PatchAMG *pa = (PC_PatchAMG *)pc->data;
   MPI_Comm     comm;
   void        *stream = NULL;
-  PetscInt     maxl   = pa->max_levels > 0 ? pa->max_levels : 30;
+  PetscInt     maxl   = (pa->max_levels > 0 ? pa->max_levels : 30) - first;
 
   PetscFunctionBegin;
   PetscCall(PetscObjectGetComm((PetscObject)pc, &comm));
@@ -152,11 +155,16 @@ PetscErrorCode PCPatchAMGGraphBuild(PC pc, Mat A, PC_PatchAMGGraph *H)
   for (;;) {
     PC_PatchAMGGraphLevel *L = &H->L[H->nl++];
     PatchworkGraph         unweighted = L->g;
-    PetscInt               n = L->g.n, N, Nagg, nagg, l = H->nl - 1;
+    PetscInt               n = L->g.n, N, Nagg, nagg, l = H->nl - 1, sums[2], mine[2] = {n, n > 0};
     int                    min_patch = (int)PetscMax(1, pa->patch_size / 4);
 
-    PetscCallMPI(MPIU_Allreduce(&n, &N, 1, MPIU_INT, MPI_SUM, comm));
-    if (H->nl == maxl || N <= pa->coarse_size) break;
+    PetscCallMPI(MPIU_Allreduce(mine, sums, 2, MPIU_INT, MPI_SUM, comm));
+    N = sums[0];
+    if (H->nl >= maxl || N <= pa->coarse_size) break;
+    if (H->nl > 1 && pa->redistribute > 0 && sums[1] > 1 && N < pa->redistribute * sums[1]) {
+      H->redistribute = PETSC_TRUE;
+      break;
+    }
     /* aggregates of the level's vertices: sizes count vertices, not the weights of finer levels */
     unweighted.weight = NULL;
     PetscCall(SpaceMalloc(H->dev, (size_t)n, sizeof(int), &L->agg));

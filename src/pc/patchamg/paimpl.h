@@ -34,6 +34,7 @@ typedef struct {
   PetscInt               n0;
   PetscInt               nl;
   PC_PatchAMGGraphLevel *L;
+  PetscBool              redistribute; /* the last level is to be gathered onto fewer ranks (not the coarsest) */
 } PC_PatchAMGGraph;
 
 typedef struct {
@@ -47,6 +48,7 @@ typedef struct {
   PC_PatchAMGSPM spm;
   PatchworkCSRMatrix P_arrays, A_arrays; /* host arrays under P and A when the product kernels made them */
   PetscInt       n, N;       /* local and global rows */
+  PetscMPIInt    nranks;     /* ranks that hold rows of the level */
   PetscInt       naggs;      /* aggregates (rows of level l+1) on this rank */
   PetscInt       agg_min, agg_max;
   PetscReal      nnz;        /* global nonzeros */
@@ -75,6 +77,7 @@ typedef struct {
   PatchworkAMGRelax      relax;
   PetscInt               smooth_steps;
   PetscInt               coarse_size;
+  PetscInt               redistribute; /* gather a level onto fewer ranks below this many rows per rank (0: never) */
   PetscInt               max_levels;
   PatchworkPrecision     precision;
   PetscInt               seed;
@@ -105,12 +108,14 @@ PETSC_INTERN PetscErrorCode PCReset_PatchAMG(PC);
 PETSC_INTERN PetscErrorCode PCApply_PatchAMG(PC, Vec, Vec);
 PETSC_INTERN PetscErrorCode PCPatchAMGSetUpRelaxation(PC, PC_PatchAMGLevel *, const PC_PatchAMGGraphLevel *, PetscInt);
 PETSC_INTERN PetscErrorCode PCPatchAMGSetUpCoarseSolver(PC, Mat);
+PETSC_INTERN PetscErrorCode PCPatchAMGSetUpRelaxations(PC, const PC_PatchAMGGraphLevel *, PetscInt, PetscInt);
+PETSC_INTERN PetscErrorCode PCPatchAMGSetUpCoarse(PC);
 PETSC_INTERN PetscErrorCode PCPatchAMGSetUpRelaxationsAndCoarse(PC, const PC_PatchAMGGraphLevel *);
 PETSC_INTERN PetscErrorCode PCPatchAMGSetUpGeometric(PC);
 PETSC_INTERN PetscErrorCode PCPatchAMGResetGeometric(PC);
 PETSC_INTERN PetscErrorCode PCPatchAMGUseProductKernels(PC, PetscBool *);
 PETSC_INTERN PetscErrorCode PCPatchAMGProductKernels(PC, const PC_PatchAMGGraph *, PetscInt, Vec, Vec, PC_PatchAMGLevel *, PC_PatchAMGLevel *, Vec *);
-PETSC_INTERN PetscErrorCode PCPatchAMGGraphBuild(PC, Mat, PC_PatchAMGGraph *);
+PETSC_INTERN PetscErrorCode PCPatchAMGGraphBuild(PC, Mat, PetscInt, PC_PatchAMGGraph *);
 PETSC_INTERN PetscErrorCode PCPatchAMGGraphDestroy(PC_PatchAMGGraph *);
 PETSC_INTERN PetscErrorCode PCPatchAMGGraphToHost(PetscBool, const int *, PetscInt, int **);
 PETSC_INTERN PetscErrorCode PCPatchAMGSPMCreate(PC_PatchAMG *, Mat, const PC_PatchAMGGraphLevel *, PC_PatchAMGSPM *);

@@ -79,8 +79,9 @@ static PetscErrorCode SpectralRadiusDinvA(Mat A, Vec dinv, PetscReal *rho)
    its aggregate (global numbering of level l+1), the near-null-space vector restricted to the
    aggregate and normalized there (constants by default). Built on the host in one CSR. The next
    level's near-null-space vector, zc_J = ||z on aggregate J||_2, is the one P~ maps to z exactly;
-   with constants there instead, level l+2 could not represent the fine constants. */
-static PetscErrorCode TentativeProlongator(Mat A, const PC_PatchAMGGraph *H, PetscInt l, Vec nullvec, Mat *Pt, Vec *zc)
+   with constants there instead, level l+2 could not represent the fine constants. ncol: P~'s local
+   columns (the aggregates of this rank, or its share of the next level after a gathering). */
+static PetscErrorCode TentativeProlongator(Mat A, const PC_PatchAMGGraph *H, PetscInt l, PetscInt ncol, Vec nullvec, Mat *Pt, Vec *zc)
 {
   const PC_PatchAMGGraphLevel *L = &H->L[l];
   PetscInt                     n = L->g.n, nc = L->naggs, cstart;
@@ -90,6 +91,7 @@ static PetscErrorCode TentativeProlongator(Mat A, const PC_PatchAMGGraph *H, Pet
   PetscScalar                 *va;
   int                         *agg;
   MatType                      type;
+  PetscMPIInt                  own = ncol == L->naggs; /* every rank keeps its aggregates */
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Scan(&nc, &cstart, 1, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)A)));
@@ -113,22 +115,51 @@ static PetscErrorCode TentativeProlongator(Mat A, const PC_PatchAMGGraph *H, Pet
   ia[n] = n;
   if (nullvec) PetscCall(VecRestoreArrayRead(nullvec, &z));
   PetscCall(MatCreate(PetscObjectComm((PetscObject)A), Pt));
-  PetscCall(MatSetSizes(*Pt, n, nc, PETSC_DETERMINE, PETSC_DETERMINE));
+  PetscCall(MatSetSizes(*Pt, n, ncol, PETSC_DETERMINE, PETSC_DETERMINE));
   PetscCall(MatGetType(A, &type));
   PetscCall(MatSetType(*Pt, type));
   PetscCall(MatSeqAIJSetPreallocationCSR(*Pt, ia, ja, va)); /* whichever applies */
   PetscCall(MatMPIAIJSetPreallocationCSR(*Pt, ia, ja, va));
   PetscCall(PetscFree3(ia, ja, va));
   PetscCall(MatCreateVecs(*Pt, zc, NULL));
-  {
+  PetscCallMPI(MPIU_Allreduce(MPI_IN_PLACE, &own, 1, MPI_INT, MPI_LAND, PetscObjectComm((PetscObject)A)));
+  if (own) {
     PetscScalar *zca;
 
     PetscCall(VecGetArrayWrite(*zc, &zca));
     for (PetscInt a = 0; a < nc; a++) zca[a] = PetscSqrtReal(norm2[a]);
     PetscCall(VecRestoreArrayWrite(*zc, &zca));
+  } else { /* gathered: the aggregates keep their global numbers, another rank may own them */
+    for (PetscInt a = 0; a < nc; a++) PetscCall(VecSetValue(*zc, cstart + a, PetscSqrtReal(norm2[a]), INSERT_VALUES));
+    PetscCall(VecAssemblyBegin(*zc));
+    PetscCall(VecAssemblyEnd(*zc));
   }
   PetscCall(PetscFree(norm2));
   PetscCall(PetscFree(agg));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The local rows of the next level when it is gathered onto fewer ranks: its N rows (numbered by
+   rank, nc on this one) go to max(1, N/rows_per_rank) ranks, each rank's rows whole to the one its
+   first row falls to, so consecutive ranks merge and the numbering stays */
+static PetscErrorCode GatheredSize(MPI_Comm comm, PetscInt nc, PetscInt rows_per_rank, PetscInt *ncol)
+{
+  PetscMPIInt size, rank;
+  PetscInt   *counts, N = 0, active, start = 0;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(PetscMalloc1(size, &counts));
+  PetscCallMPI(MPI_Allgather(&nc, 1, MPIU_INT, counts, 1, MPIU_INT, comm));
+  for (PetscMPIInt r = 0; r < size; r++) N += counts[r];
+  active = PetscMax(1, PetscMin(size, N / rows_per_rank));
+  *ncol  = 0;
+  for (PetscMPIInt r = 0; r < size; r++) {
+    if (counts[r] > 0 && (PetscInt)(((PetscInt64)start * active) / N) == rank) *ncol += counts[r];
+    start += counts[r];
+  }
+  PetscCall(PetscFree(counts));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -341,7 +372,8 @@ PetscErrorCode PCPatchAMGSetUpCoarseSolver(PC pc, Mat A)
 
 /* The relaxation of every level but the coarsest (G: the graph levels, for the patch layout; NULL in
    the geometric mode) and the coarse solver, timed into setup_time[2] and [3] */
-PetscErrorCode PCPatchAMGSetUpRelaxationsAndCoarse(PC pc, const PC_PatchAMGGraphLevel *G)
+/* The relaxations of levels [lstart, lend), G[l - lstart] their graph levels (NULL: none) */
+PetscErrorCode PCPatchAMGSetUpRelaxations(PC pc, const PC_PatchAMGGraphLevel *G, PetscInt lstart, PetscInt lend)
 {
   PC_PatchAMG   *pa = (PC_PatchAMG *)pc->data;
   PetscLogDouble t0, t1;
@@ -349,16 +381,37 @@ PetscErrorCode PCPatchAMGSetUpRelaxationsAndCoarse(PC pc, const PC_PatchAMGGraph
   PetscFunctionBegin;
   PetscCall(PetscTime(&t0));
   PetscCall(PetscLogEventBegin(PATCHWORK_AMGRelaxSetUp, pc, 0, 0, 0));
-  for (PetscInt l = 0; l < pa->nlevels - 1; l++) PetscCall(PCPatchAMGSetUpRelaxation(pc, &pa->levels[l], G ? &G[l] : NULL, l));
+  for (PetscInt l = lstart; l < lend; l++) PetscCall(PCPatchAMGSetUpRelaxation(pc, &pa->levels[l], G ? &G[l - lstart] : NULL, l));
   PetscCall(PetscLogEventEnd(PATCHWORK_AMGRelaxSetUp, pc, 0, 0, 0));
   PetscCall(PetscTime(&t1));
-  pa->setup_time[2] = t1 - t0;
+  pa->setup_time[2] += t1 - t0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The solver of the coarsest level */
+PetscErrorCode PCPatchAMGSetUpCoarse(PC pc)
+{
+  PC_PatchAMG   *pa = (PC_PatchAMG *)pc->data;
+  PetscLogDouble t0, t1;
+
+  PetscFunctionBegin;
   PetscCall(PetscTime(&t0));
   PetscCall(PetscLogEventBegin(PATCHWORK_AMGCoarse, pc, 0, 0, 0));
   PetscCall(PCPatchAMGSetUpCoarseSolver(pc, pa->levels[pa->nlevels - 1].A));
   PetscCall(PetscLogEventEnd(PATCHWORK_AMGCoarse, pc, 0, 0, 0));
   PetscCall(PetscTime(&t1));
   pa->setup_time[3] = t1 - t0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PCPatchAMGSetUpRelaxationsAndCoarse(PC pc, const PC_PatchAMGGraphLevel *G)
+{
+  PC_PatchAMG *pa = (PC_PatchAMG *)pc->data;
+
+  PetscFunctionBegin;
+  pa->setup_time[2] = 0;
+  PetscCall(PCPatchAMGSetUpRelaxations(pc, G, 0, pa->nlevels - 1));
+  PetscCall(PCPatchAMGSetUpCoarse(pc));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -399,14 +452,16 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
   PetscBool        aij;
   PetscMPIInt      size;
   PC_PatchAMGGraph H;
-  PetscInt         nl, M, N;
+  PetscInt         nl, M, N, maxl = pa->max_levels > 0 ? pa->max_levels : 30;
   Vec              dinv, nullvec = NULL, z = NULL, zc = NULL;
   MatNullSpace     nsp;
   PetscLogDouble   t0, t1;
-  PetscBool        kernels;
+  PetscBool        kernels, more;
+  Mat              Gmat = NULL; /* the graph of the next segment's first level, when not its matrix */
 
   PetscFunctionBegin;
   PetscCall(PCReset_PatchAMG(pc));
+  PetscCall(PetscMemzero(pa->setup_time, sizeof(pa->setup_time)));
   PetscCall(PetscObjectGetComm((PetscObject)pc, &comm));
   PetscCall(PetscObjectBaseTypeCompareAny((PetscObject)A, &aij, MATSEQAIJ, MATMPIAIJ, ""));
   PetscCheck(aij, comm, PETSC_ERR_SUP, "PCPATCHAMG needs an assembled AIJ matrix (seqaij, mpiaij, aijcusparse, ...), not %s", ((PetscObject)A)->type_name);
@@ -445,86 +500,105 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
-  /* 1. graphs, aggregates, patches, positions (rank-local; on the device when the matrix is) */
-  PetscCall(PetscTime(&t0));
-  PetscCall(PetscLogEventBegin(PATCHWORK_AMGGraph, pc, 0, 0, 0));
-  PetscCall(PCPatchAMGGraphBuild(pc, A, &H));
-  PetscCall(PetscLogEventEnd(PATCHWORK_AMGGraph, pc, 0, 0, 0));
-  PetscCall(PetscTime(&t1));
-  pa->setup_time[0] = t1 - t0;
-  nl                = H.nl;
-
-  /* 2. prolongators and Galerkin operators, level by level; every level keeps its own row order
-     (level 0 the user's, level l+1 its aggregates'): the relaxation reaches the patches through
-     the positions of the patchSPM layout, so no matrix is permuted */
-  pa->nlevels = nl;
-  PetscCall(PetscCalloc1(nl, &pa->levels));
+  /* The levels, one segment at a time: 1. graphs, aggregates, patches, positions from the matrix of
+     the segment's first level (rank-local; on the device when the matrix is); 2. prolongators and
+     Galerkin operators; 3. relaxations. A segment ends at the coarsest level, or at a level with few
+     rows per rank, which its prolongator's column layout gathers onto fewer ranks, and the next
+     segment starts from there. Every level keeps its own row order (level 0 the user's, level l+1
+     its aggregates'): the relaxation reaches the patches through the positions of the patchSPM
+     layout, so no matrix is permuted. */
+  PetscCall(PetscCalloc1(maxl, &pa->levels));
   PetscCall(PetscObjectReference((PetscObject)A));
   pa->levels[0].A = A;
-  PetscCall(PetscTime(&t0));
-  z = nullvec; /* the near-null-space vector of level l (NULL: constants) */
-  for (PetscInt l = 0; l < nl; l++) {
-    PC_PatchAMGLevel *L = &pa->levels[l];
-    Mat               Pt;
+  z               = nullvec; /* the near-null-space vector of level l (NULL: constants) */
+  for (PetscInt first = 0;;) {
+    PetscCall(PetscTime(&t0));
+    PetscCall(PetscLogEventBegin(PATCHWORK_AMGGraph, pc, 0, 0, 0));
+    PetscCall(PCPatchAMGGraphBuild(pc, Gmat ? Gmat : pa->levels[first].A, first, &H));
+    PetscCall(MatDestroy(&Gmat));
+    PetscCall(PetscLogEventEnd(PATCHWORK_AMGGraph, pc, 0, 0, 0));
+    PetscCall(PetscTime(&t1));
+    pa->setup_time[0] += t1 - t0;
+    nl          = first + H.nl;
+    pa->nlevels = nl;
 
-    PetscCall(MatCreateVecs(L->A, &L->x, NULL));
-    PetscCall(VecDuplicate(L->x, &L->b));
-    PetscCall(VecDuplicate(L->x, &L->r));
-    PetscCall(VecDuplicate(L->x, &L->y));
-    PetscCall(MatGetSize(L->A, &L->N, NULL));
-    PetscCall(MatGetLocalSize(L->A, &L->n, NULL));
-    {
-      MatInfo info;
+    PetscCall(PetscTime(&t0));
+    for (PetscInt l = first; l < nl; l++) {
+      PC_PatchAMGLevel      *L = &pa->levels[l];
+      PC_PatchAMGGraphLevel *G = &H.L[l - first];
+      Mat                    Pt;
+      PetscInt               ncol;
 
-      PetscCall(MatGetInfo(L->A, MAT_GLOBAL_SUM, &info));
-      L->nnz = info.nz_used;
-    }
-    if (l > 0) PetscCall(CheckDiagonal(L->A, L->y, "Galerkin operator"));
-    if (l == nl - 1) break;
-    L->naggs = H.L[l].naggs;
-    {
-      int *w;
+      if (!L->x) { /* a segment's first level was the last of the one before */
+        MatInfo     info;
+        PetscMPIInt has;
 
-      PetscCall(PCPatchAMGGraphToHost(H.dev, H.L[l + 1].g.weight, H.L[l + 1].g.n, &w));
-      L->agg_min = PETSC_MAX_INT;
-      L->agg_max = 0;
-      for (int a = 0; a < H.L[l + 1].g.n; a++) {
-        L->agg_min = PetscMin(L->agg_min, w[a]);
-        L->agg_max = PetscMax(L->agg_max, w[a]);
+        PetscCall(MatCreateVecs(L->A, &L->x, NULL));
+        PetscCall(VecDuplicate(L->x, &L->b));
+        PetscCall(VecDuplicate(L->x, &L->r));
+        PetscCall(VecDuplicate(L->x, &L->y));
+        PetscCall(MatGetSize(L->A, &L->N, NULL));
+        PetscCall(MatGetLocalSize(L->A, &L->n, NULL));
+        PetscCall(MatGetInfo(L->A, MAT_GLOBAL_SUM, &info));
+        L->nnz = info.nz_used;
+        has    = L->n > 0;
+        PetscCallMPI(MPIU_Allreduce(&has, &L->nranks, 1, MPI_INT, MPI_SUM, comm));
+        if (l > 0) PetscCall(CheckDiagonal(L->A, L->y, "Galerkin operator"));
       }
-      PetscCall(PetscFree(w));
+      if (l == nl - 1) break;
+      L->naggs = G->naggs;
+      {
+        int *w;
+
+        PetscCall(PCPatchAMGGraphToHost(H.dev, H.L[l - first + 1].g.weight, H.L[l - first + 1].g.n, &w));
+        L->agg_min = PETSC_MAX_INT;
+        L->agg_max = 0;
+        for (int a = 0; a < H.L[l - first + 1].g.n; a++) {
+          L->agg_min = PetscMin(L->agg_min, w[a]);
+          L->agg_max = PetscMax(L->agg_max, w[a]);
+        }
+        PetscCall(PetscFree(w));
+      }
+      /* the next level's local rows: this rank's aggregates, or its share after the gathering */
+      ncol = L->naggs;
+      if (H.redistribute && l == nl - 2) PetscCall(GatheredSize(comm, L->naggs, pa->redistribute, &ncol));
+      PetscCall(PetscLogEventBegin(PATCHWORK_AMGProlong, pc, 0, 0, 0));
+      PetscCall(VecDuplicate(L->x, &dinv));
+      PetscCall(MatGetDiagonal(L->A, dinv));
+      PetscCall(VecReciprocal(dinv));
+      PetscCall(SpectralRadiusDinvA(L->A, dinv, &L->rho_dinv));
+      if (!kernels) {
+        PetscCall(TentativeProlongator(L->A, &H, l - first, ncol, z, &Pt, &zc));
+        /* the next segment's graph: the pattern of P~^T A P~ is the induced graph (as one rank would
+           have it, with the edges between the merged ranks); the sparser one, not P^T A P's */
+        if (H.redistribute && l == nl - 2) PetscCall(MatPtAP(L->A, Pt, MAT_INITIAL_MATRIX, 2.0, &Gmat));
+        PetscCall(SmoothProlongator(pa, L->A, dinv, Pt, &L->P, L->rho_dinv));
+        PetscCall(MatDestroy(&Pt));
+      }
+      PetscCall(PetscLogEventEnd(PATCHWORK_AMGProlong, pc, 0, 0, 0));
+      if (kernels) { /* one rank, one segment; both products in pagalerkin.c, which logs them under the same events */
+        PetscCall(VecScale(dinv, pa->prolong_omega / L->rho_dinv));
+        PetscCall(PCPatchAMGProductKernels(pc, &H, l - first, z, dinv, L, &pa->levels[l + 1], &zc));
+      } else {
+        PetscCall(PetscLogEventBegin(PATCHWORK_AMGGalerkin, pc, 0, 0, 0));
+        PetscCall(MatPtAP(L->A, L->P, MAT_INITIAL_MATRIX, 2.0, &pa->levels[l + 1].A));
+        PetscCall(PetscLogEventEnd(PATCHWORK_AMGGalerkin, pc, 0, 0, 0));
+      }
+      PetscCall(VecDestroy(&dinv));
+      PetscCall(VecDestroy(&z));
+      z  = zc;
+      zc = NULL;
     }
-    PetscCall(PetscLogEventBegin(PATCHWORK_AMGProlong, pc, 0, 0, 0));
-    PetscCall(VecDuplicate(L->x, &dinv));
-    PetscCall(MatGetDiagonal(L->A, dinv));
-    PetscCall(VecReciprocal(dinv));
-    PetscCall(SpectralRadiusDinvA(L->A, dinv, &L->rho_dinv));
-    if (!kernels) {
-      PetscCall(TentativeProlongator(L->A, &H, l, z, &Pt, &zc));
-      PetscCall(SmoothProlongator(pa, L->A, dinv, Pt, &L->P, L->rho_dinv));
-      PetscCall(MatDestroy(&Pt));
-    }
-    PetscCall(PetscLogEventEnd(PATCHWORK_AMGProlong, pc, 0, 0, 0));
-    if (kernels) { /* both products in pagalerkin.c, which logs them under the same events */
-      PetscCall(VecScale(dinv, pa->prolong_omega / L->rho_dinv));
-      PetscCall(PCPatchAMGProductKernels(pc, &H, l, z, dinv, L, &pa->levels[l + 1], &zc));
-    } else {
-      PetscCall(PetscLogEventBegin(PATCHWORK_AMGGalerkin, pc, 0, 0, 0));
-      PetscCall(MatPtAP(L->A, L->P, MAT_INITIAL_MATRIX, 2.0, &pa->levels[l + 1].A));
-      PetscCall(PetscLogEventEnd(PATCHWORK_AMGGalerkin, pc, 0, 0, 0));
-    }
-    PetscCall(VecDestroy(&dinv));
-    PetscCall(VecDestroy(&z));
-    z  = zc;
-    zc = NULL;
+    PetscCall(PetscTime(&t1));
+    pa->setup_time[1] += t1 - t0;
+    more = H.redistribute;
+    PetscCall(PCPatchAMGSetUpRelaxations(pc, H.L, first, nl - 1));
+    PetscCall(PCPatchAMGGraphDestroy(&H));
+    if (!more) break;
+    first = nl - 1;
   }
   PetscCall(VecDestroy(&z));
-  PetscCall(PetscTime(&t1));
-  pa->setup_time[1] = t1 - t0;
-
-  /* 3. relaxation on every level but the coarsest, the coarse solver */
-  PetscCall(PCPatchAMGSetUpRelaxationsAndCoarse(pc, H.L));
-  PetscCall(PCPatchAMGGraphDestroy(&H));
+  PetscCall(PCPatchAMGSetUpCoarse(pc));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

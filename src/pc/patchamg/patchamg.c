@@ -44,11 +44,13 @@ static PetscErrorCode PCSetFromOptions_PatchAMG(PC pc, PatchworkOptionItems Pets
   PetscCall(PetscOptionsReal("-pc_patchamg_prolong_omega", "P = (I - w/rho(D^-1 A) D^-1 A) P_tentative: w", "", pa->prolong_omega, &pa->prolong_omega, NULL));
   PetscCall(PetscOptionsInt("-pc_patchamg_smooth_steps", "Pre- and post-relaxation steps per level", "", pa->smooth_steps, &pa->smooth_steps, NULL));
   PetscCall(PetscOptionsInt("-pc_patchamg_coarse_size", "Stop coarsening at this many rows (global)", "", pa->coarse_size, &pa->coarse_size, NULL));
+  PetscCall(PetscOptionsInt("-pc_patchamg_redistribute", "Several ranks: gather a coarse level onto fewer ranks (consecutive ones merged) when it has fewer rows per rank than this (0: never)", "", pa->redistribute, &pa->redistribute, NULL));
   PetscCall(PetscOptionsInt("-pc_patchamg_levels", "Most levels (0: as many as the coarse size needs)", "", pa->max_levels, &pa->max_levels, NULL));
   PetscCall(PetscOptionsInt("-pc_patchamg_seed", "Seed of the k-MIS priorities (the same seed gives the same hierarchy)", "", pa->seed, &pa->seed, NULL));
   PetscCall(PetscOptionsBool("-pc_patchamg_product_kernels", "One rank: prolongators and Galerkin operators by Patchwork's kernels (else PETSc's MatMatMult and MatPtAP)", "", pa->product_kernels, &pa->product_kernels, NULL));
   PetscCall(PetscOptionsBool("-pc_patchamg_check", "Check symmetry and definiteness of the matrix at setup", "", pa->check, &pa->check, NULL));
   PetscOptionsHeadEnd();
+  PetscCheck(pa->redistribute >= 0, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_patchamg_redistribute must be 0 (never) or positive, got %" PetscInt_FMT, pa->redistribute);
   PetscCheck(pa->k >= 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_patchamg_k must be at least 1, got %" PetscInt_FMT, pa->k);
   PetscCheck(pa->inner >= 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_patchamg_inner_sweeps must be at least 1, got %" PetscInt_FMT, pa->inner);
   PetscCheck(pa->smooth_steps >= 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_patchamg_smooth_steps must be at least 1, got %" PetscInt_FMT, pa->smooth_steps);
@@ -136,6 +138,13 @@ static PetscErrorCode PCView_PatchAMG(PC pc, PetscViewer viewer)
       PetscCall(PetscViewerASCIIPrintf(viewer, "  %5" PetscInt_FMT " %10" PetscInt_FMT " %12.0f  %7" PetscInt_FMT " (%" PetscInt_FMT "..%" PetscInt_FMT ")  %7d (%" PetscInt_FMT "..%d)  %5.1f%%   %.3f (%.3f)\n", l, L->N, L->nnz, L->naggs, L->agg_min, L->agg_max, L->spm.desc.npatch, L->spm.min_patch,
                                        L->spm.desc.max_patch, 100.0 * (L->spm.nnz_ai + L->spm.desc.n) / PetscMax(1.0, (PetscReal)(L->spm.nnz_ai + L->spm.nnz_ab + L->spm.desc.n)), L->spm.desc.omega, L->spm.desc.inner_omega));
     else PetscCall(PetscViewerASCIIPrintf(viewer, "  %5" PetscInt_FMT " %10" PetscInt_FMT " %12.0f  %7" PetscInt_FMT " (%" PetscInt_FMT "..%" PetscInt_FMT ")\n", l, L->N, L->nnz, L->naggs, L->agg_min, L->agg_max));
+  }
+  if (pa->levels[0].nranks > 1) { /* where -pc_patchamg_redistribute gathered the levels */
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  ranks holding rows, by level (-pc_patchamg_redistribute %" PetscInt_FMT "):", pa->redistribute));
+    PetscCall(PetscViewerASCIIUseTabs(viewer, PETSC_FALSE));
+    for (PetscInt l = 0; l < pa->nlevels; l++) PetscCall(PetscViewerASCIIPrintf(viewer, " %d", pa->levels[l].nranks));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "\n"));
+    PetscCall(PetscViewerASCIIUseTabs(viewer, PETSC_TRUE));
   }
   PetscCall(PetscViewerASCIIPrintf(viewer, "  coarse solver (options prefix %spc_patchamg_coarse_):\n", ((PetscObject)pc)->prefix ? ((PetscObject)pc)->prefix : ""));
   PetscCall(PetscViewerASCIIPushTab(viewer));
@@ -385,6 +394,7 @@ PetscErrorCode PCPatchAMGGetNumberLevels(PC pc, PetscInt *n)
 . -pc_patchamg_prolong_omega <w>                                - prolongator smoothing factor (default 4/3)
 . -pc_patchamg_smooth_steps <n>                                 - pre- and post-relaxation steps (default 1)
 . -pc_patchamg_coarse_size <n>                                  - coarsening stops below this many rows (default 500)
+. -pc_patchamg_redistribute <n>                                 - several ranks: a level with fewer rows per rank is gathered onto fewer ranks (default 1000; 0: never)
 . -pc_patchamg_levels <n>                                       - most levels
 . -pc_patchamg_seed <s>                                         - seed of the k-MIS (same seed, same hierarchy)
 . -pc_patchamg_product_kernels <bool>                           - one rank: P and the Galerkin operators by Patchwork's kernels (default true; false: PETSc's MatMatMult and MatPtAP)
@@ -395,8 +405,9 @@ PetscErrorCode PCPatchAMGGetNumberLevels(PC pc, PetscInt *n)
   The matrix must be an assembled AIJ matrix (also aijcusparse); a near null space of one vector
   (`MatSetNearNullSpace()`) replaces the constants, and every coarser level gets the vector its
   tentative prolongator maps to the finer level's (the aggregate norms). Aggregates and patches are
-  rank-local. With device matrices the setup (graphs, on one rank also the products) and the
-  relaxation run in CUDA kernels.
+  rank-local; a coarse level with fewer rows per rank than -pc_patchamg_redistribute is gathered onto
+  fewer ranks, and aggregation goes on there. With device matrices the setup (graphs, on one rank
+  also the products) and the relaxation run in CUDA kernels.
 
   With -pc_patchamg_hierarchy geometric (`PCPatchAMGSetHierarchy()`) the levels are the meshes of the
   refinement hierarchy of the PC's `DMPLEX` instead (Geveler, Ribbrock, Goeddeke, Turek): stored
@@ -424,6 +435,7 @@ PETSC_EXTERN PetscErrorCode PCCreate_PatchAMG(PC pc)
   pa->relax         = PATCHWORK_AMG_RELAX_PATCH;
   pa->smooth_steps  = 1;
   pa->coarse_size   = 500;
+  pa->redistribute  = 1000;
   pa->max_levels    = 0;
   pa->precision     = PATCHWORK_PRECISION_SINGLE;
   pa->seed          = 1;
