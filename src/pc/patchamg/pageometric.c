@@ -787,12 +787,7 @@ PetscErrorCode PCPatchAMGSetUpGeometric(PC pc)
       A[0] = pc->pmat;
     } else if (A[l] != pc->pmat) PetscCall(ConvertTo(&A[l], atype));
     L->A = A[l];
-    PetscCall(MatCreateVecs(L->A, &L->x, NULL));
-    PetscCall(VecDuplicate(L->x, &L->b));
-    PetscCall(VecDuplicate(L->x, &L->r));
-    PetscCall(VecDuplicate(L->x, &L->y));
-    PetscCall(MatGetSize(L->A, &L->N, NULL));
-    PetscCall(MatGetLocalSize(L->A, &L->n, NULL));
+    PetscCall(PCPatchAMGLevelSetUpVecs(L));
     if (l < nl - 1) PetscCall(MatGetLocalSize(P[l], NULL, &L->naggs));
   }
   if (is0) { /* b in the new order: b0[i] = b[perm[i]] */

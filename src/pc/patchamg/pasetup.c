@@ -139,6 +139,23 @@ static PetscErrorCode TentativeProlongator(Mat A, const PC_PatchAMGGraph *H, Pet
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The work vectors and sizes of level L, from its matrix */
+PetscErrorCode PCPatchAMGLevelSetUpVecs(PC_PatchAMGLevel *L)
+{
+  PetscMPIInt has;
+
+  PetscFunctionBegin;
+  PetscCall(MatCreateVecs(L->A, &L->x, NULL));
+  PetscCall(VecDuplicate(L->x, &L->b));
+  PetscCall(VecDuplicate(L->x, &L->r));
+  PetscCall(VecDuplicate(L->x, &L->y));
+  PetscCall(MatGetSize(L->A, &L->N, NULL));
+  PetscCall(MatGetLocalSize(L->A, &L->n, NULL));
+  has = L->n > 0;
+  PetscCallMPI(MPIU_Allreduce(&has, &L->nranks, 1, MPI_INT, MPI_SUM, PetscObjectComm((PetscObject)L->A)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The local rows of the next level when it is gathered onto fewer ranks: its N rows (numbered by
    rank, nc on this one) go to max(1, N/rows_per_rank) ranks, each rank's rows whole to the one its
    first row falls to, so consecutive ranks merge and the numbering stays */
@@ -530,19 +547,11 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
       PetscInt               ncol;
 
       if (!L->x) { /* a segment's first level was the last of the one before */
-        MatInfo     info;
-        PetscMPIInt has;
+        MatInfo info;
 
-        PetscCall(MatCreateVecs(L->A, &L->x, NULL));
-        PetscCall(VecDuplicate(L->x, &L->b));
-        PetscCall(VecDuplicate(L->x, &L->r));
-        PetscCall(VecDuplicate(L->x, &L->y));
-        PetscCall(MatGetSize(L->A, &L->N, NULL));
-        PetscCall(MatGetLocalSize(L->A, &L->n, NULL));
+        PetscCall(PCPatchAMGLevelSetUpVecs(L));
         PetscCall(MatGetInfo(L->A, MAT_GLOBAL_SUM, &info));
         L->nnz = info.nz_used;
-        has    = L->n > 0;
-        PetscCallMPI(MPIU_Allreduce(&has, &L->nranks, 1, MPI_INT, MPI_SUM, comm));
         if (l > 0) PetscCall(CheckDiagonal(L->A, L->y, "Galerkin operator"));
       }
       if (l == nl - 1) break;
