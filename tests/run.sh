@@ -376,6 +376,8 @@ GEO="-refine_hierarchy -pc_type patchamg -pc_patchamg_hierarchy geometric"
 run tets/geo-regular-spai1    tets_its 6 10  -mesh regular -cells 8 -refine 2 $GEO
 run tets/geo-regular-jacobi   tets_its 11 16 -mesh regular -cells 8 -refine 2 $GEO -pc_patchamg_relax jacobi
 run tets/geo-annulus-spai1    tets_its 10 14 -mesh annulus -cells 16 -refine 2 -sigma_ratio 10 $GEO
+# SPAI(1)'s (M + M^T)/2 is indefinite here: without the diagonal shift CG stopped with DIVERGED_INDEFINITE_PC after 6 its
+run tets/geo-blobs100-spai1   tets_its 15 35 -mesh blobs -cells 12 -refine 2 -sigma_ratio 100 $GEO
 run tets/geo-annulus-jacobi   tets_its 19 24 -mesh annulus -cells 16 -refine 2 -sigma_ratio 10 $GEO -pc_patchamg_relax jacobi
 run tets/geo-spai1-regular    spai_vs_jacobi -mesh regular -cells 8 -refine 2 -refine_hierarchy -pc_patchamg_hierarchy geometric
 run tets/geo-spai1-annulus    spai_vs_jacobi -mesh annulus -cells 16 -refine 2 -sigma_ratio 10 -refine_hierarchy -pc_patchamg_hierarchy geometric

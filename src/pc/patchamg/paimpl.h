@@ -45,6 +45,7 @@ typedef struct {
   Vec            dscale;     /* point relaxations: the scaling of the residual */
   KSP            cheby;      /* relaxation chebyshev */
   Mat            spai;       /* relaxation spai1: the damped S = (M + M^T)/2 of SPAI(1)'s M */
+  PetscReal      spai_shift; /* S += spai_shift diag(S) made S positive definite (0: not needed) */
   PC_PatchAMGSPM spm;
   PatchworkCSRMatrix P_arrays, A_arrays; /* host arrays under P and A when the product kernels made them */
   PetscInt       n, N;       /* local and global rows */

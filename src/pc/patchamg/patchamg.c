@@ -70,6 +70,23 @@ static void LevelTotals(const PC_PatchAMG *pa, PetscReal *rows, PetscReal *nnz)
 }
 
 /* The geometric mode: the DM's levels, their sizes, the format and numbering of the SpMVs */
+/* The levels where SPAI(1)'s symmetric part needed a diagonal shift to be positive definite */
+static PetscErrorCode ViewSPAIShifts(PC_PatchAMG *pa, PetscViewer viewer)
+{
+  PetscBool any = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  for (PetscInt l = 0; l < pa->nlevels - 1; l++) any = (PetscBool)(any || pa->levels[l].spai_shift > 0);
+  if (pa->relax != PATCHWORK_AMG_RELAX_SPAI1 || !any) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  SPAI(1)'s (M + M^T)/2 was indefinite, shifted by tau diag(S) on level (tau):"));
+  PetscCall(PetscViewerASCIIUseTabs(viewer, PETSC_FALSE));
+  for (PetscInt l = 0; l < pa->nlevels - 1; l++)
+    if (pa->levels[l].spai_shift > 0) PetscCall(PetscViewerASCIIPrintf(viewer, " %" PetscInt_FMT " (%g)", l, (double)pa->levels[l].spai_shift));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "\n"));
+  PetscCall(PetscViewerASCIIUseTabs(viewer, PETSC_TRUE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode PCView_PatchAMG_Geometric(PC pc, PetscViewer viewer)
 {
   PC_PatchAMG *pa = (PC_PatchAMG *)pc->data;
@@ -91,6 +108,7 @@ static PetscErrorCode PCView_PatchAMG_Geometric(PC pc, PetscViewer viewer)
 
     PetscCall(PetscViewerASCIIPrintf(viewer, "  %5" PetscInt_FMT " %10" PetscInt_FMT " %12.0f  %10" PetscInt_FMT "  %s%s\n", l, L->N, L->nnz, pa->bandwidth ? pa->bandwidth[l] : -1, ((PetscObject)L->A)->type_name, l == pa->nlevels - 1 ? ", coarse solve" : ""));
   }
+  PetscCall(ViewSPAIShifts(pa, viewer));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  coarse solver (options prefix %spc_patchamg_coarse_):\n", ((PetscObject)pc)->prefix ? ((PetscObject)pc)->prefix : ""));
   PetscCall(PetscViewerASCIIPushTab(viewer));
   PetscCall(KSPView(pa->coarse, viewer));
@@ -139,6 +157,7 @@ static PetscErrorCode PCView_PatchAMG(PC pc, PetscViewer viewer)
                                        L->spm.desc.max_patch, 100.0 * (L->spm.nnz_ai + L->spm.desc.n) / PetscMax(1.0, (PetscReal)(L->spm.nnz_ai + L->spm.nnz_ab + L->spm.desc.n)), L->spm.desc.omega, L->spm.desc.inner_omega));
     else PetscCall(PetscViewerASCIIPrintf(viewer, "  %5" PetscInt_FMT " %10" PetscInt_FMT " %12.0f  %7" PetscInt_FMT " (%" PetscInt_FMT "..%" PetscInt_FMT ")\n", l, L->N, L->nnz, L->naggs, L->agg_min, L->agg_max));
   }
+  PetscCall(ViewSPAIShifts(pa, viewer));
   if (pa->levels[0].nranks > 1) { /* where -pc_patchamg_redistribute gathered the levels */
     PetscCall(PetscViewerASCIIPrintf(viewer, "  ranks holding rows, by level (-pc_patchamg_redistribute %" PetscInt_FMT "):", pa->redistribute));
     PetscCall(PetscViewerASCIIUseTabs(viewer, PETSC_FALSE));
