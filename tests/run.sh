@@ -300,7 +300,7 @@ redistributed() {
 run patchamg/redistribute-n4       redistributed 4 -problem fd7 -n 64 -pc_patchamg_redistribute 5000
 run patchamg/redistribute-spai1-n3 redistributed 3 -problem fd7 -n 32 -pc_patchamg_redistribute 5000 -pc_patchamg_relax spai1
 run patchamg/redistribute-leaks    no_leaks $MPIEXEC -n 3 $AMG -problem fd7 -n 24 -pc_patchamg_redistribute 5000
-run patchamg/redistribute-bad      expect_fail "pc_patchamg_redistribute must be 0 (never) or positive" $AMG -problem fd7 -n 8 -pc_patchamg_redistribute -1
+run patchamg/redistribute-bad      expect_fail "pc_patchamg_redistribute must be 0 (never) or positive" $AMG -problem fd7 -n 8 -pc_patchamg_redistribute -2
 # one rank: the product kernels (amg_kernel.h) give the hierarchy (level sizes, nonzeros, aggregates,
 # patches) and the iterations of PETSc's MatMatMult/MatPtAP
 same_products() {

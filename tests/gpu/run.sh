@@ -183,6 +183,8 @@ for c in "$AMG -problem q1 -n 32" "$AMG -problem fd7 -n 64 -pc_patchamg_k 3" "bu
     row "$name" FAIL "see $L/$name-{cpu,gpu}.txt"; diff "$L/$name-cpu.txt" "$L/$name-gpu.txt" | head -8; fi
 done
 check patchamg-gpu-n2 $MPI -n 2 $AMG -problem fd7 -n 32 -max_its 20 $AGPU
+# coarse levels gathered onto one rank (opt-in on the device): rank 1 then holds no rows of levels 1+
+check patchamg-gpu-gather-n2 $MPI -n 2 $AMG -problem fd7 -n 32 -max_its 14 -pc_patchamg_redistribute 5000 $AGPU
 # the P1 assembly on the GPU (Fu et al.'s patch-based kernel): the kernel against the CPU reference with
 # compute-sanitizer, the assembled aijcusparse matrix against PETSc's FEM assembly, the example on the GPU
 KB=build/gpu-kernels

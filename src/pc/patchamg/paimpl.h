@@ -78,7 +78,8 @@ typedef struct {
   PatchworkAMGRelax      relax;
   PetscInt               smooth_steps;
   PetscInt               coarse_size;
-  PetscInt               redistribute; /* gather a level onto fewer ranks below this many rows per rank (0: never) */
+  PetscInt               redistribute; /* gather a level onto fewer ranks below this many rows per rank (0: never; -1: 1000 on the host, never on the device) */
+  PetscInt               gather_rows;  /* set up: the rows per rank in effect */
   PetscInt               max_levels;
   PatchworkPrecision     precision;
   PetscInt               seed;

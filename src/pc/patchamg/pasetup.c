@@ -568,6 +568,8 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
   }
   if (nullvec) PetscCall(PetscObjectReference((PetscObject)nullvec));
 
+  /* ranks with no rows of a gathered level have not met the CUDA kernels yet: opt-in on the device */
+  pa->gather_rows = pa->redistribute >= 0 ? pa->redistribute : (pa->device ? 0 : 1000);
   if (pa->geometric) { /* levels from the DM's refinement hierarchy (pageometric.c) */
     PetscCall(VecDestroy(&nullvec));
     PetscCall(PCPatchAMGSetUpGeometric(pc));
@@ -627,7 +629,7 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
       }
       /* the next level's local rows: this rank's aggregates, or its share after the gathering */
       ncol = L->naggs;
-      if (H.redistribute && l == nl - 2) PetscCall(GatheredSize(comm, L->naggs, pa->redistribute, &ncol));
+      if (H.redistribute && l == nl - 2) PetscCall(GatheredSize(comm, L->naggs, pa->gather_rows, &ncol));
       PetscCall(PetscLogEventBegin(PATCHWORK_AMGProlong, pc, 0, 0, 0));
       PetscCall(VecDuplicate(L->x, &dinv));
       PetscCall(MatGetDiagonal(L->A, dinv));
