@@ -161,7 +161,7 @@ PetscErrorCode PCPatchAMGGraphBuild(PC pc, Mat A, PetscInt first, PC_PatchAMGGra
     PetscCallMPI(MPIU_Allreduce(mine, sums, 2, MPIU_INT, MPI_SUM, comm));
     N = sums[0];
     if (H->nl >= maxl || N <= pa->coarse_size) break;
-    if (H->nl > 1 && pa->gather_rows > 0 && sums[1] > 1 && N < pa->gather_rows * sums[1]) {
+    if (H->nl > 1 && pa->gather_rows > 0 && sums[1] > 1 && (PetscInt64)N < (PetscInt64)pa->gather_rows * sums[1]) {
       H->redistribute = PETSC_TRUE;
       break;
     }

@@ -444,9 +444,8 @@ PetscErrorCode PCPatchAMGSetUpCoarseSolver(PC pc, Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The relaxation of every level but the coarsest (G: the graph levels, for the patch layout; NULL in
-   the geometric mode) and the coarse solver, timed into setup_time[2] and [3] */
-/* The relaxations of levels [lstart, lend), G[l - lstart] their graph levels (NULL: none) */
+/* The relaxations of levels [lstart, lend), G[l - lstart] their graph levels (for the patch layout;
+   NULL in the geometric mode), timed into setup_time[2] */
 PetscErrorCode PCPatchAMGSetUpRelaxations(PC pc, const PC_PatchAMGGraphLevel *G, PetscInt lstart, PetscInt lend)
 {
   PC_PatchAMG   *pa = (PC_PatchAMG *)pc->data;
@@ -462,7 +461,7 @@ PetscErrorCode PCPatchAMGSetUpRelaxations(PC pc, const PC_PatchAMGGraphLevel *G,
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The solver of the coarsest level */
+/* The solver of the coarsest level, timed into setup_time[3] */
 PetscErrorCode PCPatchAMGSetUpCoarse(PC pc)
 {
   PC_PatchAMG   *pa = (PC_PatchAMG *)pc->data;
@@ -478,6 +477,7 @@ PetscErrorCode PCPatchAMGSetUpCoarse(PC pc)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The relaxation of every level but the coarsest and the coarse solver, in one go (geometric mode) */
 PetscErrorCode PCPatchAMGSetUpRelaxationsAndCoarse(PC pc, const PC_PatchAMGGraphLevel *G)
 {
   PC_PatchAMG *pa = (PC_PatchAMG *)pc->data;
