@@ -371,11 +371,7 @@ static PetscErrorCode P1Interpolation(DM dmc, DM dmf, Mat *P, PetscBool *found)
       }
       ia[r + 1] = k;
     }
-    PetscCall(MatCreate(comm, P));
-    PetscCall(MatSetSizes(*P, m, n, PETSC_DETERMINE, PETSC_DETERMINE));
-    PetscCall(MatSetType(*P, MATAIJ));
-    PetscCall(MatSeqAIJSetPreallocationCSR(*P, ia, ja, va)); /* whichever applies */
-    PetscCall(MatMPIAIJSetPreallocationCSR(*P, ia, ja, va));
+    PetscCall(PCPatchAMGMatCreateFromCSR(comm, MATAIJ, m, n, ia, ja, va, P));
   }
   PetscCall(PetscFree3(ia, ja, va));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -416,11 +412,7 @@ static PetscErrorCode DropZeros(Mat *P)
     PetscCall(MatRestoreRow(*P, r, &nc, &cols, &vals));
     ia[r - rstart + 1] = k;
   }
-  PetscCall(MatCreate(PetscObjectComm((PetscObject)*P), &F));
-  PetscCall(MatSetSizes(F, m, n, PETSC_DETERMINE, PETSC_DETERMINE));
-  PetscCall(MatSetType(F, MATAIJ));
-  PetscCall(MatSeqAIJSetPreallocationCSR(F, ia, ja, va)); /* whichever applies */
-  PetscCall(MatMPIAIJSetPreallocationCSR(F, ia, ja, va));
+  PetscCall(PCPatchAMGMatCreateFromCSR(PetscObjectComm((PetscObject)*P), MATAIJ, m, n, ia, ja, va, &F));
   PetscCall(PetscFree3(ia, ja, va));
   PetscCall(MatDestroy(P));
   *P = F;
@@ -592,12 +584,8 @@ static PetscErrorCode PermutationMatrix(Mat A, const PetscInt perm[], PetscBool 
     if (transpose) ja[perm[i]] = rstart + i;
     else ja[i] = rstart + perm[i];
   }
-  PetscCall(MatCreate(PetscObjectComm((PetscObject)A), Q));
-  PetscCall(MatSetSizes(*Q, n, n, PETSC_DETERMINE, PETSC_DETERMINE));
   PetscCall(MatGetType(A, &type));
-  PetscCall(MatSetType(*Q, type));
-  PetscCall(MatSeqAIJSetPreallocationCSR(*Q, ia, ja, va)); /* whichever applies */
-  PetscCall(MatMPIAIJSetPreallocationCSR(*Q, ia, ja, va));
+  PetscCall(PCPatchAMGMatCreateFromCSR(PetscObjectComm((PetscObject)A), type, n, n, ia, ja, va, Q));
   PetscCall(PetscFree3(ia, ja, va));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

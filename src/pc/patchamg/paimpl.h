@@ -111,6 +111,7 @@ PETSC_INTERN PetscErrorCode PCApply_PatchAMG(PC, Vec, Vec);
 PETSC_INTERN PetscErrorCode PCPatchAMGSetUpRelaxation(PC, PC_PatchAMGLevel *, const PC_PatchAMGGraphLevel *, PetscInt);
 PETSC_INTERN PetscErrorCode PCPatchAMGSetUpCoarseSolver(PC, Mat);
 PETSC_INTERN PetscErrorCode PCPatchAMGLevelSetUpVecs(PC_PatchAMGLevel *);
+PETSC_INTERN PetscErrorCode PCPatchAMGMatCreateFromCSR(MPI_Comm, MatType, PetscInt, PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], Mat *);
 PETSC_INTERN PetscErrorCode PCPatchAMGSetUpRelaxations(PC, const PC_PatchAMGGraphLevel *, PetscInt, PetscInt);
 PETSC_INTERN PetscErrorCode PCPatchAMGSetUpCoarse(PC);
 PETSC_INTERN PetscErrorCode PCPatchAMGSetUpRelaxationsAndCoarse(PC, const PC_PatchAMGGraphLevel *);

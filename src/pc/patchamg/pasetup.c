@@ -75,6 +75,19 @@ static PetscErrorCode SpectralRadiusDinvA(Mat A, Vec dinv, PetscReal *rho)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A matrix of an AIJ type on comm with m local rows and n local columns, preallocated and filled
+   from this rank's CSR rows (global column indices) */
+PetscErrorCode PCPatchAMGMatCreateFromCSR(MPI_Comm comm, MatType type, PetscInt m, PetscInt n, const PetscInt ia[], const PetscInt ja[], const PetscScalar va[], Mat *B)
+{
+  PetscFunctionBegin;
+  PetscCall(MatCreate(comm, B));
+  PetscCall(MatSetSizes(*B, m, n, PETSC_DETERMINE, PETSC_DETERMINE));
+  PetscCall(MatSetType(*B, type));
+  PetscCall(MatSeqAIJSetPreallocationCSR(*B, ia, ja, va)); /* whichever applies */
+  PetscCall(MatMPIAIJSetPreallocationCSR(*B, ia, ja, va));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The tentative prolongator of level l: row i (a vertex of level l) has one entry, in the column of
    its aggregate (global numbering of level l+1), the near-null-space vector restricted to the
    aggregate and normalized there (constants by default). Built on the host in one CSR. The next
@@ -114,12 +127,8 @@ static PetscErrorCode TentativeProlongator(Mat A, const PC_PatchAMGGraph *H, Pet
   }
   ia[n] = n;
   if (nullvec) PetscCall(VecRestoreArrayRead(nullvec, &z));
-  PetscCall(MatCreate(PetscObjectComm((PetscObject)A), Pt));
-  PetscCall(MatSetSizes(*Pt, n, ncol, PETSC_DETERMINE, PETSC_DETERMINE));
   PetscCall(MatGetType(A, &type));
-  PetscCall(MatSetType(*Pt, type));
-  PetscCall(MatSeqAIJSetPreallocationCSR(*Pt, ia, ja, va)); /* whichever applies */
-  PetscCall(MatMPIAIJSetPreallocationCSR(*Pt, ia, ja, va));
+  PetscCall(PCPatchAMGMatCreateFromCSR(PetscObjectComm((PetscObject)A), type, n, ncol, ia, ja, va, Pt));
   PetscCall(PetscFree3(ia, ja, va));
   PetscCall(MatCreateVecs(*Pt, zc, NULL));
   PetscCallMPI(MPIU_Allreduce(MPI_IN_PLACE, &own, 1, MPI_INT, MPI_LAND, PetscObjectComm((PetscObject)A)));
