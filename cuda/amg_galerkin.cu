@@ -645,3 +645,31 @@ extern "C" int PatchworkGalerkinCUDA(const PatchworkCSR *A, const PatchworkCSRMa
   *Ac = M;
   return 0;
 }
+
+/* T = M^T for the restriction of a level that lives on the device: the transpose of the product */
+extern "C" int PatchworkCSRTransposeCUDA(const PatchworkCSRMatrix *M, PatchworkCSRMatrix *T, void *stream)
+{
+  const cudaStream_t s = (cudaStream_t)stream;
+  PatchworkCSRMatrix R;
+  int                ret = 0;
+
+  if (!T) return 1;
+  memset(T, 0, sizeof(*T));
+  if (!M || M->nrow < 0 || M->ncol < 0 || M->nnz < 0 || (M->nrow > 0 && !M->ptr) || (M->nnz > 0 && (!M->col || !M->val))) return 1;
+  memset(&R, 0, sizeof(R));
+  R.nrow = M->ncol;
+  R.ncol = M->nrow;
+  R.nnz  = M->nnz;
+  if (MallocResult(&R.ptr, (size_t)R.nrow + 1) != cudaSuccess || MallocResult(&R.col, R.nnz) != cudaSuccess || MallocResult(&R.val, R.nnz) != cudaSuccess) ret = (int)cudaErrorMemoryAllocation;
+  else if (R.nnz == 0) ret = (int)cudaMemsetAsync(R.ptr, 0, sizeof(int) * ((size_t)R.nrow + 1), s);
+  else ret = Transpose(M, 0, M->nnz, R.ptr, R.col, R.val, s);
+  if (ret) {
+    cudaStreamSynchronize(s);
+    cudaFree(R.ptr);
+    cudaFree(R.col);
+    cudaFree(R.val);
+    return ret;
+  }
+  *T = R;
+  return 0;
+}

@@ -160,6 +160,22 @@ int  PatchworkGalerkinCUDA(const PatchworkCSR *A, const PatchworkCSRMatrix *P, P
 void PatchworkCSRMatrixFree(PatchworkCSRMatrix *M);
 void PatchworkCSRMatrixFreeCUDA(PatchworkCSRMatrix *M);
 
+/* What the coarse levels need of their matrices when these stay on the device (no PETSc matrix,
+   no host copy): y = z + M x (z NULL: y = M x; z may alias y, x never aliases y or z; x has
+   M->ncol entries, y and z M->nrow); T = M^T, allocated (T->nrow = M->ncol, columns ascending in
+   every row, entries of a row of T in the order of M's rows); d[i] = M(i,i) for i < M->nrow, the
+   sum of the row's entries in column i, 0 where there is none (M square). Reference:
+   src/core/amg_csr_ref.c (Transpose allocates with malloc); CUDA: cuda/amg_csr.cu (Mult,
+   Diagonal) and cuda/amg_galerkin.cu (Transpose, device memory), device pointers, stream a
+   cudaStream_t. Return 0, 1 on bad arguments, or a cudaError_t code. Transpose and Diagonal equal
+   the reference exactly, Mult up to rounding (a row's sum runs in another order). */
+int PatchworkCSRMultRef(const PatchworkCSRMatrix *M, const double *x, const double *z, double *y);
+int PatchworkCSRMultCUDA(const PatchworkCSRMatrix *M, const double *x, const double *z, double *y, void *stream);
+int PatchworkCSRTransposeRef(const PatchworkCSRMatrix *M, PatchworkCSRMatrix *T);
+int PatchworkCSRTransposeCUDA(const PatchworkCSRMatrix *M, PatchworkCSRMatrix *T, void *stream);
+int PatchworkCSRDiagonalRef(const PatchworkCSRMatrix *M, double *d);
+int PatchworkCSRDiagonalCUDA(const PatchworkCSRMatrix *M, double *d, void *stream);
+
 /* Relaxation, CPU reference (src/core/amg_relax_ref.c) */
 void PatchworkSPMPatchRelaxRef(const PatchworkSPMDesc *d, const double *b, double *x, double *r, int zero_guess);
 void PatchworkSPMBoundaryResidualRef(const PatchworkSPMDesc *d, const double *x, const double *z, double *y);

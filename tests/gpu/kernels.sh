@@ -10,8 +10,9 @@
 #           and the construction of that layout (cuda/amg_spm.cu)
 #   graph:  PCPATCHAMG's graph partitions (cuda/amg_graph.cu, cuda/amg_balance.cu), equal to the CPU's
 #           bit for bit; the full tests print GPU vs CPU times instead of a separate benchmark
-#   galerkin: PCPATCHAMG's smoothed prolongator and Galerkin product (cuda/amg_prolong.cu,
-#           cuda/amg_galerkin.cu) against their CPU references; the full tests print GPU vs CPU times
+#   galerkin: PCPATCHAMG's smoothed prolongator, Galerkin product and the CSR operations of its
+#           device levels (cuda/amg_prolong.cu, cuda/amg_galerkin.cu, cuda/amg_csr.cu) against their
+#           CPU references; the full tests print GPU vs CPU times
 #   1. nvcc builds build/gpu-kernels/{test,bench}_<suite>_kernels (ptxas register report kept)
 #   2. the GPU-vs-CPU test, full
 #   3. the test with --quick under compute-sanitizer memcheck, then racecheck
@@ -113,24 +114,26 @@ build_graph() {
     "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra tests/gpu/test_amg_balance_kernels.cu "$B/amg_balance_cu.o" "$B/amg_graph.o" -o "$B/test_balance_kernels"
 }
 
-# the CPU references and kernels of the prolongator and the Galerkin product; a test whose source is
-# missing is left out (reported as skipped)
-GALERKIN_TESTS="galerkin prolong"
+# the CPU references and kernels of the prolongator, the Galerkin product and the device levels' CSR
+# operations; every test links all of them; a test whose source is missing is left out (reported as
+# skipped)
+GALERKIN_TESTS="galerkin prolong csr"
 build_galerkin() {
   local t
-  for f in amg_prolong_ref amg_galerkin_ref; do
+  for f in amg_prolong_ref amg_galerkin_ref amg_csr_ref; do
     echo "+ $CC -O2 -Wall -Wextra -Iinclude -c src/core/$f.c"
     "$CC" -O2 -Wall -Wextra -Iinclude -c src/core/$f.c -o "$B/$f.o" || return 1
   done
-  echo "+ $NVCC $FLAGS -Xptxas -v -c cuda/amg_prolong.cu cuda/amg_galerkin.cu" &&
+  echo "+ $NVCC $FLAGS -Xptxas -v -c cuda/amg_prolong.cu cuda/amg_galerkin.cu cuda/amg_csr.cu" &&
     "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra -Xptxas -v -c cuda/amg_prolong.cu -o "$B/amg_prolong.o" 2> "$LOG/ptxas_prolong.txt" &&
     "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra -Xptxas -v -c cuda/amg_galerkin.cu -o "$B/amg_galerkin.o" 2> "$LOG/ptxas_galerkin.txt" &&
-    { grep -i -E "warning|error" "$LOG/ptxas_prolong.txt" "$LOG/ptxas_galerkin.txt" || true; } || return 1
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra -Xptxas -v -c cuda/amg_csr.cu -o "$B/amg_csr.o" 2> "$LOG/ptxas_csr.txt" &&
+    { grep -i -E "warning|error" "$LOG/ptxas_prolong.txt" "$LOG/ptxas_galerkin.txt" "$LOG/ptxas_csr.txt" || true; } || return 1
   for t in $GALERKIN_TESTS; do
     rm -f "$B/test_${t}_kernels"
     [ -f "tests/gpu/test_amg_${t}_kernels.cu" ] || { echo "tests/gpu/test_amg_${t}_kernels.cu is missing: left out"; continue; }
     echo "+ $NVCC $FLAGS tests/gpu/test_amg_${t}_kernels.cu"
-    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra "tests/gpu/test_amg_${t}_kernels.cu" "$B/amg_prolong.o" "$B/amg_galerkin.o" "$B/amg_prolong_ref.o" "$B/amg_galerkin_ref.o" -lm -o "$B/test_${t}_kernels" || return 1
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra "tests/gpu/test_amg_${t}_kernels.cu" "$B/amg_prolong.o" "$B/amg_galerkin.o" "$B/amg_csr.o" "$B/amg_prolong_ref.o" "$B/amg_galerkin_ref.o" "$B/amg_csr_ref.o" -lm -o "$B/test_${t}_kernels" || return 1
   done
 }
 

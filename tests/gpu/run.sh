@@ -169,11 +169,13 @@ for c in "q1 32" "fd7 48" "fd7 32 -pc_patchamg_precision double"; do
     row "patchamg-gpu-$1-$2${3:+-double}" FAIL "gpu its=${a_gpu:-$(tail -n 2 "$L/patchamg-gpu-$1-$2.log" | head -1)} cpu its=$a_cpu"; fi
 done
 row patchamg-gpu-copies info "KSPSolve host<->device copies: $(copies "$L/patchamg-gpu-fd7-48.log")"
-# the hierarchy built on the GPU (cuda/amg_graph.cu, amg_balance.cu) equals the CPU's for the same seed:
+# the hierarchy built on the GPU (cuda/amg_graph.cu, amg_balance.cu) equals the CPU's for the same seed,
+# also geometry-informed (-coordinates: PCSetCoordinates, the aggregate centroids on coarse levels):
 # PCView's level table (rows, nonzeros, aggregates and patches with their sizes, in-patch share), not
 # its damping column (estimated in floating point)
 hier() { "$@" -ksp_view 2>&1 | awk '/level +rows +nonzeros/ {on = 1; next} on && /coarse solve/ {print $1, $2, $3; exit} on {print $1, $2, $3, $4, $5, $6, $7, $8}'; }
-for c in "$AMG -problem q1 -n 32" "$AMG -problem fd7 -n 64 -pc_patchamg_k 3" "build/examples/tets -mesh blobs -cells 32 -sigma_ratio 100 -pc_type patchamg" "build/examples/tets -mesh irregular -cells 24 -pc_type patchamg -pc_patchamg_patch_size 100"; do
+for c in "$AMG -problem q1 -n 32" "$AMG -problem fd7 -n 64 -pc_patchamg_k 3" "build/examples/tets -mesh blobs -cells 32 -sigma_ratio 100 -pc_type patchamg" "build/examples/tets -mesh irregular -cells 24 -pc_type patchamg -pc_patchamg_patch_size 100" \
+  "$AMG -problem fd7 -n 48 -coordinates" "build/examples/tets -mesh irregular -cells 20 -pc_type patchamg -coordinates"; do
   h_cpu=$(hier $c)
   h_gpu=$(hier $c $AGPU)
   name="patchamg-hierarchy-$(echo $c | awk '{print $3 "-" $5}')"
@@ -183,7 +185,7 @@ for c in "$AMG -problem q1 -n 32" "$AMG -problem fd7 -n 64 -pc_patchamg_k 3" "bu
     row "$name" FAIL "see $L/$name-{cpu,gpu}.txt"; diff "$L/$name-cpu.txt" "$L/$name-gpu.txt" | head -8; fi
 done
 check patchamg-gpu-n2 $MPI -n 2 $AMG -problem fd7 -n 32 -max_its 20 $AGPU
-# coarse levels gathered onto one rank (opt-in on the device): rank 1 then holds no rows of levels 1+
+# coarse levels gathered onto one rank from level 1 on (patchamg-gpu-n2 gathers from level 2, by default): rank 1 then holds no rows there
 check patchamg-gpu-gather-n2 $MPI -n 2 $AMG -problem fd7 -n 32 -max_its 14 -pc_patchamg_redistribute 5000 $AGPU
 # the P1 assembly on the GPU (Fu et al.'s patch-based kernel): the kernel against the CPU reference with
 # compute-sanitizer, the assembled aijcusparse matrix against PETSc's FEM assembly, the example on the GPU
@@ -196,7 +198,7 @@ check p1-kernels-racecheck compute-sanitizer --tool racecheck --error-exitcode 3
 check p1-matrix-gpu-n1 $MPI -n 1 build/tests/mat/test_p1 -dm_mat_type aijcusparse $GPU
 check p1-matrix-gpu-n2 $MPI -n 2 build/tests/mat/test_p1 -dm_mat_type aijcusparse $GPU -skip_bad
 check tets-gpu-patchamg build/examples/tets -mesh blobs -cells 32 -sigma_ratio 100 -dm_mat_type aijcusparse -pc_type patchamg -ksp_view -log_view $GPU
-check patchamg-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 $AMG -problem fd7 -n 12 -pc_patchamg_coarse_size 50 $AGPU
+check patchamg-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 $AMG -problem fd7 -n 12 -pc_patchamg_coarse_size 50 -coordinates $AGPU
 check patchamg-racecheck compute-sanitizer --tool racecheck --kernel-name-exclude kns=cusparse --error-exitcode 1 $AMG -problem q1 -n 8 -pc_patchamg_coarse_size 50 $AGPU
 fi
 # --- the CPU suite against this (newer) PETSc

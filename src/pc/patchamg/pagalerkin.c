@@ -1,9 +1,10 @@
 /* PCPATCHAMG on one rank: a level's smoothed prolongator and the next level's Galerkin operator by
    the kernels of amg_kernel.h (PatchworkSAProlong, PatchworkGalerkin: the CPU reference on the
    host, CUDA on the device) instead of PETSc's MatMatMult and MatPtAP, which are general and, on
-   the GPU, slow (1.3 s for the Galerkin product alone at 16.8M unknowns). The results become PETSc
-   matrices over host copies of their CSR arrays (MatCreateSeqAIJWithArrays, converted in place to
-   the type of the level matrix); the levels keep those arrays, because such matrices do not own them. */
+   the GPU, slow (1.3 s for the Galerkin product alone at 16.8M unknowns). On the device the results
+   stay there, as matrices over their device arrays (padevmat.c); on the host they become AIJ
+   matrices over their CSR arrays (MatCreateSeqAIJWithArrays), which the levels keep, because such
+   matrices do not own them. */
 #include "paimpl.h"
 #include <patchwork/vec_kernel.h>
 
@@ -11,7 +12,6 @@
   /* never called without CUDA: pa->device is false then */
   #define PatchworkSAProlongCUDA(...) 1
   #define PatchworkGalerkinCUDA(...)  1
-  #define PatchworkCSRMatrixFreeCUDA(...) ((void)0)
 #endif
 
 /* Whether the kernels build level l: one rank, and the kernel ABI's int indices and real doubles */
@@ -35,6 +35,13 @@ static PetscErrorCode GetCSR(PetscBool dev, Mat A, PatchworkCSR *csr)
   PetscFunctionBegin;
   PetscCall(MatGetLocalSize(A, &n, NULL));
   if (dev) {
+    const PatchworkCSRMatrix *M;
+
+    PetscCall(PCPatchAMGMatGetDeviceCSR(A, &M));
+    if (M) { /* a level this file made: its arrays as they are */
+      *csr = (PatchworkCSR){M->nrow, M->ptr, M->col, M->val};
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
 #if defined(PATCHWORK_HAVE_CUDA)
     PetscCall(MatSeqAIJCUSPARSEGetIJ(A, PETSC_FALSE, &ia, &ja));
     PetscCall(MatSeqAIJCUSPARSEGetArrayRead(A, &va));
@@ -57,6 +64,13 @@ static PetscErrorCode RestoreCSR(PetscBool dev, Mat A, PatchworkCSR *csr)
 
   PetscFunctionBegin;
   if (dev) {
+    const PatchworkCSRMatrix *M;
+
+    PetscCall(PCPatchAMGMatGetDeviceCSR(A, &M));
+    if (M) {
+      PetscCall(PetscMemzero(csr, sizeof(*csr)));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
 #if defined(PATCHWORK_HAVE_CUDA)
     PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(A, &va));
     PetscCall(MatSeqAIJCUSPARSERestoreIJ(A, PETSC_FALSE, &ia, &ja));
@@ -69,36 +83,15 @@ static PetscErrorCode RestoreCSR(PetscBool dev, Mat A, PatchworkCSR *csr)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* A PETSc matrix of A's type over host arrays of M in *keep (the caller frees them with
-   PatchworkCSRMatrixFree after the matrix is destroyed): M's own on the host (M is emptied), a
-   copy of M's on the device (M is left to the caller) */
-static PetscErrorCode MatFromCSR(PetscBool dev, Mat A, PatchworkCSRMatrix *M, PatchworkCSRMatrix *keep, Mat *B)
+/* A PETSc matrix of A's type over the host arrays of M, which move to *keep (the caller frees them
+   with PatchworkCSRMatrixFree after the matrix is destroyed: such matrices do not own them) */
+static PetscErrorCode MatFromCSR(Mat A, PatchworkCSRMatrix *M, PatchworkCSRMatrix *keep, Mat *B)
 {
   PetscBool cusparse;
 
   PetscFunctionBegin;
-  if (dev) {
-#if defined(PATCHWORK_HAVE_CUDA)
-    void *stream;
-    int   err = 0;
-
-    PetscCall(PatchworkGetDeviceStream(&stream));
-    *keep     = *M;
-    keep->ptr = (int *)malloc(sizeof(int) * ((size_t)M->nrow + 1));
-    keep->col = (int *)malloc(sizeof(int) * PetscMax((size_t)M->nnz, 1));
-    keep->val = (double *)malloc(sizeof(double) * PetscMax((size_t)M->nnz, 1));
-    if (keep->ptr && keep->col && keep->val) {
-      err = PatchworkDeviceCopyToHost(keep->ptr, M->ptr, sizeof(int) * ((size_t)M->nrow + 1), stream);
-      if (!err) err = PatchworkDeviceCopyToHost(keep->col, M->col, sizeof(int) * (size_t)M->nnz, stream);
-      if (!err) err = PatchworkDeviceCopyToHost(keep->val, M->val, sizeof(double) * (size_t)M->nnz, stream);
-    }
-    PetscCheck(keep->ptr && keep->col && keep->val, PETSC_COMM_SELF, PETSC_ERR_MEM, "PCPATCHAMG: out of host memory for a level matrix of %d entries", keep->nnz);
-    PatchworkCallKernel(err);
-#endif
-  } else {
-    *keep = *M;
-    PetscCall(PetscMemzero(M, sizeof(*M)));
-  }
+  *keep = *M;
+  PetscCall(PetscMemzero(M, sizeof(*M)));
   PetscCall(MatCreateSeqAIJWithArrays(PETSC_COMM_SELF, keep->nrow, keep->ncol, keep->ptr, keep->col, keep->val, B));
   PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &cusparse, MATSEQAIJCUSPARSE, MATAIJCUSPARSE, ""));
   if (cusparse) PetscCall(MatConvert(*B, MATSEQAIJCUSPARSE, MAT_INPLACE_MATRIX, B));
@@ -148,18 +141,22 @@ PetscErrorCode PCPatchAMGProductKernels(PC pc, const PC_PatchAMGGraph *H, PetscI
   PetscCall(VecRestoreArrayReadAndMemType(s, &sa));
   if (zl) PetscCall(VecRestoreArrayReadAndMemType(zl, &za));
   PetscCall(VecDestroy(&zl));
-  PetscCall(MatFromCSR(dev, L->A, &P, &L->P_arrays, &L->P));
+  /* on the device P stays there, with its transpose for the restriction */
+  if (dev) PetscCall(PCPatchAMGMatCreateDevice(&P, PETSC_TRUE, &L->P));
+  else PetscCall(MatFromCSR(L->A, &P, &L->P_arrays, &L->P));
   PetscCall(PetscLogEventEnd(PATCHWORK_AMGProlong, pc, 0, 0, 0));
 
   PetscCall(PetscLogEventBegin(PATCHWORK_AMGGalerkin, pc, 0, 0, 0));
   if (dev) {
-    err = PatchworkGalerkinCUDA(&A, &P, &Ac, stream);
-    PatchworkCSRMatrixFreeCUDA(&P);
+    const PatchworkCSRMatrix *Pd;
+
+    PetscCall(PCPatchAMGMatGetDeviceCSR(L->P, &Pd));
+    err = PatchworkGalerkinCUDA(&A, Pd, &Ac, stream);
   } else err = PatchworkGalerkinRef(&A, &L->P_arrays, &Ac);
   PetscCheck(!err, PETSC_COMM_SELF, PETSC_ERR_LIB, "PCPATCHAMG: the Galerkin product of level %" PetscInt_FMT " failed (error %d)", l, err);
   PetscCall(RestoreCSR(dev, L->A, &A));
-  PetscCall(MatFromCSR(dev, L->A, &Ac, &C->A_arrays, &C->A));
-  if (dev) PatchworkCSRMatrixFreeCUDA(&Ac);
+  if (dev) PetscCall(PCPatchAMGMatCreateDevice(&Ac, PETSC_FALSE, &C->A));
+  else PetscCall(MatFromCSR(L->A, &Ac, &C->A_arrays, &C->A));
   PetscCall(PetscLogEventEnd(PATCHWORK_AMGGalerkin, pc, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

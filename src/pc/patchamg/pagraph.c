@@ -135,7 +135,7 @@ static PetscErrorCode ReleaseMatrixGraph(PC_PatchAMGGraph *H)
 
 /* Aggregate, induce, partition the induced graph into patches, from the matrix A of level first,
    until the coarse size (global) or the level limit is reached or coarsening stalls, or until a
-   level has fewer rows per rank than pa->gather_rows on several ranks (H->redistribute:
+   level has fewer rows per rank than pa->redistribute on several ranks (H->redistribute:
    the caller gathers it onto fewer ranks and builds the graphs again from its matrix); then the
    positions of every level but the last */
 PetscErrorCode PCPatchAMGGraphBuild(PC pc, Mat A, PetscInt first, PC_PatchAMGGraph *H)
@@ -161,7 +161,7 @@ PetscErrorCode PCPatchAMGGraphBuild(PC pc, Mat A, PetscInt first, PC_PatchAMGGra
     PetscCallMPI(MPIU_Allreduce(mine, sums, 2, MPIU_INT, MPI_SUM, comm));
     N = sums[0];
     if (H->nl >= maxl || N <= pa->coarse_size) break;
-    if (H->nl > 1 && pa->gather_rows > 0 && sums[1] > 1 && (PetscInt64)N < (PetscInt64)pa->gather_rows * sums[1]) {
+    if (H->nl > 1 && pa->redistribute > 0 && sums[1] > 1 && (PetscInt64)N < (PetscInt64)pa->redistribute * sums[1]) {
       H->redistribute = PETSC_TRUE;
       break;
     }

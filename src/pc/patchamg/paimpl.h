@@ -78,8 +78,7 @@ typedef struct {
   PatchworkAMGRelax      relax;
   PetscInt               smooth_steps;
   PetscInt               coarse_size;
-  PetscInt               redistribute; /* gather a level onto fewer ranks below this many rows per rank (0: never; -1: 1000 on the host, never on the device) */
-  PetscInt               gather_rows;  /* set up: the rows per rank in effect */
+  PetscInt               redistribute; /* gather a level onto fewer ranks below this many rows per rank (0: never) */
   PetscInt               max_levels;
   PatchworkPrecision     precision;
   PetscInt               seed;
@@ -122,6 +121,9 @@ PETSC_INTERN PetscErrorCode PCPatchAMGProductKernels(PC, const PC_PatchAMGGraph 
 PETSC_INTERN PetscErrorCode PCPatchAMGGraphBuild(PC, Mat, PetscInt, PC_PatchAMGGraph *);
 PETSC_INTERN PetscErrorCode PCPatchAMGGraphDestroy(PC_PatchAMGGraph *);
 PETSC_INTERN PetscErrorCode PCPatchAMGGraphToHost(PetscBool, const int *, PetscInt, int **);
+PETSC_INTERN PetscErrorCode PCPatchAMGMatCreateDevice(PatchworkCSRMatrix *, PetscBool, Mat *);
+PETSC_INTERN PetscErrorCode PCPatchAMGMatGetDeviceCSR(Mat, const PatchworkCSRMatrix **);
+PETSC_INTERN PetscErrorCode PCPatchAMGMatGetAIJ(Mat, Mat *);
 PETSC_INTERN PetscErrorCode PCPatchAMGSPMCreate(PC_PatchAMG *, Mat, const PC_PatchAMGGraphLevel *, PC_PatchAMGSPM *);
 PETSC_INTERN PetscErrorCode PCPatchAMGSPMDestroy(PC_PatchAMGSPM *);
 PETSC_INTERN PetscErrorCode PCPatchAMGSPMRelax(PC_PatchAMG *, PC_PatchAMGSPM *, Vec, Vec, Vec, PetscBool);

@@ -409,8 +409,13 @@ PetscErrorCode PCPatchAMGSetUpRelaxation(PC pc, PC_PatchAMGLevel *L, const PC_Pa
     PetscCall(KSPSetFromOptions(L->cheby));
     PetscCall(KSPSetUp(L->cheby));
   } break;
-  case PATCHWORK_AMG_RELAX_SPAI1:
-    PetscCall(PatchworkMatCreateSPAI1(L->A, &L->spai));
+  case PATCHWORK_AMG_RELAX_SPAI1: {
+    Mat A; /* SPAI(1) is built on the host, from a matrix of A's entries */
+
+    PetscCall(PCPatchAMGMatGetAIJ(L->A, &A));
+    PetscCall(PatchworkMatCreateSPAI1(A, &L->spai));
+    PetscCall(MatDestroy(&A));
+  }
     {
       Mat Mt;
 
@@ -422,9 +427,14 @@ PetscErrorCode PCPatchAMGSetUpRelaxation(PC pc, PC_PatchAMGLevel *L, const PC_Pa
     if (pa->geometric) PetscCall(SPAIMakeDefinite(L)); /* the algebraic blobs (1,100) case has an indefinite level 1 (shift 1.6) but converges without the shift in 25 its, with it in 30 */
     PetscCall(SPAIDamping(pa, L));
     break;
-  default:
+  default: {
+    Mat A; /* the scalings read A's rows on the host */
+
+    PetscCall(PCPatchAMGMatGetAIJ(L->A, &A));
     PetscCall(VecDuplicate(L->x, &L->dscale));
-    PetscCall(PointScaling(pa, L->A, L->dscale));
+    PetscCall(PointScaling(pa, A, L->dscale));
+    PetscCall(MatDestroy(&A));
+  }
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -447,7 +457,9 @@ PetscErrorCode PCPatchAMGSetUpCoarseSolver(PC pc, Mat A)
   PetscCall(KSPGetPC(pa->coarse, &cpc));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)pc), &size));
   PetscCall(PCSetType(cpc, size > 1 ? PCREDUNDANT : PCLU));
+  PetscCall(PCPatchAMGMatGetAIJ(A, &A)); /* a factorization needs a real matrix */
   PetscCall(KSPSetOperators(pa->coarse, A, A));
+  PetscCall(MatDestroy(&A));
   PetscCall(KSPSetFromOptions(pa->coarse));
   PetscCall(KSPSetUp(pa->coarse));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -577,8 +589,6 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
   }
   if (nullvec) PetscCall(PetscObjectReference((PetscObject)nullvec));
 
-  /* ranks with no rows of a gathered level have not met the CUDA kernels yet: opt-in on the device */
-  pa->gather_rows = pa->redistribute >= 0 ? pa->redistribute : (pa->device ? 0 : 1000);
   if (pa->geometric) { /* levels from the DM's refinement hierarchy (pageometric.c) */
     PetscCall(VecDestroy(&nullvec));
     PetscCall(PCPatchAMGSetUpGeometric(pc));
@@ -615,11 +625,16 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
       PetscInt               ncol;
 
       if (!L->x) { /* a segment's first level was the last of the one before */
-        MatInfo info;
+        MatInfo                   info;
+        const PatchworkCSRMatrix *M;
 
         PetscCall(PCPatchAMGLevelSetUpVecs(L));
-        PetscCall(MatGetInfo(L->A, MAT_GLOBAL_SUM, &info));
-        L->nnz = info.nz_used;
+        PetscCall(PCPatchAMGMatGetDeviceCSR(L->A, &M));
+        if (M) L->nnz = M->nnz;
+        else {
+          PetscCall(MatGetInfo(L->A, MAT_GLOBAL_SUM, &info));
+          L->nnz = info.nz_used;
+        }
         if (l > 0) PetscCall(CheckDiagonal(L->A, L->y, "Galerkin operator"));
       }
       if (l == nl - 1) break;
@@ -638,7 +653,7 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
       }
       /* the next level's local rows: this rank's aggregates, or its share after the gathering */
       ncol = L->naggs;
-      if (H.redistribute && l == nl - 2) PetscCall(GatheredSize(comm, L->naggs, pa->gather_rows, &ncol));
+      if (H.redistribute && l == nl - 2) PetscCall(GatheredSize(comm, L->naggs, pa->redistribute, &ncol));
       PetscCall(PetscLogEventBegin(PATCHWORK_AMGProlong, pc, 0, 0, 0));
       PetscCall(VecDuplicate(L->x, &dinv));
       PetscCall(MatGetDiagonal(L->A, dinv));

@@ -44,13 +44,13 @@ static PetscErrorCode PCSetFromOptions_PatchAMG(PC pc, PatchworkOptionItems Pets
   PetscCall(PetscOptionsReal("-pc_patchamg_prolong_omega", "P = (I - w/rho(D^-1 A) D^-1 A) P_tentative: w", "", pa->prolong_omega, &pa->prolong_omega, NULL));
   PetscCall(PetscOptionsInt("-pc_patchamg_smooth_steps", "Pre- and post-relaxation steps per level", "", pa->smooth_steps, &pa->smooth_steps, NULL));
   PetscCall(PetscOptionsInt("-pc_patchamg_coarse_size", "Stop coarsening at this many rows (global)", "", pa->coarse_size, &pa->coarse_size, NULL));
-  PetscCall(PetscOptionsInt("-pc_patchamg_redistribute", "Several ranks: gather a coarse level onto fewer ranks (consecutive ones merged) when it has fewer rows per rank than this (0: never; default 1000 on the host, never on the device)", "", pa->redistribute, &pa->redistribute, NULL));
+  PetscCall(PetscOptionsInt("-pc_patchamg_redistribute", "Several ranks: gather a coarse level onto fewer ranks (consecutive ones merged) when it has fewer rows per rank than this (0: never)", "", pa->redistribute, &pa->redistribute, NULL));
   PetscCall(PetscOptionsInt("-pc_patchamg_levels", "Most levels (0: as many as the coarse size needs)", "", pa->max_levels, &pa->max_levels, NULL));
   PetscCall(PetscOptionsInt("-pc_patchamg_seed", "Seed of the k-MIS priorities (the same seed gives the same hierarchy)", "", pa->seed, &pa->seed, NULL));
   PetscCall(PetscOptionsBool("-pc_patchamg_product_kernels", "One rank: prolongators and Galerkin operators by Patchwork's kernels (else PETSc's MatMatMult and MatPtAP)", "", pa->product_kernels, &pa->product_kernels, NULL));
   PetscCall(PetscOptionsBool("-pc_patchamg_check", "Check symmetry and definiteness of the matrix at setup", "", pa->check, &pa->check, NULL));
   PetscOptionsHeadEnd();
-  PetscCheck(pa->redistribute >= -1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_patchamg_redistribute must be 0 (never) or positive, got %" PetscInt_FMT, pa->redistribute);
+  PetscCheck(pa->redistribute >= 0, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_patchamg_redistribute must be 0 (never) or positive, got %" PetscInt_FMT, pa->redistribute);
   PetscCheck(pa->k >= 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_patchamg_k must be at least 1, got %" PetscInt_FMT, pa->k);
   PetscCheck(pa->inner >= 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_patchamg_inner_sweeps must be at least 1, got %" PetscInt_FMT, pa->inner);
   PetscCheck(pa->smooth_steps >= 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_patchamg_smooth_steps must be at least 1, got %" PetscInt_FMT, pa->smooth_steps);
@@ -159,7 +159,7 @@ static PetscErrorCode PCView_PatchAMG(PC pc, PetscViewer viewer)
   }
   PetscCall(ViewSPAIShifts(pa, viewer));
   if (pa->levels[0].nranks > 1) { /* where -pc_patchamg_redistribute gathered the levels */
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  ranks holding rows, by level (-pc_patchamg_redistribute %" PetscInt_FMT "):", pa->gather_rows));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  ranks holding rows, by level (-pc_patchamg_redistribute %" PetscInt_FMT "):", pa->redistribute));
     PetscCall(PetscViewerASCIIUseTabs(viewer, PETSC_FALSE));
     for (PetscInt l = 0; l < pa->nlevels; l++) PetscCall(PetscViewerASCIIPrintf(viewer, " %d", pa->levels[l].nranks));
     PetscCall(PetscViewerASCIIPrintf(viewer, "\n"));
@@ -413,7 +413,7 @@ PetscErrorCode PCPatchAMGGetNumberLevels(PC pc, PetscInt *n)
 . -pc_patchamg_prolong_omega <w>                                - prolongator smoothing factor (default 4/3)
 . -pc_patchamg_smooth_steps <n>                                 - pre- and post-relaxation steps (default 1)
 . -pc_patchamg_coarse_size <n>                                  - coarsening stops below this many rows (default 500)
-. -pc_patchamg_redistribute <n>                                 - several ranks: a level with fewer rows per rank is gathered onto fewer ranks (default 1000 on the host; never on the device unless given: not yet tested there; 0: never)
+. -pc_patchamg_redistribute <n>                                 - several ranks: a level with fewer rows per rank is gathered onto fewer ranks (default 1000; 0: never)
 . -pc_patchamg_levels <n>                                       - most levels
 . -pc_patchamg_seed <s>                                         - seed of the k-MIS (same seed, same hierarchy)
 . -pc_patchamg_product_kernels <bool>                           - one rank: P and the Galerkin operators by Patchwork's kernels (default true; false: PETSc's MatMatMult and MatPtAP)
@@ -454,7 +454,7 @@ PETSC_EXTERN PetscErrorCode PCCreate_PatchAMG(PC pc)
   pa->relax         = PATCHWORK_AMG_RELAX_PATCH;
   pa->smooth_steps  = 1;
   pa->coarse_size   = 500;
-  pa->redistribute  = -1;
+  pa->redistribute  = 1000;
   pa->max_levels    = 0;
   pa->precision     = PATCHWORK_PRECISION_SINGLE;
   pa->seed          = 1;

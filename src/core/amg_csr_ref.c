@@ -1,0 +1,96 @@
+/* The CPU reference of the device CSR operations of PCPATCHAMG's coarse levels: y = z + M x,
+   T = M^T and the diagonal (contract: include/patchwork/amg_kernel.h; the GPU versions:
+   cuda/amg_csr.cu, cuda/amg_galerkin.cu).
+
+   Mult sums a row in storage order and adds z last; the GPU may sum in another order, so the two
+   agree up to rounding. Transpose is a counting sort of M's entries by column: count, prefix sum,
+   then a fill that visits M's rows in ascending order, so every row of T lists them ascending
+   without a sort. Diagonal adds a row's entries in column i in storage order, from 0. */
+#include <stdlib.h>
+#include <string.h>
+#include <patchwork/amg_kernel.h>
+#include "amg_csr_impl.h"
+
+/* Sizes and pointers only: arrays with entries must be there (ptr has nrow + 1 entries; with no
+   rows it is never read). The contents are trusted: the matrices come from the library. */
+static int CheckMatrix(const PatchworkCSRMatrix *M)
+{
+  if (!M || M->nrow < 0 || M->ncol < 0 || M->nnz < 0) return 1;
+  if (M->nrow > 0 && !M->ptr) return 1;
+  if (M->nnz > 0 && (!M->col || !M->val)) return 1;
+  return 0;
+}
+
+int PatchworkCSRMultRef(const PatchworkCSRMatrix *M, const double *x, const double *z, double *y)
+{
+  if (CheckMatrix(M) || (M->nrow > 0 && !y) || (M->nnz > 0 && !x)) return 1; /* x is read only through entries */
+  for (int i = 0; i < M->nrow; i++) {
+    double s = 0.0;
+
+    for (int e = M->ptr[i]; e < M->ptr[i + 1]; e++) s += M->val[e] * x[M->col[e]];
+    y[i] = z ? z[i] + s : s; /* z[i] is read before y[i] is written: z may alias y */
+  }
+  return 0;
+}
+
+int PatchworkCSRTransposeRef(const PatchworkCSRMatrix *M, PatchworkCSRMatrix *T)
+{
+  const int nr = M ? M->nrow : 0, nc = M ? M->ncol : 0, nnz = M ? M->nnz : 0;
+  int      *ptr = NULL, *next = NULL, *col = NULL;
+  double   *val = NULL;
+
+  if (T) memset(T, 0, sizeof(*T)); /* empty on every failure */
+  if (!T || CheckMatrix(M)) return 1;
+  /* the whole structure, unlike Mult: T's entries are written through M's columns, and a bad
+     one would write outside T; the check costs less than the transpose */
+  if (nr > 0 && (M->ptr[0] != 0 || M->ptr[nr] != nnz)) return 1;
+  if (nr == 0 && nnz != 0) return 1;
+  for (int i = 0; i < nr; i++)
+    if (M->ptr[i + 1] < M->ptr[i]) return 1;
+  for (int e = 0; e < nnz; e++)
+    if (M->col[e] < 0 || M->col[e] >= nc) return 1;
+
+  ptr  = (int *)CSRAlloc(((size_t)nc + 1) * sizeof(int));
+  next = (int *)CSRAlloc(((size_t)nc + 1) * sizeof(int));
+  col  = (int *)CSRAlloc((size_t)nnz * sizeof(int));
+  val  = (double *)CSRAlloc((size_t)nnz * sizeof(double));
+  if (!ptr || !next || !col || !val) {
+    free(ptr);
+    free(next);
+    free(col);
+    free(val);
+    return 1;
+  }
+  memset(ptr, 0, ((size_t)nc + 1) * sizeof(int));
+  for (int e = 0; e < nnz; e++) ptr[M->col[e] + 1]++;
+  for (int j = 0; j < nc; j++) ptr[j + 1] += ptr[j];
+  memcpy(next, ptr, ((size_t)nc + 1) * sizeof(int));
+  for (int i = 0; i < nr; i++) /* rows ascending: every row of T comes out sorted */
+    for (int e = M->ptr[i]; e < M->ptr[i + 1]; e++) {
+      const int t = next[M->col[e]]++;
+
+      col[t] = i;
+      val[t] = M->val[e];
+    }
+  free(next);
+  T->nrow = nc;
+  T->ncol = nr;
+  T->nnz  = nnz;
+  T->ptr  = ptr;
+  T->col  = col;
+  T->val  = val;
+  return 0;
+}
+
+int PatchworkCSRDiagonalRef(const PatchworkCSRMatrix *M, double *d)
+{
+  if (CheckMatrix(M) || M->nrow != M->ncol || (M->nrow > 0 && !d)) return 1;
+  for (int i = 0; i < M->nrow; i++) {
+    double s = 0.0;
+
+    for (int e = M->ptr[i]; e < M->ptr[i + 1]; e++)
+      if (M->col[e] == i) s += M->val[e];
+    d[i] = s;
+  }
+  return 0;
+}

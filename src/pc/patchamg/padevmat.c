@@ -1,0 +1,212 @@
+/* PCPATCHAMG's level matrices that stay on the device: the prolongators and Galerkin operators the
+   product kernels make there (pagalerkin.c) become MATSHELLs over their device CSR arrays, applied
+   by the kernels of cuda/amg_csr.cu. A PETSc AIJCUSPARSE matrix would need the arrays on the host
+   first (MatCreateSeqAIJWithArrays, its assembly, then the copy back at the first product): at 16.8M
+   unknowns that round trip cost about a quarter of the setup. What needs a real matrix (the coarse
+   LU, SPAI(1), the l1 row sums) asks PCPatchAMGMatGetAIJ for a copy. */
+#include "paimpl.h"
+#include <patchwork/vec_kernel.h>
+
+#if defined(PATCHWORK_HAVE_CUDA)
+typedef struct {
+  PatchworkCSRMatrix M, T; /* T = M^T for MatMultTranspose (empty unless asked for) */
+} DeviceCSR;
+
+static PetscErrorCode MatMult_DeviceCSR(Mat, Vec, Vec);
+
+/* B's arrays when B is a matrix of this file (a shell whose product is ours), else NULL */
+static PetscErrorCode DeviceCSRGet(Mat B, DeviceCSR **d)
+{
+  PetscBool          shell;
+  PatchworkShellOpFn mult = NULL;
+
+  PetscFunctionBegin;
+  *d = NULL;
+  PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSHELL, &shell));
+  if (shell) PetscCall(MatShellGetOperation(B, MATOP_MULT, &mult));
+  if (shell && mult == PatchworkShellOp(MatMult_DeviceCSR)) PetscCall(MatShellGetContext(B, d));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* y = z + M x on device arrays (z may be NULL or y) */
+static PetscErrorCode Apply(const PatchworkCSRMatrix *M, Vec x, Vec z, Vec y)
+{
+  const PetscScalar *xa, *za = NULL;
+  PetscScalar       *ya;
+  PetscMemType       mx, my, mz = PETSC_MEMTYPE_DEVICE;
+  void              *stream;
+
+  PetscFunctionBegin;
+  PetscCall(PatchworkGetDeviceStream(&stream));
+  PetscCall(VecGetArrayReadAndMemType(x, &xa, &mx));
+  if (z == y) PetscCall(VecGetArrayAndMemType(y, &ya, &my));
+  else {
+    if (z) PetscCall(VecGetArrayReadAndMemType(z, &za, &mz));
+    PetscCall(VecGetArrayWriteAndMemType(y, &ya, &my));
+  }
+  PetscCheck(PetscMemTypeDevice(mx) && PetscMemTypeDevice(my) && PetscMemTypeDevice(mz), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "PCPATCHAMG: a level matrix on the device needs device vectors (e.g. -dm_vec_type cuda)");
+  PatchworkCallKernel(PatchworkCSRMultCUDA(M, (const double *)xa, z == y ? (const double *)ya : (const double *)za, (double *)ya, stream));
+  if (z == y) PetscCall(VecRestoreArrayAndMemType(y, &ya));
+  else {
+    if (z) PetscCall(VecRestoreArrayReadAndMemType(z, &za));
+    PetscCall(VecRestoreArrayWriteAndMemType(y, &ya));
+  }
+  PetscCall(VecRestoreArrayReadAndMemType(x, &xa));
+  PetscCall(PetscLogGpuFlops(2.0 * M->nnz));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatMult_DeviceCSR(Mat B, Vec x, Vec y)
+{
+  DeviceCSR *d;
+
+  PetscFunctionBegin;
+  PetscCall(MatShellGetContext(B, &d));
+  PetscCall(Apply(&d->M, x, NULL, y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatMultAdd_DeviceCSR(Mat B, Vec x, Vec z, Vec y)
+{
+  DeviceCSR *d;
+
+  PetscFunctionBegin;
+  PetscCall(MatShellGetContext(B, &d));
+  PetscCall(Apply(&d->M, x, z, y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatMultTranspose_DeviceCSR(Mat B, Vec x, Vec y)
+{
+  DeviceCSR *d;
+
+  PetscFunctionBegin;
+  PetscCall(MatShellGetContext(B, &d));
+  PetscCall(Apply(&d->T, x, NULL, y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatMultTransposeAdd_DeviceCSR(Mat B, Vec x, Vec z, Vec y)
+{
+  DeviceCSR *d;
+
+  PetscFunctionBegin;
+  PetscCall(MatShellGetContext(B, &d));
+  PetscCall(Apply(&d->T, x, z, y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatGetDiagonal_DeviceCSR(Mat B, Vec v)
+{
+  DeviceCSR   *d;
+  PetscScalar *va;
+  PetscMemType mt;
+  void        *stream;
+
+  PetscFunctionBegin;
+  PetscCall(MatShellGetContext(B, &d));
+  PetscCall(PatchworkGetDeviceStream(&stream));
+  PetscCall(VecGetArrayWriteAndMemType(v, &va, &mt));
+  PetscCheck(PetscMemTypeDevice(mt), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "PCPATCHAMG: a level matrix on the device needs device vectors");
+  PatchworkCallKernel(PatchworkCSRDiagonalCUDA(&d->M, (double *)va, stream));
+  PetscCall(VecRestoreArrayWriteAndMemType(v, &va));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatDestroy_DeviceCSR(Mat B)
+{
+  DeviceCSR *d;
+
+  PetscFunctionBegin;
+  PetscCall(MatShellGetContext(B, &d));
+  PatchworkCSRMatrixFreeCUDA(&d->M);
+  PatchworkCSRMatrixFreeCUDA(&d->T);
+  PetscCall(PetscFree(d));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PCPatchAMGMatCreateDevice(PatchworkCSRMatrix *M, PetscBool transpose, Mat *B)
+{
+  DeviceCSR *d;
+  void      *stream;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&d));
+  d->M = *M;
+  PetscCall(PetscMemzero(M, sizeof(*M)));
+  if (transpose) {
+    PetscCall(PatchworkGetDeviceStream(&stream));
+    PatchworkCallKernel(PatchworkCSRTransposeCUDA(&d->M, &d->T, stream));
+  }
+  PetscCall(MatCreateShell(PETSC_COMM_SELF, d->M.nrow, d->M.ncol, d->M.nrow, d->M.ncol, d, B));
+  PetscCall(MatShellSetOperation(*B, MATOP_DESTROY, PatchworkShellOp(MatDestroy_DeviceCSR)));
+  PetscCall(MatShellSetVecType(*B, VECCUDA));
+  PetscCall(MatShellSetOperation(*B, MATOP_MULT, PatchworkShellOp(MatMult_DeviceCSR)));
+  PetscCall(MatShellSetOperation(*B, MATOP_MULT_ADD, PatchworkShellOp(MatMultAdd_DeviceCSR)));
+  if (transpose) {
+    PetscCall(MatShellSetOperation(*B, MATOP_MULT_TRANSPOSE, PatchworkShellOp(MatMultTranspose_DeviceCSR)));
+    PetscCall(MatShellSetOperation(*B, MATOP_MULT_TRANSPOSE_ADD, PatchworkShellOp(MatMultTransposeAdd_DeviceCSR)));
+  }
+  if (d->M.nrow == d->M.ncol) PetscCall(MatShellSetOperation(*B, MATOP_GET_DIAGONAL, PatchworkShellOp(MatGetDiagonal_DeviceCSR)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PCPatchAMGMatGetDeviceCSR(Mat B, const PatchworkCSRMatrix **M)
+{
+  DeviceCSR *d;
+
+  PetscFunctionBegin;
+  PetscCall(DeviceCSRGet(B, &d));
+  *M = d ? &d->M : NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PCPatchAMGMatGetAIJ(Mat A, Mat *aij)
+{
+  DeviceCSR         *d;
+  PatchworkCSRMatrix h;
+  void              *stream;
+  int                err = 0;
+
+  PetscFunctionBegin;
+  PetscCall(DeviceCSRGet(A, &d));
+  if (!d) {
+    PetscCall(PetscObjectReference((PetscObject)A));
+    *aij = A;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  h = d->M;
+  PetscCall(PetscMalloc3(h.nrow + 1, &h.ptr, h.nnz, &h.col, h.nnz, &h.val));
+  PetscCall(PatchworkGetDeviceStream(&stream));
+  err = PatchworkDeviceCopyToHost(h.ptr, d->M.ptr, sizeof(int) * ((size_t)h.nrow + 1), stream);
+  if (!err && h.nnz) err = PatchworkDeviceCopyToHost(h.col, d->M.col, sizeof(int) * (size_t)h.nnz, stream);
+  if (!err && h.nnz) err = PatchworkDeviceCopyToHost(h.val, d->M.val, sizeof(double) * (size_t)h.nnz, stream);
+  PatchworkCallKernel(err);
+  PetscCall(PCPatchAMGMatCreateFromCSR(PETSC_COMM_SELF, MATSEQAIJCUSPARSE, h.nrow, h.ncol, (const PetscInt *)h.ptr, (const PetscInt *)h.col, (const PetscScalar *)h.val, aij));
+  PetscCall(PetscFree3(h.ptr, h.col, h.val));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#else
+PetscErrorCode PCPatchAMGMatCreateDevice(PatchworkCSRMatrix *M, PetscBool transpose, Mat *B)
+{
+  (void)M;
+  (void)transpose;
+  (void)B;
+  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "PCPATCHAMG: level matrices on the device need a CUDA build");
+}
+
+PetscErrorCode PCPatchAMGMatGetDeviceCSR(Mat B, const PatchworkCSRMatrix **M)
+{
+  (void)B;
+  *M = NULL;
+  return PETSC_SUCCESS;
+}
+
+PetscErrorCode PCPatchAMGMatGetAIJ(Mat A, Mat *aij)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscObjectReference((PetscObject)A));
+  *aij = A;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif

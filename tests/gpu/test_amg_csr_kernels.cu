@@ -1,0 +1,500 @@
+/* GPU vs CPU: the CSR operations of PCPATCHAMG's coarse levels, y = z + M x, T = M^T and the
+   diagonal (cuda/amg_csr.cu, cuda/amg_galerkin.cu vs src/core/amg_csr_ref.c).
+   Transpose and Diagonal must equal the reference bit for bit (sizes, ptr, col, val; d). Mult is
+   checked row by row against the long double value of the row and against the reference: row i is
+   n_i products summed in any order with z_i added, so each evaluation is within
+   gamma(n_i + 1) (sum_j |m_ij x_j| + |z_i|) of the exact value, gamma(n) = n u / (1 - n u),
+   u = DBL_EPSILON / 2 (fused multiply-adds only round less); against the reference twice that.
+   Values and x spread over 40 binary orders of magnitude, so rows cancel. z NULL, distinct from y,
+   and aliasing y; y starts as NaN where it is not z, so a row left unwritten fails.
+   Inputs: a P-like matrix (1e6 rows, 1/16 as many columns, 3..8 entries a row), its transpose
+   (R-like: wide, ~90 entries a row), an A-like square one (20..60 entries a row, the diagonal in
+   most rows), rows of 0 entries mixed with rows of over 1000, a single long row, a single column,
+   matrices without rows or without entries (with NULL for every empty array, and with real
+   pointers). Bad arguments must be refused with 1 by both. The full run ends with a timing table
+   (GPU ms from CUDA events, median of 3 after a warm-up; CPU ms of the reference on one core).
+   Prints `ok ...` or `FAIL ...` per check and `# N passed, N failed` last; exits 0 when all pass,
+   1 otherwise, 77 without a CUDA device.
+
+   Usage: test_amg_csr_kernels [--quick]   (--quick: small cases, for compute-sanitizer) */
+#include "gputest.h"
+#include <chrono>
+#include <cmath>
+#include <cfloat>
+#include <patchwork/amg_kernel.h>
+
+/* A matrix on the host (vectors: the test owns it) */
+struct Mat {
+  int                 nrow = 0, ncol = 0;
+  std::vector<int>    ptr{0}, col;
+  std::vector<double> val;
+  PatchworkCSRMatrix  View() const { return {nrow, ncol, (int)col.size(), (int *)ptr.data(), (int *)col.data(), (double *)val.data()}; }
+};
+
+static int RandInt(int lo, int hi) /* uniform in [lo, hi] */
+{
+  return lo + (int)((Rand() + 1.0) * 0.5 * (hi - lo + 1)) % (hi - lo + 1);
+}
+
+/* in [-0.5, 0.5) times 2^[-20, 20] */
+static double Spread(void)
+{
+  return std::ldexp(0.5 * Rand(), RandInt(-20, 20));
+}
+
+static double Seconds(std::chrono::steady_clock::time_point t0)
+{
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+static double Gamma(int n, double u)
+{
+  return n * u / (1 - n * u);
+}
+
+/* the unit roundoff long double really has here (double on some hosts) */
+static double LongDoubleRoundoff(void)
+{
+  volatile long double one = 1, e = 1;
+
+  while (one + e / 2 != one) e /= 2;
+  return (double)(e / 2);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Inputs */
+
+/* nrow x ncol, len() entries a row (at most ncol), distinct ascending columns; a square matrix
+   holds its diagonal in 90% of the rows that have entries */
+template <typename F>
+static Mat RandomMat(int nrow, int ncol, F len)
+{
+  Mat              M;
+  std::vector<int> perm, row;
+
+  M.nrow = nrow;
+  M.ncol = ncol;
+  M.ptr.reserve((size_t)nrow + 1);
+  for (int i = 0; i < nrow; i++) {
+    const int k = std::min(ncol, len());
+
+    row.clear();
+    if ((size_t)k * 8 < (size_t)ncol) { /* few of many: draw, drop repeats, draw again */
+      while ((int)row.size() < k) {
+        for (int t = (int)row.size(); t < k; t++) row.push_back(RandInt(0, ncol - 1));
+        std::sort(row.begin(), row.end());
+        row.erase(std::unique(row.begin(), row.end()), row.end());
+      }
+    } else if (k > 0) { /* a partial shuffle of all columns */
+      if (perm.size() != (size_t)ncol) {
+        perm.resize(ncol);
+        for (int j = 0; j < ncol; j++) perm[j] = j;
+      }
+      for (int t = 0; t < k; t++) std::swap(perm[t], perm[RandInt(t, ncol - 1)]);
+      row.assign(perm.begin(), perm.begin() + k);
+      std::sort(row.begin(), row.end());
+    }
+    if (nrow == ncol && k > 0 && Rand() < 0.8 && !std::binary_search(row.begin(), row.end(), i)) {
+      row[RandInt(0, k - 1)] = i;
+      std::sort(row.begin(), row.end());
+    }
+    for (int j : row) {
+      M.col.push_back(j);
+      M.val.push_back(Spread());
+    }
+    M.ptr.push_back((int)M.col.size());
+  }
+  return M;
+}
+
+static Mat Transposed(const Mat &M)
+{
+  const PatchworkCSRMatrix v = M.View();
+  PatchworkCSRMatrix       T;
+  Mat                      R;
+
+  CheckRet(PatchworkCSRTransposeRef(&v, &T), "PatchworkCSRTransposeRef");
+  R.nrow = T.nrow;
+  R.ncol = T.ncol;
+  R.ptr.assign(T.ptr, T.ptr + T.nrow + 1);
+  R.col.assign(T.col, T.col + T.nnz);
+  R.val.assign(T.val, T.val + T.nnz);
+  PatchworkCSRMatrixFree(&T);
+  return R;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Device copies */
+
+template <typename T>
+static T *DeviceAlloc(size_t n, bool nan) /* one element at least; NaN bytes where asked */
+{
+  T *d;
+  CHECK_CUDA(cudaMalloc((void **)&d, std::max<size_t>(n, 1) * sizeof(T)));
+  CHECK_CUDA(cudaMemsetAsync(d, nan ? 0xFF : 0, std::max<size_t>(n, 1) * sizeof(T), g_stream));
+  return d;
+}
+
+template <typename T>
+static std::vector<T> ToHost(const T *d, size_t n)
+{
+  std::vector<T> h(n);
+
+  CHECK_CUDA(cudaStreamSynchronize(g_stream));
+  if (n) CHECK_CUDA(cudaMemcpyAsync(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost, g_stream));
+  CHECK_CUDA(cudaStreamSynchronize(g_stream));
+  return h;
+}
+
+/* M on the device; with nul, NULL for the arrays that have no entries (ptr when there are no rows) */
+static PatchworkCSRMatrix UploadMat(const Mat &M, bool nul)
+{
+  PatchworkCSRMatrix d = {M.nrow, M.ncol, (int)M.col.size(), nullptr, nullptr, nullptr};
+
+  if (!(nul && M.nrow == 0)) d.ptr = Upload(M.ptr);
+  if (!(nul && M.col.empty())) {
+    d.col = Upload(M.col);
+    d.val = Upload(M.val);
+  }
+  return d;
+}
+
+static void FreeMat(PatchworkCSRMatrix &d) /* ours, from cudaMalloc (not the library's) */
+{
+  CHECK_CUDA(cudaFree(d.ptr));
+  CHECK_CUDA(cudaFree(d.col));
+  CHECK_CUDA(cudaFree(d.val));
+  d.ptr = d.col = nullptr;
+  d.val = nullptr;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Checks */
+
+static const char *zname[] = {"z NULL", "z distinct", "z aliasing y"};
+
+/* y = z + M x on both, for the three kinds of z */
+static void CheckMult(const char *label, const Mat &M, const PatchworkCSRMatrix &dM, bool nul)
+{
+  const int                nr = M.nrow, nc = M.ncol;
+  const PatchworkCSRMatrix hM = M.View();
+  const double             u = DBL_EPSILON / 2, uld = LongDoubleRoundoff();
+  std::vector<double>      x(nc), z(nr), ref(nr);
+  double                  *dx, *dz, *dy;
+
+  for (auto &v : x) v = Spread();
+  for (auto &v : z) v = Spread();
+  dx = nul && nc == 0 ? nullptr : Upload(x);
+  dz = nul && nr == 0 ? nullptr : Upload(z);
+  for (int mode = 0; mode < 3; mode++) {
+    int    ret;
+    double worst_exact = 0, worst_ref = 0;
+
+    ref = z;
+    CheckRet(PatchworkCSRMultRef(&hM, x.data(), mode == 0 ? nullptr : mode == 1 ? z.data() : ref.data(), ref.data()), "PatchworkCSRMultRef");
+    dy = nul && nr == 0 ? nullptr : DeviceAlloc<double>(nr, mode != 2);
+    if (mode == 2 && nr) CHECK_CUDA(cudaMemcpyAsync(dy, dz, sizeof(double) * nr, cudaMemcpyDeviceToDevice, g_stream));
+    ret = PatchworkCSRMultCUDA(&dM, dx, mode == 0 ? nullptr : mode == 1 ? dz : dy, dy, g_stream);
+    if (ret) {
+      Result(false, "mult %s, %s: PatchworkCSRMultCUDA returned %d (%s)", label, zname[mode], ret, cudaGetErrorString((cudaError_t)ret));
+      CHECK_CUDA(cudaFree(dy));
+      continue;
+    }
+    const std::vector<double> y = ToHost(dy, nr);
+    CHECK_CUDA(cudaFree(dy));
+    for (int i = 0; i < nr; i++) {
+      const int   n = M.ptr[i + 1] - M.ptr[i];
+      long double s = mode ? z[i] : 0, a = mode ? fabsl(z[i]) : 0;
+
+      for (int e = M.ptr[i]; e < M.ptr[i + 1]; e++) {
+        const long double t = (long double)M.val[e] * x[M.col[e]];
+
+        s += t;
+        a += fabsl(t);
+      }
+      const double b = (Gamma(n + 1, u) + Gamma(n + 2, uld)) * (double)a, e1 = (double)fabsl(y[i] - s), e2 = fabs(y[i] - ref[i]);
+      const double r1 = b > 0 ? e1 / b : (e1 > 0 || std::isnan(e1)) * 1e300, r2 = b > 0 ? e2 / (2 * b) : (e2 > 0 || std::isnan(e2)) * 1e300;
+
+      worst_exact = std::isnan(r1) ? 1e300 : std::max(worst_exact, r1);
+      worst_ref   = std::isnan(r2) ? 1e300 : std::max(worst_ref, r2);
+    }
+    Result(worst_exact <= 1 && worst_ref <= 1, "mult %s, %s: worst |gpu - exact| %.3f of the bound, |gpu - ref| %.3f of twice it", label, zname[mode], worst_exact, worst_ref);
+  }
+  CHECK_CUDA(cudaFree(dx));
+  CHECK_CUDA(cudaFree(dz));
+}
+
+static void CheckTranspose(const char *label, const Mat &M, const PatchworkCSRMatrix &dM)
+{
+  const PatchworkCSRMatrix hM = M.View();
+  PatchworkCSRMatrix       R, G;
+  int                      ret;
+  bool                     same;
+
+  CheckRet(PatchworkCSRTransposeRef(&hM, &R), "PatchworkCSRTransposeRef");
+  ret = PatchworkCSRTransposeCUDA(&dM, &G, g_stream);
+  if (ret) {
+    Result(false, "transpose %s: PatchworkCSRTransposeCUDA returned %d (%s)", label, ret, cudaGetErrorString((cudaError_t)ret));
+    PatchworkCSRMatrixFree(&R);
+    return;
+  }
+  same = G.nrow == R.nrow && G.ncol == R.ncol && G.nnz == R.nnz && G.ptr && (G.nnz == 0 || (G.col && G.val));
+  if (same) {
+    const std::vector<int>    ptr = ToHost(G.ptr, (size_t)G.nrow + 1), col = ToHost(G.col, G.nnz);
+    const std::vector<double> val = ToHost(G.val, G.nnz);
+
+    same = !memcmp(ptr.data(), R.ptr, sizeof(int) * ptr.size()) && (G.nnz == 0 || (!memcmp(col.data(), R.col, sizeof(int) * G.nnz) && !memcmp(val.data(), R.val, sizeof(double) * G.nnz)));
+  }
+  Result(same, "transpose %s: %d x %d, %d entries, equal to the reference bit for bit", label, R.nrow, R.ncol, R.nnz);
+  PatchworkCSRMatrixFreeCUDA(&G);
+  PatchworkCSRMatrixFree(&R);
+}
+
+static void CheckDiagonal(const char *label, const Mat &M, const PatchworkCSRMatrix &dM, bool nul)
+{
+  const PatchworkCSRMatrix hM = M.View();
+  std::vector<double>      ref(M.nrow);
+  double                  *dd;
+  int                      ret, present = 0;
+
+  if (M.nrow != M.ncol) { /* refused */
+    char name[160];
+
+    dd = DeviceAlloc<double>(M.nrow, true);
+    snprintf(name, sizeof(name), "diagonal %s: ref", label);
+    ReportRet(PatchworkCSRDiagonalRef(&hM, ref.data()), 1, name);
+    snprintf(name, sizeof(name), "diagonal %s: cuda", label);
+    ReportRet(PatchworkCSRDiagonalCUDA(&dM, dd, g_stream), 1, name);
+    CHECK_CUDA(cudaFree(dd));
+    return;
+  }
+  CheckRet(PatchworkCSRDiagonalRef(&hM, ref.data()), "PatchworkCSRDiagonalRef");
+  for (int i = 0; i < M.nrow; i++)
+    for (int e = M.ptr[i]; e < M.ptr[i + 1]; e++) present += M.col[e] == i;
+  dd  = nul && M.nrow == 0 ? nullptr : DeviceAlloc<double>(M.nrow, true);
+  ret = PatchworkCSRDiagonalCUDA(&dM, dd, g_stream);
+  if (ret) Result(false, "diagonal %s: PatchworkCSRDiagonalCUDA returned %d (%s)", label, ret, cudaGetErrorString((cudaError_t)ret));
+  else {
+    const std::vector<double> d = ToHost(dd, M.nrow);
+
+    Result(!memcmp(d.data(), ref.data(), sizeof(double) * d.size()), "diagonal %s: equal to the reference bit for bit (%d of %d rows hold one)", label, present, M.nrow);
+  }
+  CHECK_CUDA(cudaFree(dd));
+}
+
+static void Run(const char *label, const Mat &M, bool nul = false)
+{
+  PatchworkCSRMatrix dM = UploadMat(M, nul);
+  char               name[128];
+  int                maxrow = 0;
+
+  for (int i = 0; i < M.nrow; i++) maxrow = std::max(maxrow, M.ptr[i + 1] - M.ptr[i]);
+  snprintf(name, sizeof(name), "%s (%d x %d, %d entries, rows <= %d%s)", label, M.nrow, M.ncol, (int)M.col.size(), maxrow, nul ? ", NULL arrays" : "");
+  CheckMult(name, M, dM, nul);
+  CheckTranspose(name, M, dM);
+  CheckDiagonal(name, M, dM, nul);
+  FreeMat(dM);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Timing: GPU median of 3 after a warm-up, CPU reference once */
+
+struct Row {
+  const char *op, *matrix;
+  int         nrow, ncol, nnz;
+  double      gpu_ms, cpu_ms;
+};
+
+template <typename G, typename C>
+static Row Time(const char *op, const char *matrix, const Mat &M, G gpu, C cpu)
+{
+  cudaEvent_t        e0, e1;
+  std::vector<float> t(3);
+  Row                r = {op, matrix, M.nrow, M.ncol, (int)M.col.size(), 0, 0};
+
+  CHECK_CUDA(cudaEventCreate(&e0));
+  CHECK_CUDA(cudaEventCreate(&e1));
+  gpu();
+  for (auto &ms : t) {
+    CHECK_CUDA(cudaEventRecord(e0, g_stream));
+    gpu();
+    CHECK_CUDA(cudaEventRecord(e1, g_stream));
+    CHECK_CUDA(cudaEventSynchronize(e1));
+    CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+  }
+  std::sort(t.begin(), t.end());
+  r.gpu_ms = t[1];
+  CHECK_CUDA(cudaEventDestroy(e0));
+  CHECK_CUDA(cudaEventDestroy(e1));
+  const auto c0 = std::chrono::steady_clock::now();
+  cpu();
+  r.cpu_ms = 1e3 * Seconds(c0);
+  return r;
+}
+
+/* Mult (z distinct), Transpose (allocating and freeing T included) and, square, Diagonal */
+static void TimeOps(const char *matrix, const Mat &M, std::vector<Row> &rows)
+{
+  PatchworkCSRMatrix       dM = UploadMat(M, false), T;
+  const PatchworkCSRMatrix hM = M.View();
+  std::vector<double>      x(M.ncol, 1.0), z(M.nrow, 1.0), y(M.nrow);
+  double                  *dx = Upload(x), *dz = Upload(z), *dy = DeviceAlloc<double>(M.nrow, false);
+
+  rows.push_back(Time("mult", matrix, M, [&] { CheckRet(PatchworkCSRMultCUDA(&dM, dx, dz, dy, g_stream), "PatchworkCSRMultCUDA"); },
+                      [&] { CheckRet(PatchworkCSRMultRef(&hM, x.data(), z.data(), y.data()), "PatchworkCSRMultRef"); }));
+  rows.push_back(Time("transpose", matrix, M,
+                      [&] {
+                        CheckRet(PatchworkCSRTransposeCUDA(&dM, &T, g_stream), "PatchworkCSRTransposeCUDA");
+                        CHECK_CUDA(cudaStreamSynchronize(g_stream));
+                        PatchworkCSRMatrixFreeCUDA(&T);
+                      },
+                      [&] {
+                        CheckRet(PatchworkCSRTransposeRef(&hM, &T), "PatchworkCSRTransposeRef");
+                        PatchworkCSRMatrixFree(&T);
+                      }));
+  if (M.nrow == M.ncol)
+    rows.push_back(Time("diagonal", matrix, M, [&] { CheckRet(PatchworkCSRDiagonalCUDA(&dM, dy, g_stream), "PatchworkCSRDiagonalCUDA"); },
+                        [&] { CheckRet(PatchworkCSRDiagonalRef(&hM, y.data()), "PatchworkCSRDiagonalRef"); }));
+  CHECK_CUDA(cudaStreamSynchronize(g_stream));
+  CHECK_CUDA(cudaFree(dx));
+  CHECK_CUDA(cudaFree(dz));
+  CHECK_CUDA(cudaFree(dy));
+  FreeMat(dM);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Bad arguments: 1 from both */
+
+static void BadArguments(void)
+{
+  const Mat                M  = RandomMat(12, 12, [] { return RandInt(1, 5); });
+  const PatchworkCSRMatrix hM = M.View();
+  PatchworkCSRMatrix       dM = UploadMat(M, false), T;
+  std::vector<double>      hx(12, 1.0), hy(12);
+  double                  *dx = Upload(hx), *dy = DeviceAlloc<double>(12, false);
+  struct Case {
+    const char *name;
+    void (*spoil)(PatchworkCSRMatrix *m);
+  };
+  const Case cases[] = {
+    {"negative rows", [](PatchworkCSRMatrix *m) { m->nrow = -1; }},
+    {"negative columns", [](PatchworkCSRMatrix *m) { m->ncol = -1; }},
+    {"negative entries", [](PatchworkCSRMatrix *m) { m->nnz = -1; }},
+    {"NULL ptr", [](PatchworkCSRMatrix *m) { m->ptr = nullptr; }},
+    {"NULL col", [](PatchworkCSRMatrix *m) { m->col = nullptr; }},
+    {"NULL val", [](PatchworkCSRMatrix *m) { m->val = nullptr; }},
+  };
+  char name[96];
+
+  for (const Case &c : cases) {
+    PatchworkCSRMatrix h = hM, d = dM;
+
+    c.spoil(&h);
+    c.spoil(&d);
+    snprintf(name, sizeof(name), "ref: mult, %s", c.name);
+    ReportRet(PatchworkCSRMultRef(&h, hx.data(), nullptr, hy.data()), 1, name);
+    snprintf(name, sizeof(name), "cuda: mult, %s", c.name);
+    ReportRet(PatchworkCSRMultCUDA(&d, dx, nullptr, dy, g_stream), 1, name);
+    snprintf(name, sizeof(name), "ref: transpose, %s", c.name);
+    ReportRet(PatchworkCSRTransposeRef(&h, &T), 1, name);
+    snprintf(name, sizeof(name), "cuda: transpose, %s", c.name);
+    ReportRet(PatchworkCSRTransposeCUDA(&d, &T, g_stream), 1, name);
+    snprintf(name, sizeof(name), "ref: diagonal, %s", c.name);
+    ReportRet(PatchworkCSRDiagonalRef(&h, hy.data()), 1, name);
+    snprintf(name, sizeof(name), "cuda: diagonal, %s", c.name);
+    ReportRet(PatchworkCSRDiagonalCUDA(&d, dy, g_stream), 1, name);
+  }
+  ReportRet(PatchworkCSRMultRef(nullptr, hx.data(), nullptr, hy.data()), 1, "ref: mult, NULL M");
+  ReportRet(PatchworkCSRMultCUDA(nullptr, dx, nullptr, dy, g_stream), 1, "cuda: mult, NULL M");
+  ReportRet(PatchworkCSRMultRef(&hM, nullptr, nullptr, hy.data()), 1, "ref: mult, NULL x");
+  ReportRet(PatchworkCSRMultCUDA(&dM, nullptr, nullptr, dy, g_stream), 1, "cuda: mult, NULL x");
+  ReportRet(PatchworkCSRMultRef(&hM, hx.data(), nullptr, nullptr), 1, "ref: mult, NULL y");
+  ReportRet(PatchworkCSRMultCUDA(&dM, dx, nullptr, nullptr, g_stream), 1, "cuda: mult, NULL y");
+  ReportRet(PatchworkCSRTransposeRef(nullptr, &T), 1, "ref: transpose, NULL M");
+  ReportRet(PatchworkCSRTransposeCUDA(nullptr, &T, g_stream), 1, "cuda: transpose, NULL M");
+  ReportRet(PatchworkCSRTransposeRef(&hM, nullptr), 1, "ref: transpose, NULL T");
+  ReportRet(PatchworkCSRTransposeCUDA(&dM, nullptr, g_stream), 1, "cuda: transpose, NULL T");
+  ReportRet(PatchworkCSRDiagonalRef(nullptr, hy.data()), 1, "ref: diagonal, NULL M");
+  ReportRet(PatchworkCSRDiagonalCUDA(nullptr, dy, g_stream), 1, "cuda: diagonal, NULL M");
+  ReportRet(PatchworkCSRDiagonalRef(&hM, nullptr), 1, "ref: diagonal, NULL d");
+  ReportRet(PatchworkCSRDiagonalCUDA(&dM, nullptr, g_stream), 1, "cuda: diagonal, NULL d");
+  {
+    PatchworkCSRMatrix h = hM, d = dM;
+
+    h.ncol = d.ncol = 13;
+    ReportRet(PatchworkCSRDiagonalRef(&h, hy.data()), 1, "ref: diagonal, 12 x 13");
+    ReportRet(PatchworkCSRDiagonalCUDA(&d, dy, g_stream), 1, "cuda: diagonal, 12 x 13");
+  }
+  ReportRet(PatchworkCSRMultRef(&hM, hx.data(), nullptr, hy.data()), 0, "ref: mult, good arguments accepted");
+  ReportRet(PatchworkCSRMultCUDA(&dM, dx, nullptr, dy, g_stream), 0, "cuda: mult, good arguments accepted");
+  ReportRet(PatchworkCSRTransposeRef(&hM, &T), 0, "ref: transpose, good arguments accepted");
+  PatchworkCSRMatrixFree(&T);
+  ReportRet(PatchworkCSRTransposeCUDA(&dM, &T, g_stream), 0, "cuda: transpose, good arguments accepted");
+  CHECK_CUDA(cudaStreamSynchronize(g_stream));
+  PatchworkCSRMatrixFreeCUDA(&T);
+  ReportRet(PatchworkCSRDiagonalRef(&hM, hy.data()), 0, "ref: diagonal, good arguments accepted");
+  ReportRet(PatchworkCSRDiagonalCUDA(&dM, dy, g_stream), 0, "cuda: diagonal, good arguments accepted");
+  CHECK_CUDA(cudaStreamSynchronize(g_stream));
+  CHECK_CUDA(cudaFree(dx));
+  CHECK_CUDA(cudaFree(dy));
+  FreeMat(dM);
+}
+
+int main(int argc, char **argv)
+{
+  bool quick;
+  int  rc = GpuTestStart(argc, argv, &quick);
+
+  if (rc >= 0) return rc;
+  BadArguments();
+  { /* corners: no rows, no entries, one column, one long row */
+    Mat M0;
+
+    M0.ncol = 7;
+    Run("no rows", M0, false);
+    Run("no rows", M0, true);
+    M0.ncol = 0;
+    Run("no rows, no columns", M0, true);
+    const Mat E = RandomMat(100, 50, [] { return 0; });
+    Run("no entries", E, false);
+    Run("no entries", E, true);
+    Run("5 x 0", RandomMat(5, 0, [] { return 0; }), true);
+    Run("1 x 1", RandomMat(1, 1, [] { return 1; }));
+    Run("one column", RandomMat(5000, 1, [] { return RandInt(0, 1); }));
+    Run("one long row", RandomMat(1, 6000, [] { return 5000; }));
+    Run("small square", RandomMat(300, 300, [] { return RandInt(0, 12); }));
+  }
+  { /* rows of 0 entries beside rows of over 1000 */
+    const int n = quick ? 300 : 3000;
+    auto      len = [] {
+      const double r = 0.5 * (Rand() + 1);
+      return r < 0.1 ? 0 : r < 0.97 ? RandInt(1, 40) : RandInt(1001, 2500);
+    };
+    Run("mixed rows, rectangular", RandomMat(n, 4000, len));
+    Run("mixed rows, square", RandomMat(4000, 4000, len));
+  }
+  const int np = quick ? 20000 : 1000000, na = quick ? 3000 : 200000;
+  const Mat P = RandomMat(np, np / 16, [] { return RandInt(3, 8); });
+  const Mat R = Transposed(P);
+  const Mat A = RandomMat(na, na, [] { return RandInt(20, 60); });
+
+  Run("P-like", P);
+  Run("R-like (P^T)", R);
+  Run("A-like", A);
+  if (!quick) {
+    std::vector<Row> rows;
+
+    TimeOps("P-like", P, rows);
+    TimeOps("R-like (P^T)", R, rows);
+    TimeOps("A-like", A, rows);
+    printf("# CSR operations (GPU: CUDA events, median of 3 after a warm-up; CPU: the reference, one core)\n");
+    printf("# %-10s %-13s %9s %9s %10s %9s %9s %8s\n", "op", "matrix", "rows", "cols", "nnz", "GPU ms", "CPU ms", "speedup");
+    for (const Row &r : rows)
+      printf("# %-10s %-13s %9d %9d %10d %9.3f %9.2f %7.1fx\n", r.op, r.matrix, r.nrow, r.ncol, r.nnz, r.gpu_ms, r.cpu_ms, r.cpu_ms / std::max(r.gpu_ms, 1e-3));
+  }
+  CHECK_CUDA(cudaStreamDestroy(g_stream));
+  CHECK_CUDA(cudaDeviceSynchronize());
+  /* one line, last: the scripts take it as the summary */
+  printf("# %d passed, %d failed\n", g_pass, g_fail);
+  return g_fail ? 1 : 0;
+}

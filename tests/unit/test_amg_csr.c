@@ -1,0 +1,361 @@
+/* Unit test of the CPU references of the device CSR operations of PCPATCHAMG's coarse levels
+   (src/core/amg_csr_ref.c; contract include/patchwork/amg_kernel.h) against dense brute force
+   written here. Inputs: random sparse matrices, square and rectangular (tall like P, wide like R),
+   rows of 0, 1, a few and several hundred distinct ascending columns, values and x spread over 40
+   binary orders of magnitude (so sums cancel), and the empty shapes (no rows, no columns, no
+   entries, with NULL or real pointers).
+   - Mult, with z NULL, distinct and aliasing y, against a long double sum: row i is n_i products
+     summed and z_i added, so |y_i - exact| <= gamma(n_i + 1) (sum_j |m_ij x_j| + |z_i|) with
+     gamma(n) = n u / (1 - n u), u = DBL_EPSILON / 2; the long double sum adds its own gamma (with
+     the roundoff measured at run time: under valgrind long double is double).
+   - Transpose against the transpose read off the dense matrix, exactly (ptr, col, val, sizes),
+     and transposed twice against M, exactly.
+   - Diagonal against the dense diagonal, exactly (there are no duplicates, so no sum rounds).
+   - Bad arguments return 1 (and leave T empty); empty arrays may come as NULL.
+   PETSc-free; --quick runs smaller cases (for valgrind). */
+#include <float.h>
+#include <string.h>
+#include <patchwork/amg_kernel.h>
+#include "unittest.h"
+
+static double Gamma(int n, double u)
+{
+  return n * u / (1 - n * u);
+}
+
+/* The unit roundoff long double really has here: valgrind runs x87 code in double precision */
+static double LongDoubleRoundoff(void)
+{
+  volatile long double one = 1, e = 1;
+
+  while (one + e / 2 != one) e /= 2;
+  return (double)(e / 2);
+}
+
+/* value in [-0.5, 0.5) times 2^[-20, 20] */
+static double Spread(uint64_t *rs)
+{
+  const double v = Rand(rs) - 0.5;
+
+  return ldexp(v, (int)(Rand(rs) * 41) - 20);
+}
+
+/* a row length: a fraction 0, 1, a few, a few dozen, and (where long > 0) several hundred;
+   at most ncol */
+static int RowLength(int ncol, int longrows, uint64_t *rs)
+{
+  const double r = Rand(rs);
+  int          k;
+
+  if (r < 0.12) k = 0;
+  else if (r < 0.30) k = 1;
+  else if (r < 0.75) k = 2 + (int)(Rand(rs) * 7);
+  else if (r < 0.95 || !longrows) k = 9 + (int)(Rand(rs) * 32);
+  else k = 200 + (int)(Rand(rs) * 500);
+  return k < ncol ? k : ncol;
+}
+
+/* A random nrow x ncol matrix (malloc'd like the library's: free with PatchworkCSRMatrixFree),
+   distinct ascending columns a row, and its dense copy: at[i*ncol + j] = entry index + 1, 0 if none */
+static PatchworkCSRMatrix RandomMatrix(int nrow, int ncol, int longrows, uint64_t *rs, int **at)
+{
+  PatchworkCSRMatrix M;
+  int               *perm = (int *)Malloc(sizeof(int) * (size_t)(ncol ? ncol : 1));
+  int               *len  = (int *)Malloc(sizeof(int) * (size_t)(nrow ? nrow : 1));
+  char              *pick = (char *)Malloc((size_t)ncol);
+  size_t             nnz  = 0;
+
+  for (int j = 0; j < ncol; j++) perm[j] = j;
+  for (int i = 0; i < nrow; i++) nnz += (size_t)(len[i] = RowLength(ncol, longrows, rs));
+  M.nrow = nrow;
+  M.ncol = ncol;
+  M.nnz  = (int)nnz;
+  M.ptr  = (int *)Malloc(sizeof(int) * ((size_t)nrow + 1));
+  M.col  = (int *)Malloc(sizeof(int) * nnz);
+  M.val  = (double *)Malloc(sizeof(double) * nnz);
+  *at    = (int *)Malloc(sizeof(int) * (size_t)nrow * ncol);
+  M.ptr[0] = 0;
+  for (int i = 0; i < nrow; i++) {
+    int p = M.ptr[i];
+
+    /* a partial shuffle picks len[i] distinct columns; marking them then scanning sorts them */
+    for (int t = 0; t < len[i]; t++) {
+      const int u = t + (int)(Rand(rs) * (ncol - t)), c = perm[u];
+
+      perm[u] = perm[t];
+      perm[t] = c;
+      pick[c] = 1;
+    }
+    if (nrow == ncol && len[i] > 0 && !pick[i] && Rand(rs) < 0.8) { /* most square rows hold their diagonal */
+      pick[perm[0]] = 0;
+      pick[i]       = 1;
+    }
+    for (int j = 0; j < ncol; j++)
+      if (pick[j]) {
+        pick[j]                     = 0;
+        M.col[p]                    = j;
+        M.val[p]                    = Spread(rs);
+        (*at)[(size_t)i * ncol + j] = p + 1;
+        p++;
+      }
+    M.ptr[i + 1] = p;
+  }
+  free(perm);
+  free(len);
+  free(pick);
+  return M;
+}
+
+/* y = z + M x against long double, for z NULL (0), distinct (1), aliasing y (2) */
+static void CheckMult(int *fails, const char *label, const PatchworkCSRMatrix *M, uint64_t *rs)
+{
+  const int    nr = M->nrow, nc = M->ncol;
+  const double uld = LongDoubleRoundoff();
+  double      *x = (double *)Malloc(sizeof(double) * (size_t)nc), *z = (double *)Malloc(sizeof(double) * (size_t)nr);
+  double      *y = (double *)Malloc(sizeof(double) * (size_t)nr);
+
+  for (int j = 0; j < nc; j++) x[j] = Spread(rs);
+  for (int i = 0; i < nr; i++) z[i] = Spread(rs);
+  for (int mode = 0; mode < 3; mode++) {
+    const char *name[] = {"z NULL", "z distinct", "z aliasing y"};
+    double      worst = 0, werr = 0, wtol = 0;
+    int         ret;
+
+    for (int i = 0; i < nr; i++) y[i] = mode == 2 ? z[i] : 1e300; /* stale values must not leak in */
+    ret = PatchworkCSRMultRef(M, x, mode == 0 ? NULL : mode == 1 ? z : y, y);
+    if (ret) {
+      Check(fails, ret, 0, "mult %s, %s: returned nonzero", label, name[mode]);
+      continue;
+    }
+    for (int i = 0; i < nr; i++) {
+      const int   n = M->ptr[i + 1] - M->ptr[i];
+      long double s = mode ? z[i] : 0, a = mode ? fabs(z[i]) : 0;
+      double      err, tol, r;
+
+      for (int e = M->ptr[i]; e < M->ptr[i + 1]; e++) {
+        s += (long double)M->val[e] * x[M->col[e]];
+        a += fabsl((long double)M->val[e] * x[M->col[e]]);
+      }
+      err = (double)fabsl(y[i] - s);
+      tol = (Gamma(n + 1, DBL_EPSILON / 2) + Gamma(n + 2, uld)) * (double)a;
+      r   = tol > 0 ? err / tol : (err > 0 ? INFINITY : 0);
+      if (r >= worst) {
+        worst = r;
+        werr  = err;
+        wtol  = tol;
+      }
+    }
+    Check(fails, worst, 1, "mult %s, %s: max over rows of |y - exact| / bound (there: %.2e / %.2e)", label, name[mode], werr, wtol);
+  }
+  free(x);
+  free(z);
+  free(y);
+}
+
+static int SameMatrix(const PatchworkCSRMatrix *A, const PatchworkCSRMatrix *B)
+{
+  if (A->nrow != B->nrow || A->ncol != B->ncol || A->nnz != B->nnz) return 0;
+  if (memcmp(A->ptr, B->ptr, sizeof(int) * ((size_t)A->nrow + 1))) return 0;
+  if (A->nnz && (memcmp(A->col, B->col, sizeof(int) * (size_t)A->nnz) || memcmp(A->val, B->val, sizeof(double) * (size_t)A->nnz))) return 0;
+  return 1;
+}
+
+/* T against the dense transpose (rows of T: the rows i of M holding column j, ascending), exactly;
+   then (M^T)^T against M, exactly */
+static void CheckTranspose(int *fails, const char *label, const PatchworkCSRMatrix *M, const int *at)
+{
+  PatchworkCSRMatrix T, TT;
+  int                ok, ret = PatchworkCSRTransposeRef(M, &T), p = 0;
+
+  if (ret) {
+    Check(fails, ret, 0, "transpose %s: returned nonzero", label);
+    return;
+  }
+  ok = T.nrow == M->ncol && T.ncol == M->nrow && T.nnz == M->nnz && T.ptr && T.ptr[0] == 0;
+  for (int j = 0; ok && j < M->ncol; j++) {
+    for (int i = 0; ok && i < M->nrow; i++) {
+      const int e = at[(size_t)i * M->ncol + j];
+
+      if (!e) continue;
+      ok = p < T.ptr[j + 1] && T.col[p] == i && memcmp(&T.val[p], &M->val[e - 1], sizeof(double)) == 0;
+      p++;
+    }
+    ok = ok && p == T.ptr[j + 1];
+  }
+  Check(fails, !ok, 0, "transpose %s: %d x %d, %d entries, equal to the dense transpose", label, T.nrow, T.ncol, T.nnz);
+  ret = PatchworkCSRTransposeRef(&T, &TT);
+  Check(fails, ret || !SameMatrix(&TT, M), 0, "transpose %s: twice gives M back, exactly", label);
+  PatchworkCSRMatrixFree(&T);
+  PatchworkCSRMatrixFree(&TT);
+}
+
+static void CheckDiagonal(int *fails, const char *label, const PatchworkCSRMatrix *M, const int *at)
+{
+  double *d = (double *)Malloc(sizeof(double) * (size_t)M->nrow);
+  int     ret, bad = 0;
+
+  for (int i = 0; i < M->nrow; i++) d[i] = 1e300;
+  ret = PatchworkCSRDiagonalRef(M, d);
+  if (M->nrow != M->ncol) Check(fails, ret != 1, 0, "diagonal %s: a rectangular matrix is refused", label);
+  else {
+    int present = 0;
+
+    for (int i = 0; i < M->nrow; i++) {
+      const int    e    = at[(size_t)i * M->ncol + i];
+      const double want = e ? M->val[e - 1] : 0.0;
+
+      present += e != 0;
+      bad += memcmp(&d[i], &want, sizeof(double)) != 0;
+    }
+    Check(fails, ret || bad, 0, "diagonal %s: equal to the dense diagonal (%d of %d rows hold one; %d differ)", label, present, M->nrow, bad);
+  }
+  free(d);
+}
+
+static void Case(int *fails, int nrow, int ncol, int longrows, uint64_t *rs)
+{
+  char               label[96];
+  int               *at;
+  PatchworkCSRMatrix M = RandomMatrix(nrow, ncol, longrows, rs, &at);
+  int                maxrow = 0;
+
+  for (int i = 0; i < nrow; i++) maxrow = M.ptr[i + 1] - M.ptr[i] > maxrow ? M.ptr[i + 1] - M.ptr[i] : maxrow;
+  snprintf(label, sizeof(label), "%dx%d nnz %d (rows <= %d)", nrow, ncol, M.nnz, maxrow);
+  CheckMult(fails, label, &M, rs);
+  CheckTranspose(fails, label, &M, at);
+  CheckDiagonal(fails, label, &M, at);
+  PatchworkCSRMatrixFree(&M);
+  free(at);
+}
+
+/* No rows, no columns, no entries: valid, with NULL for every empty array or with real pointers */
+static void Empty(int *fails)
+{
+  const int shapes[][2] = {{0, 0}, {0, 5}, {5, 0}, {6, 6}, {4, 9}};
+  int       ptr0[10]    = {0};
+  double    x[9], z[6], y[6], d[6];
+
+  for (int s = 0; s < 5; s++)
+    for (int nul = 0; nul < 2; nul++) {
+      const int          nr = shapes[s][0], nc = shapes[s][1];
+      PatchworkCSRMatrix M = {nr, nc, 0, nr == 0 && nul ? NULL : ptr0, NULL, NULL}, T, TT;
+      int                ret, ok = 1;
+
+      for (int i = 0; i < 6; i++) {
+        z[i] = i + 1;
+        y[i] = 1e300;
+      }
+      for (int j = 0; j < 9; j++) x[j] = 1;
+      ret = PatchworkCSRMultRef(&M, nc == 0 && nul ? NULL : x, z, nr == 0 && nul ? NULL : y);
+      for (int i = 0; i < nr; i++) ok = ok && y[i] == z[i];
+      ret = ret || PatchworkCSRMultRef(&M, nc == 0 && nul ? NULL : x, NULL, nr == 0 && nul ? NULL : y);
+      for (int i = 0; i < nr; i++) ok = ok && y[i] == 0;
+      Check(fails, ret || !ok, 0, "mult %dx%d without entries%s: y = z, y = 0", nr, nc, nul ? ", NULL arrays" : "");
+      ret = PatchworkCSRTransposeRef(&M, &T);
+      ok  = !ret && T.nrow == nc && T.ncol == nr && T.nnz == 0 && T.ptr;
+      for (int j = 0; ok && j <= nc; j++) ok = T.ptr[j] == 0;
+      ret = ok ? PatchworkCSRTransposeRef(&T, &TT) : 1;
+      ok  = ok && !ret && TT.nrow == nr && TT.ncol == nc && TT.nnz == 0;
+      for (int i = 0; ok && i <= nr; i++) ok = TT.ptr[i] == 0;
+      Check(fails, !ok, 0, "transpose %dx%d without entries%s: %d x %d, ptr 0, and back", nr, nc, nul ? ", NULL arrays" : "", nc, nr);
+      if (!ret) PatchworkCSRMatrixFree(&TT);
+      PatchworkCSRMatrixFree(&T);
+      if (nr == nc) {
+        for (int i = 0; i < 6; i++) d[i] = 1e300;
+        ret = PatchworkCSRDiagonalRef(&M, nr == 0 && nul ? NULL : d);
+        ok  = !ret;
+        for (int i = 0; i < nr; i++) ok = ok && d[i] == 0;
+        Check(fails, !ok, 0, "diagonal %dx%d without entries%s: 0", nr, nc, nul ? ", NULL arrays" : "");
+      }
+    }
+}
+
+/* Bad arguments: 1 from every function, T left empty */
+static void BadArguments(int *fails)
+{
+  uint64_t           rs = 7;
+  int               *at;
+  PatchworkCSRMatrix G = RandomMatrix(12, 12, 0, &rs, &at), M, T;
+  double             x[12] = {0}, y[12], d[12];
+  struct {
+    const char *name;
+    int         field, value; /* field: 0 nrow, 1 ncol, 2 nnz, 3 ptr, 4 col, 5 val */
+  } spoil[] = {
+    {"negative rows", 0, -1}, {"negative columns", 1, -1}, {"negative entries", 2, -1},
+    {"NULL ptr", 3, 0},       {"NULL col", 4, 0},          {"NULL val", 5, 0},
+  };
+
+  for (int c = 0; c < 6; c++) {
+    M = G;
+    switch (spoil[c].field) {
+    case 0: M.nrow = spoil[c].value; break;
+    case 1: M.ncol = spoil[c].value; break;
+    case 2: M.nnz = spoil[c].value; break;
+    case 3: M.ptr = NULL; break;
+    case 4: M.col = NULL; break;
+    default: M.val = NULL;
+    }
+    Check(fails, PatchworkCSRMultRef(&M, x, NULL, y) != 1, 0, "mult: %s is refused", spoil[c].name);
+    T.ptr = (int *)&T; /* junk that must be cleared */
+    Check(fails, PatchworkCSRTransposeRef(&M, &T) != 1 || T.ptr || T.nnz, 0, "transpose: %s is refused, T empty", spoil[c].name);
+    Check(fails, PatchworkCSRDiagonalRef(&M, d) != 1, 0, "diagonal: %s is refused", spoil[c].name);
+  }
+  Check(fails, PatchworkCSRMultRef(NULL, x, NULL, y) != 1, 0, "mult: NULL M is refused");
+  Check(fails, PatchworkCSRMultRef(&G, NULL, NULL, y) != 1, 0, "mult: NULL x is refused");
+  Check(fails, PatchworkCSRMultRef(&G, x, NULL, NULL) != 1, 0, "mult: NULL y is refused");
+  Check(fails, PatchworkCSRTransposeRef(NULL, &T) != 1 || T.ptr, 0, "transpose: NULL M is refused");
+  Check(fails, PatchworkCSRTransposeRef(&G, NULL) != 1, 0, "transpose: NULL T is refused");
+  Check(fails, PatchworkCSRDiagonalRef(NULL, d) != 1, 0, "diagonal: NULL M is refused");
+  Check(fails, PatchworkCSRDiagonalRef(&G, NULL) != 1, 0, "diagonal: NULL d is refused");
+  M      = G;
+  M.ncol = 13;
+  Check(fails, PatchworkCSRDiagonalRef(&M, d) != 1, 0, "diagonal: 12 x 13 is refused");
+  /* Transpose writes through the columns: it checks the structure */
+  {
+    const int save = G.col[G.nnz - 1];
+
+    G.col[G.nnz - 1] = G.ncol;
+    Check(fails, PatchworkCSRTransposeRef(&G, &T) != 1 || T.ptr, 0, "transpose: a column = ncol is refused");
+    G.col[G.nnz - 1] = -1;
+    Check(fails, PatchworkCSRTransposeRef(&G, &T) != 1 || T.ptr, 0, "transpose: a column < 0 is refused");
+    G.col[G.nnz - 1] = save;
+  }
+  M     = G;
+  M.nnz = G.nnz - 1;
+  Check(fails, PatchworkCSRTransposeRef(&M, &T) != 1 || T.ptr, 0, "transpose: nnz != ptr[nrow] is refused");
+  {
+    int *ptr = (int *)Malloc(sizeof(int) * 13);
+
+    memcpy(ptr, G.ptr, sizeof(int) * 13);
+    ptr[6] = ptr[7] + 1; /* row 6 ends before it starts */
+    M     = G;
+    M.ptr = ptr;
+    Check(fails, PatchworkCSRTransposeRef(&M, &T) != 1 || T.ptr, 0, "transpose: decreasing row pointers are refused");
+    free(ptr);
+  }
+  Check(fails, PatchworkCSRTransposeRef(&G, &T) != 0, 0, "transpose: the unspoilt matrix is accepted");
+  PatchworkCSRMatrixFree(&T);
+  PatchworkCSRMatrixFree(&G);
+  PatchworkCSRMatrixFree(NULL);
+  free(at);
+}
+
+int main(int argc, char **argv)
+{
+  int      fails = 0, quick = argc > 1 && !strcmp(argv[1], "--quick");
+  uint64_t rs    = 2024;
+  /* nrow, ncol, rows of several hundred entries */
+  const int shapes[][3] = {
+    {1, 1, 0},     {3, 2, 0},       {7, 7, 0},      {60, 60, 0},    {1, 800, 1},   {40, 700, 1},
+    {700, 40, 0},  {500, 500, 1},   {1600, 100, 0}, {120, 1500, 1}, {2000, 2000, 1}, {8000, 500, 0},
+  };
+
+  for (int s = 0; s < 12; s++) {
+    if (quick && (size_t)shapes[s][0] * shapes[s][1] > 400000) continue;
+    Case(&fails, shapes[s][0], shapes[s][1], shapes[s][2], &rs);
+  }
+  Empty(&fails);
+  BadArguments(&fails);
+  printf("%s\n", fails ? "FAIL" : "all ok");
+  return fails != 0;
+}
