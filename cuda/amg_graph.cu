@@ -22,8 +22,11 @@
                           in the last round was queued by it; one next to an older part was
                           allocated before). GrowChoice sums, for each distinct label at its first
                           occurrence in the row, 1 + the weights of the neighbours that carry it:
-                          O(deg^2) reads and no label-indexed accumulator. A round that allocates
-                          nothing while vertices remain is the CPU's empty frontier: return 1.
+                          O(deg^2) reads and no label-indexed accumulator. With coordinates the
+                          nearest root ranks first, its squared distance formed with __dsub_rn,
+                          __dmul_rn, __dadd_rn in the CPU's order (no FMA: the same doubles). A
+                          round that allocates nothing while vertices remain is the CPU's empty
+                          frontier: return 1.
    Dissolve            -> PartWeights (atomicAdd by label), DissolveMark (a light part beside a
                           better one is doomed; the plain stores of 1 may race, harmlessly),
                           DissolveApply (unallocate and count); one copy a pass.
@@ -33,7 +36,10 @@
    Induce              -> CrossCount, scan, CrossKeys (edge (q, r) of different parts as the key
                           q << b | r, b = bits of nparts-1, so a 2b-bit radix sort orders rows and
                           columns), cub radix sort, unique, RowStarts (binary search for each row's
-                          first key), adjacency = the low bits; weights by atomicAdd.
+                          first key), adjacency = the low bits; weights by atomicAdd. Centroids
+                          (with coordinates): stable radix sort of the vertices by part, RowStarts,
+                          Centroids (a thread per part and coordinate sums its vertices in
+                          ascending order with __dadd_rn, then __ddiv_rn), as the CPU's loop.
    LevelOrder          -> stable radix sort of the aggregates by patch (the CPU counting sort is
                           stable too), apos scatter, stable radix sort of the vertices by the
                           position of their aggregate, RowStarts for the group starts, pos scatter,
@@ -57,6 +63,12 @@ enum { KMIS_OUT = 0, KMIS_UNDECIDED = 1, KMIS_IN = 2 }; /* as in the reference: 
 __device__ __forceinline__ int Weight(const int *weight, int v)
 {
   return weight ? weight[v] : 1;
+}
+
+/* The reference's CoordCheck (on the host): coordinates, where given, need a dimension of 1..3 */
+static inline bool CoordBad(const PatchworkGraph *g)
+{
+  return g->coord && (g->dim < 1 || g->dim > 3);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -235,12 +247,27 @@ __global__ void __launch_bounds__(kBlock) PartInit(int n, int *part)
   if (v < n) part[v] = part[v] == KMIS_IN ? (int)v : -1;
 }
 
+/* The reference's Distance2: ((dx*dx + dy*dy) + dz*dz), every operation rounded on its own */
+__device__ __forceinline__ double Distance2(const double *__restrict__ coord, int dim, int a, int b)
+{
+  const double *x = coord + (size_t)a * dim, *y = coord + (size_t)b * dim;
+  double        d = __dsub_rn(x[0], y[0]), s = __dmul_rn(d, d);
+
+  for (int i = 1; i < dim; i++) {
+    d = __dsub_rn(x[i], y[i]);
+    s = __dadd_rn(s, __dmul_rn(d, d));
+  }
+  return s;
+}
+
 /* The reference's GrowChoice: each distinct allocated label among v's neighbours (self loops
-   skipped) is scored at its first occurrence as 1 + the weights of all neighbours carrying it */
-__device__ int GrowChoice(const int *__restrict__ ptr, const int *__restrict__ adj, const int *__restrict__ weight, unsigned seed, const int *__restrict__ part, int v)
+   skipped) is scored at its first occurrence as 1 + the weights of all neighbours carrying it, and
+   with coordinates by the distance of its root (the label) to v, which ranks first */
+__device__ int GrowChoice(const int *__restrict__ ptr, const int *__restrict__ adj, const int *__restrict__ weight, const double *__restrict__ coord, int dim, unsigned seed, const int *__restrict__ part, int v)
 {
   const int s = ptr[v], e = ptr[v + 1];
   int       best = -1, bestacc = 0;
+  double    bestd = 0;
 
   for (int j = s; j < e; j++) {
     const int u = adj[j], l = u == v ? -1 : part[u];
@@ -252,9 +279,11 @@ __device__ int GrowChoice(const int *__restrict__ ptr, const int *__restrict__ a
     if (seen) continue;
     for (int i = j; i < e; i++)
       if (adj[i] != v && part[adj[i]] == l) acc += Weight(weight, adj[i]);
-    if (best < 0 || LabelBetter(seed, acc, l, bestacc, best)) {
+    const double d = coord ? Distance2(coord, dim, v, l) : 0;
+    if (best < 0 || d < bestd || (d == bestd && LabelBetter(seed, acc, l, bestacc, best))) {
       best    = l;
       bestacc = acc;
+      bestd   = d;
     }
   }
   return best;
@@ -262,7 +291,7 @@ __device__ int GrowChoice(const int *__restrict__ ptr, const int *__restrict__ a
 
 /* One round of Grow: nxt = cur with every unallocated vertex's choice; counts[0] += allocated,
    counts[1] += left unallocated */
-__global__ void __launch_bounds__(kBlock) GrowRound(int n, const int *__restrict__ ptr, const int *__restrict__ adj, const int *__restrict__ weight, unsigned seed, const int *__restrict__ cur, int *__restrict__ nxt, int *counts)
+__global__ void __launch_bounds__(kBlock) GrowRound(int n, const int *__restrict__ ptr, const int *__restrict__ adj, const int *__restrict__ weight, const double *__restrict__ coord, int dim, unsigned seed, const int *__restrict__ cur, int *__restrict__ nxt, int *counts)
 {
   const long long v   = Gid();
   int             got = 0, left = 0;
@@ -271,7 +300,7 @@ __global__ void __launch_bounds__(kBlock) GrowRound(int n, const int *__restrict
     int p = cur[v];
 
     if (p < 0) {
-      p    = GrowChoice(ptr, adj, weight, seed, cur, (int)v);
+      p    = GrowChoice(ptr, adj, weight, coord, dim, seed, cur, (int)v);
       got  = p >= 0;
       left = p < 0;
     }
@@ -362,7 +391,7 @@ static int Grow(const PatchworkGraph *g, unsigned seed, int **cur, int **nxt, in
 
   while (left > 0) {
     PW_TRY(cudaMemsetAsync(counts, 0, 2 * sizeof(int), s));
-    GrowRound<<<Blocks(g->n), kBlock, 0, s>>>(g->n, g->ptr, g->adj, g->weight, seed, *cur, *nxt, counts);
+    GrowRound<<<Blocks(g->n), kBlock, 0, s>>>(g->n, g->ptr, g->adj, g->weight, g->coord, g->dim, seed, *cur, *nxt, counts);
     PW_TRY(cudaGetLastError());
     PW_TRY(Fetch(h, counts, sizeof(h), s));
     int *t = *cur;
@@ -408,7 +437,7 @@ extern "C" int PatchworkGraphPartitionCUDA(const PatchworkGraph *g, int k, unsig
   size_t             tmp_bytes = 0;
   const int          n         = g ? g->n : 0;
 
-  if (!g || g->n < 0 || k < 1 || !nparts || (g->n > 0 && (!part || !g->ptr))) return 1;
+  if (!g || g->n < 0 || CoordBad(g) || k < 1 || !nparts || (g->n > 0 && (!part || !g->ptr))) return 1;
   *nparts = 0;
   if (n == 0) return 0;
   PW_TRY(cub::DeviceScan::ExclusiveSum(nullptr, tmp_bytes, (const int *)nullptr, (int *)nullptr, n + 1, s));
@@ -511,6 +540,51 @@ __global__ void __launch_bounds__(kBlock) RowStarts(int m, const K *__restrict__
   start[r] = lo;
 }
 
+__global__ void __launch_bounds__(kBlock) Iota(int count, int *x)
+{
+  const long long i = Gid();
+
+  if (i < count) x[i] = (int)i;
+}
+
+/* centroid[q*dim + d] for every q < nparts, d < dim (one thread each): the reference's Centroids
+   over the vertices order[start[q] .. start[q+1]), ascending; 0 for an empty part */
+__global__ void __launch_bounds__(kBlock) Centroids(int nparts, int dim, const double *__restrict__ coord, const int *__restrict__ order, const int *__restrict__ start, double *__restrict__ centroid)
+{
+  const long long t = Gid();
+
+  if (t >= (long long)nparts * dim) return;
+  const int q = (int)(t / dim), d = (int)(t % dim), b = start[q], e = start[q + 1];
+  double    s = 0;
+
+  for (int i = b; i < e; i++) s = __dadd_rn(s, coord[(size_t)order[i] * dim + d]);
+  centroid[t] = e > b ? __ddiv_rn(s, (double)(e - b)) : 0;
+}
+
+/* The centroids of the parts into centroid (nparts*dim, device); n > 0 */
+static int InduceCentroids(const PatchworkGraph *g, const int *part, int nparts, double *centroid, Scratch &mem, cudaStream_t s)
+{
+  const int n = g->n, bits = Bits(nparts > 0 ? nparts - 1 : 0);
+  int      *iota, *order, *start;
+  unsigned *ksorted;
+  char     *tmp;
+  size_t    tmp_bytes = 0;
+
+  PW_TRY(cub::DeviceRadixSort::SortPairs(nullptr, tmp_bytes, (const unsigned *)nullptr, (unsigned *)nullptr, (const int *)nullptr, (int *)nullptr, n, 0, bits, s));
+  PW_TRY(mem.Get(&tmp, tmp_bytes));
+  PW_TRY(mem.Get(&iota, n));
+  PW_TRY(mem.Get(&order, n));
+  PW_TRY(mem.Get(&ksorted, n));
+  PW_TRY(mem.Get(&start, (size_t)nparts + 1));
+  Iota<<<Blocks(n), kBlock, 0, s>>>(n, iota);
+  PW_TRY(cudaGetLastError());
+  /* radix sorts are stable: within a part the vertices stay ascending, as the CPU's grouping */
+  PW_TRY(cub::DeviceRadixSort::SortPairs(tmp, tmp_bytes, (const unsigned *)part, ksorted, iota, order, n, 0, bits, s));
+  RowStarts<unsigned><<<Blocks((long long)nparts + 1), kBlock, 0, s>>>(n, ksorted, 0, nparts, start, nullptr);
+  if (nparts > 0) Centroids<<<Blocks((long long)nparts * g->dim), kBlock, 0, s>>>(nparts, g->dim, g->coord, order, start, centroid);
+  return (int)cudaGetLastError();
+}
+
 } // namespace
 
 extern "C" int PatchworkGraphInduceCUDA(const PatchworkGraph *g, const int *part, int nparts, PatchworkGraph *c, void *stream)
@@ -519,6 +593,7 @@ extern "C" int PatchworkGraphInduceCUDA(const PatchworkGraph *g, const int *part
   Scratch             mem(s);
   Verdict            *dres, hres;
   int                *cnt, *off, *nsel, *ptr = nullptr, *adj = nullptr, *weight = nullptr, m = 0, ne = 0, ret, bits;
+  double             *coord = nullptr;
   unsigned long long *k0 = nullptr, *k1 = nullptr;
   char               *tmp;
   size_t              tmp_bytes = 0, bytes;
@@ -526,7 +601,7 @@ extern "C" int PatchworkGraphInduceCUDA(const PatchworkGraph *g, const int *part
 
   if (!c) return 1;
   memset(c, 0, sizeof(*c));
-  if (!g || g->n < 0 || (g->n > 0 && !g->ptr) || nparts < 0 || (g->n > 0 && (!part || nparts < 1))) return 1;
+  if (!g || g->n < 0 || CoordBad(g) || (g->n > 0 && !g->ptr) || nparts < 0 || (g->n > 0 && (!part || nparts < 1))) return 1;
   const int n = g->n;
   bits        = Bits(nparts > 0 ? nparts - 1 : 0);
   if (n > 0) {
@@ -568,6 +643,16 @@ extern "C" int PatchworkGraphInduceCUDA(const PatchworkGraph *g, const int *part
   if ((e = cudaMemsetAsync(weight, 0, sizeof(int) * (nparts ? (size_t)nparts : 1), s)) != cudaSuccess) goto fail;
   if (n > 0) PartWeights<<<Blocks(n), kBlock, 0, s>>>(n, g->weight, part, weight);
   if ((e = cudaGetLastError()) != cudaSuccess) goto fail;
+  if (g->coord) {
+    const size_t count = (size_t)nparts * (size_t)g->dim, bytes = sizeof(double) * (count ? count : 1);
+
+    if ((e = cudaMalloc(&coord, bytes)) != cudaSuccess) goto fail;
+    if (n == 0) e = cudaMemsetAsync(coord, 0, bytes, s); /* only empty parts (all-zero bits: 0.0) */
+    else e = (cudaError_t)InduceCentroids(g, part, nparts, coord, mem, s);
+    if (e != cudaSuccess) goto fail;
+    c->dim   = g->dim;
+    c->coord = coord;
+  }
   c->n      = nparts;
   c->ptr    = ptr;
   c->adj    = adj;
@@ -577,6 +662,7 @@ fail:
   cudaFree(ptr);
   cudaFree(adj);
   cudaFree(weight);
+  cudaFree(coord);
   return (int)e;
 }
 
@@ -586,6 +672,7 @@ extern "C" void PatchworkGraphFreeCUDA(PatchworkGraph *g)
   cudaFree((void *)g->ptr);
   cudaFree((void *)g->adj);
   cudaFree((void *)g->weight);
+  cudaFree((void *)g->coord);
   memset(g, 0, sizeof(*g));
 }
 
@@ -603,13 +690,6 @@ __global__ void __launch_bounds__(kBlock) CheckLevel(int n, const int *agg, int 
   for (long long v = Gid(); v < n; v += stride) b = b || agg[v] < 0 || agg[v] >= naggs;
   for (long long a = Gid(); a < naggs; a += stride) b = b || patch[a] < 0 || patch[a] >= npatch;
   if (b) atomicOr(bad, 1);
-}
-
-__global__ void __launch_bounds__(kBlock) Iota(int count, int *x)
-{
-  const long long i = Gid();
-
-  if (i < count) x[i] = (int)i;
 }
 
 /* inv[perm[i]] = i */

@@ -12,16 +12,52 @@ static const char help[] = "The P1 Helmholtz problem -div(sigma grad u) + lambda
                            "  -blobs_base <irregular>  the mesh under the blobs: regular | irregular\n"
                            "  -perturb <0.3>, -seed <1>, -length <4>   the irregular mesh's displacement, its seed, the box\n"
                            "  -lambda <1>           reaction coefficient\n"
+                           "  -coordinates          give the preconditioner the vertices (PCSetCoordinates): PCPATCHAMG's\n"
+                           "                        geometry-informed aggregation\n"
                            "Every PETSc option works: -pc_type gamg | hypre, -ksp_rtol, -ksp_view, -log_view, -dm_view, ...\n"
                            "The last line is 'summary: key=value ...' for scripts.\n";
 
 #include <patchwork.h>
 #include "tets.h"
 
+/* PCSetCoordinates() with the point of every local row: the vertex whose dof the row is */
+static PetscErrorCode SetVertexCoordinates(DM dm, Mat A, PC pc)
+{
+  PetscSection       gsec, csec;
+  Vec                xl;
+  const PetscScalar *xa;
+  PetscReal         *xyz;
+  PetscInt           cdim, vStart, vEnd, rstart, rend;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMGetGlobalSection(dm, &gsec));
+  PetscCall(DMGetCoordinateSection(dm, &csec));
+  PetscCall(DMGetCoordinatesLocal(dm, &xl));
+  PetscCall(DMGetCoordinateDim(dm, &cdim));
+  PetscCall(DMPlexGetDepthStratum(dm, 0, &vStart, &vEnd));
+  PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+  PetscCall(PetscMalloc1(cdim * (rend - rstart), &xyz));
+  PetscCall(VecGetArrayRead(xl, &xa));
+  for (PetscInt v = vStart; v < vEnd; v++) {
+    PetscInt dof, off, coff;
+
+    PetscCall(PetscSectionGetDof(gsec, v, &dof));
+    PetscCall(PetscSectionGetOffset(gsec, v, &off));
+    if (dof <= 0 || off < 0) continue; /* another rank's vertex */
+    PetscCall(PetscSectionGetOffset(csec, v, &coff));
+    for (PetscInt d = 0; d < cdim; d++) xyz[(off - rstart) * cdim + d] = PetscRealPart(xa[coff + d]);
+  }
+  PetscCall(VecRestoreArrayRead(xl, &xa));
+  PetscCall(PCSetCoordinates(pc, cdim, rend - rstart, xyz));
+  PetscCall(PetscFree(xyz));
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   TetsOptions        o;
   PetscReal          lambda = 1, fraction, rnorm, bnorm;
+  PetscBool          coordinates = PETSC_FALSE;
   DM                 dm;
   Vec                sigma, u, b, r;
   Mat                A;
@@ -41,6 +77,7 @@ int main(int argc, char **argv)
   PetscCall(TetsOptionsSetFromOptions(PETSC_COMM_WORLD, &o));
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "P1 Helmholtz example", NULL);
   PetscCall(PetscOptionsReal("-lambda", "Reaction coefficient", NULL, lambda, &lambda, NULL));
+  PetscCall(PetscOptionsBool("-coordinates", "Give the preconditioner the vertex coordinates (PCSetCoordinates)", NULL, coordinates, &coordinates, NULL));
   PetscOptionsEnd();
 
   PetscCall(TetsCreateMesh(PETSC_COMM_WORLD, &o, &dm));
@@ -66,6 +103,7 @@ int main(int argc, char **argv)
   PetscCall(KSPSetNormType(ksp, KSP_NORM_UNPRECONDITIONED)); /* the paper's ||r|| / ||b|| */
   if (o.hierarchy) PetscCall(PCSetDM(pc, dm)); /* the PC sees the mesh hierarchy; the KSP has no DM, so it keeps the assembled matrix */
   PetscCall(KSPSetFromOptions(ksp));
+  if (coordinates) PetscCall(SetVertexCoordinates(dm, A, pc));
   PetscCall(KSPSetUp(ksp));
   PetscCall(PetscBarrier((PetscObject)ksp));
   PetscCall(PetscTime(&t2));

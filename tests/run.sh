@@ -286,6 +286,10 @@ for r in jacobi l1jacobi spai0 chebyshev spai1; do run "patchamg/relax-$r" $AMG 
 run patchamg/relax-spai1-n2 $MPIEXEC -n 2 $AMG -problem fd7 -n 24 -max_its 20 -pc_patchamg_relax spai1
 run patchamg/mpi-n2       $MPIEXEC -n 2 $AMG -problem q1 -n 24 -max_its 12
 run patchamg/mpi-n3       $MPIEXEC -n 3 $AMG -problem fd7 -n 32 -max_its 14
+run patchamg/coordinates  $AMG -problem fd7 -n 40 -max_its 18 -repeat -coordinates
+run patchamg/coordinates-n3 $MPIEXEC -n 3 $AMG -problem fd7 -n 32 -max_its 14 -coordinates
+# PCView says which aggregation ran: geometry-informed with points, algebraic without or when switched off
+run patchamg/coordinates-view bash -c "$AMG -problem fd7 -n 16 -coordinates -ksp_view | grep -q 'geometry-informed: .*PCSetCoordinates' && $AMG -problem fd7 -n 16 -coordinates -pc_patchamg_use_coordinates 0 -ksp_view | grep -q '  algebraic: ' && $AMG -problem fd7 -n 16 -ksp_view | grep '  algebraic: '"
 # redistributed N OPTS...: on N ranks -pc_patchamg_redistribute gathers the coarse levels onto fewer
 # ranks (PCView's line of ranks by level must fall from N to 1) and CG needs the serial iterations +-1
 redistributed() {
@@ -341,6 +345,10 @@ run tets/regular-patchamg   tets_its 1 25 -mesh regular -cells 8 -refine 2 -pc_t
 run tets/irregular-patchamg tets_its 1 35 -mesh irregular -cells 24 -pc_type patchamg
 run tets/blobs100-patchamg  tets_its 1 70 -mesh blobs -cells 24 -sigma_ratio 100 -pc_type patchamg
 run tets/annulus-patchamg   tets_its 1 45 -mesh annulus -cells 64 -sigma_ratio 10 -pc_type patchamg
+# geometry-informed aggregation (-coordinates: PCSetCoordinates with the vertices), the same bounds
+run tets/irregular-patchamg-coords tets_its 1 35 -mesh irregular -cells 24 -pc_type patchamg -coordinates
+run tets/blobs100-patchamg-coords  tets_its 1 70 -mesh blobs -cells 24 -sigma_ratio 100 -pc_type patchamg -coordinates
+run tets/annulus-patchamg-coords   tets_its 1 45 -mesh annulus -cells 64 -sigma_ratio 10 -pc_type patchamg -coordinates
 # SPAI(1) relaxation against point Jacobi in the same hierarchy: Geveler et al. report about half the
 # iterations; required: at most 2/3
 spai_vs_jacobi() {

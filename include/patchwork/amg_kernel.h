@@ -17,7 +17,11 @@
    the same way, repeatedly, until every part has min_weight or is alone in its connected component
    (a light part dissolves only beside a part that ranks above it: heavier, ties by hash and index;
    so touching light parts never all go at once and no component is left without a part);
-   parts are numbered by their smallest vertex.
+   parts are numbered by their smallest vertex. With coordinates (g->coord; dim 1..3, else return 1)
+   a joining vertex takes, among those parts, the one whose root is nearest (section 5.1: ungrouped
+   nodes join the nearest aggregate), by the squared distance ((dx*dx + dy*dy) + dz*dz) in double
+   without fused multiply-adds, so that the CPU and the GPU agree; equal distances fall back to the
+   weight rule. The k-MIS, Dissolve and Balance ignore coordinates.
    Balance (patches): while the heaviest part exceeds max_weight and for at most max_rounds rounds,
    every vertex on the border of a part heavier than the lighter neighbouring part may move there;
    each part gives up at most one vertex per round (its move that reduces the weight difference
@@ -56,6 +60,8 @@ typedef struct {
   const int *ptr;    /* [n+1] */
   const int *adj;    /* [ptr[n]] neighbours; entries equal to the row are ignored */
   const int *weight; /* [n] vertex weights (>= 1), or NULL for all 1 */
+  int           dim;   /* 1..3 where coord is given */
+  const double *coord; /* [n*dim] vertex coordinates (geometry-informed partitions), or NULL */
 } PatchworkGraph;
 
 typedef struct {
@@ -103,7 +109,11 @@ int  PatchworkGraphPartition(const PatchworkGraph *g, int k, unsigned seed, int 
 int  PatchworkGraphBalance(const PatchworkGraph *g, int nparts, int max_weight, int max_rounds, int *part);
 /* The graph of the parts: vertex q = part q, weight = total weight of its vertices, an edge where
    any two of their vertices are joined. Allocates c->ptr, c->adj, c->weight with malloc; free with
-   PatchworkGraphFree. Adjacency rows are sorted and have no self loops. */
+   PatchworkGraphFree. Adjacency rows are sorted and have no self loops. With g->coord, c->dim =
+   g->dim and c->coord (malloc'd too) holds the parts' centroids: the mean of a part's vertex
+   coordinates, summed in ascending vertex order, then divided by the count (0 for an empty part);
+   without, c->coord is NULL and c->dim 0. PatchworkGraphFree (for Induce's outputs only) frees
+   it too. */
 int  PatchworkGraphInduce(const PatchworkGraph *g, const int *part, int nparts, PatchworkGraph *c);
 void PatchworkGraphFree(PatchworkGraph *g);
 /* order[pos] = vertex, vertices grouped by key (ascending, stable: ties keep vertex order);

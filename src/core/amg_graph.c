@@ -12,6 +12,12 @@
    graph can make the partition fail with an error). Self loops are skipped; a repeated entry counts
    as often as it appears, the same on every visit order.
 
+   Vertex coordinates (optional) steer the growth of parts (the paper's section 5.1: ungrouped
+   nodes join the nearest aggregate) and give the induced graph its centroids. Every floating-point
+   result here must equal the GPU's bit for bit, so the operations are fixed: squared distances as
+   ((dx*dx + dy*dy) + dz*dz) with each product rounded (no fused multiply-add), centroid sums in
+   ascending vertex order.
+
    Cost: O(nnz) per round, over a few arrays of n; nothing is allocated per vertex. The k-MIS takes
    k sweeps per round and O(log n) rounds in practice; part growth visits each vertex it allocates
    once (a frontier), a dissolution pass is O(n) plus the edges of the light parts. */
@@ -63,6 +69,12 @@ static int GraphCheck(const PatchworkGraph *g, int *maxdeg)
   for (int j = g->ptr[0]; j < g->ptr[g->n]; j++)
     if (g->adj[j] < 0 || g->adj[j] >= g->n) return 1;
   return 0;
+}
+
+/* Coordinates, where given, need a dimension of 1..3 */
+static int CoordCheck(const PatchworkGraph *g)
+{
+  return g->coord && (g->dim < 1 || g->dim > 3);
 }
 
 static int PartCheck(int n, const int *part, int nparts)
@@ -162,12 +174,29 @@ static inline int LabelBetter(unsigned seed, int wa, int a, int wb, int b)
   return a < b;
 }
 
-/* The part an unallocated vertex v joins, or -1 when no neighbour is allocated: the one whose
-   allocated neighbours of v weigh most (ties: larger hash of the label, then smaller label).
+/* Squared distance of vertices a and b. The products go through volatile storage so that no
+   compiler fuses them into the sums (a GNU-mode build may contract across statements): the CUDA
+   kernels compute the same with __dsub_rn, __dmul_rn, __dadd_rn. */
+static double Distance2(const PatchworkGraph *g, int a, int b)
+{
+  const double   *x = g->coord + (size_t)a * g->dim, *y = g->coord + (size_t)b * g->dim;
+  volatile double sq[3];
+  double          s;
+
+  for (int d = 0; d < g->dim; d++) sq[d] = (x[d] - y[d]) * (x[d] - y[d]);
+  s = sq[0];
+  for (int d = 1; d < g->dim; d++) s = s + sq[d];
+  return s;
+}
+
+/* The part an unallocated vertex v joins, or -1 when no neighbour is allocated: with coordinates
+   the one whose root (the label) is nearest to v; then, and without coordinates first, the one
+   whose allocated neighbours of v weigh most (ties: larger hash of the label, then smaller label).
    acc[] is zero on entry and on exit; it holds 1 + weight so that a zero-weight neighbour counts. */
 static int GrowChoice(const PatchworkGraph *g, unsigned seed, const int *part, int v, int *acc, int *touched)
 {
-  int nt = 0, best = -1;
+  int    nt = 0, best = -1;
+  double bestd = 0;
 
   for (int j = g->ptr[v]; j < g->ptr[v + 1]; j++) {
     const int u = g->adj[j], l = u == v ? -1 : part[u];
@@ -180,9 +209,13 @@ static int GrowChoice(const PatchworkGraph *g, unsigned seed, const int *part, i
     acc[l] += Weight(g, u);
   }
   for (int t = 0; t < nt; t++) {
-    const int l = touched[t];
+    const int    l = touched[t];
+    const double d = g->coord ? Distance2(g, v, l) : 0;
 
-    if (best < 0 || LabelBetter(seed, acc[l], l, acc[best], best)) best = l;
+    if (best < 0 || d < bestd || (d == bestd && LabelBetter(seed, acc[l], l, acc[best], best))) {
+      best  = l;
+      bestd = d;
+    }
   }
   for (int t = 0; t < nt; t++) acc[touched[t]] = 0;
   return best;
@@ -275,7 +308,7 @@ int PatchworkGraphPartition(const PatchworkGraph *g, int k, unsigned seed, int m
   int           *list = NULL, *front = NULL, *choice = NULL, *acc = NULL, *wt = NULL, *touched = NULL;
   unsigned char *doomed = NULL;
 
-  if (GraphCheck(g, &maxdeg) || k < 1 || !nparts || (g->n > 0 && !part)) return 1;
+  if (GraphCheck(g, &maxdeg) || CoordCheck(g) || k < 1 || !nparts || (g->n > 0 && !part)) return 1;
   *nparts = 0;
   if (KMISRun(g, k, seed, part, &nroots)) return 1;
   list    = Alloc(g->n, sizeof(int));
@@ -557,14 +590,33 @@ static int QuotientRow(const PatchworkGraph *g, const int *part, const int *orde
   return len;
 }
 
+/* centroid[q*dim + d] = the mean of coordinate d over part q's vertices, summed in ascending vertex
+   order (the grouping is stable); 0 for an empty part */
+static void Centroids(const PatchworkGraph *g, int nparts, const int *order, const int *start, double *centroid)
+{
+  const int dim = g->dim;
+
+  for (int q = 0; q < nparts; q++) {
+    const int cnt = start[q + 1] - start[q];
+
+    for (int d = 0; d < dim; d++) {
+      double s = 0;
+
+      for (int i = start[q]; i < start[q + 1]; i++) s += g->coord[(size_t)order[i] * dim + d];
+      centroid[(size_t)q * dim + d] = cnt ? s / cnt : 0;
+    }
+  }
+}
+
 int PatchworkGraphInduce(const PatchworkGraph *g, const int *part, int nparts, PatchworkGraph *c)
 {
-  int  maxdeg, err = 1;
-  int *order = NULL, *start = NULL, *mark = NULL, *ptr = NULL, *adj = NULL, *weight = NULL;
+  int     maxdeg, err = 1;
+  int    *order = NULL, *start = NULL, *mark = NULL, *ptr = NULL, *adj = NULL, *weight = NULL;
+  double *coord = NULL;
 
   if (!c) return 1;
   memset(c, 0, sizeof(*c));
-  if (GraphCheck(g, &maxdeg) || PartCheck(g->n, part, nparts)) return 1;
+  if (GraphCheck(g, &maxdeg) || CoordCheck(g) || PartCheck(g->n, part, nparts)) return 1;
   order  = Alloc(g->n, sizeof(int));
   start  = Alloc((size_t)nparts + 1, sizeof(int));
   mark   = Alloc(nparts, sizeof(int));
@@ -584,6 +636,13 @@ int PatchworkGraphInduce(const PatchworkGraph *g, const int *part, int nparts, P
     qsort(adj + ptr[q], ptr[q + 1] - ptr[q], sizeof(int), IntCompare);
   }
   for (int v = 0; v < g->n; v++) weight[part[v]] += Weight(g, v);
+  if (g->coord) {
+    coord = Alloc((size_t)nparts * g->dim, sizeof(double));
+    if (!coord) goto out;
+    Centroids(g, nparts, order, start, coord);
+    c->dim   = g->dim;
+    c->coord = coord;
+  }
   c->n      = nparts;
   c->ptr    = ptr;
   c->adj    = adj;
@@ -597,6 +656,7 @@ out:
     free(ptr);
     free(adj);
     free(weight);
+    free(coord);
   }
   return err;
 }
@@ -607,6 +667,7 @@ void PatchworkGraphFree(PatchworkGraph *g)
   free((void *)g->ptr);
   free((void *)g->adj);
   free((void *)g->weight);
+  free((void *)g->coord);
   memset(g, 0, sizeof(*g));
 }
 

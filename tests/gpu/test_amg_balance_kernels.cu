@@ -54,12 +54,12 @@ struct HGraph {
 
   PatchworkGraph Host() const
   {
-    PatchworkGraph g = {n, ptr.data(), adj.data(), weight.empty() ? NULL : weight.data()};
+    PatchworkGraph g = {n, ptr.data(), adj.data(), weight.empty() ? NULL : weight.data(), 0, NULL};
     return g;
   }
   PatchworkGraph Dev() const
   {
-    PatchworkGraph g = {n, d_ptr, d_adj, weight.empty() ? NULL : d_weight};
+    PatchworkGraph g = {n, d_ptr, d_adj, weight.empty() ? NULL : d_weight, 0, NULL};
     return g;
   }
 };
@@ -503,7 +503,7 @@ static void BadArgs(void)
     FreeDevice(B);
   }
   {
-    PatchworkGraph e0 = {0, NULL, NULL, NULL};
+    PatchworkGraph e0 = {0, NULL, NULL, NULL, 0, NULL};
     const int      rc = PatchworkGraphBalance(&e0, 0, 0, 1, NULL), rg = PatchworkGraphBalanceCUDA(&e0, 0, 0, 1, NULL, g_stream);
 
     Result(rc == 0 && rg == 0, "no vertices, no parts: ret cpu %d gpu %d", rc, rg);

@@ -6,12 +6,15 @@
    up to 64^3 (full run; and 128^3 27-point, 256^3 7-point for the timing), random graphs with long
    edges, repeated entries and self loops, graphs of several components with isolated vertices,
    rows stored at an offset (ptr[0] > 0), and weighted graphs (random weights 1..50, like induced
-   graphs). For every graph, k = 1, 2, 3 and several seeds: the k-MIS, then for min_weight 1, 9,
-   100 the chain of the setup: Partition, Induce of the partition, Partition (k = 1) of that
-   weighted graph into patches, the CPU Balance of the patches, LevelOrder of the aggregates and
-   patches. Bad arguments must be refused with 1, like the CPU.
+   graphs); and with vertex coordinates (geometry-informed partitions): grids with their points
+   exact (many equal distances: the ties) or perturbed, random points in 1, 2 or 3 dimensions.
+   For every graph, k = 1, 2, 3 and several seeds: the k-MIS, then for min_weight 1, 9, 100 the
+   chain of the setup: Partition, Induce of the partition (with coordinates: the centroids, equal
+   as doubles), Partition (k = 1) of that weighted graph into patches (with the centroids as its
+   coordinates), the CPU Balance of the patches, LevelOrder of the aggregates and patches. Bad
+   arguments (also coordinates with dim outside 1..3) must be refused with 1, like the CPU.
    The full run ends with a timing table (GPU ms from CUDA events after a warm-up run, CPU ms of
-   the reference on one core) for the two large grids.
+   the reference on one core) for the two large grids, without and with coordinates.
    Prints `ok ...` or `FAIL ...` per check and `# N passed, N failed` last; exits 0 when all pass,
    1 otherwise, 77 without a CUDA device.
 
@@ -35,15 +38,17 @@
    Host graphs and their device copies */
 
 struct HostGraph {
-  std::string      name;
-  int              n = 0;
-  std::vector<int> ptr, adj, weight; /* weight empty: NULL */
-  PatchworkGraph   View() const { return {n, ptr.data(), adj.data(), weight.empty() ? nullptr : weight.data()}; }
+  std::string         name;
+  int                 n = 0, dim = 0;
+  std::vector<int>    ptr, adj, weight; /* weight empty: NULL */
+  std::vector<double> coord;            /* [n*dim], empty: NULL */
+  PatchworkGraph      View() const { return {n, ptr.data(), adj.data(), weight.empty() ? nullptr : weight.data(), dim, coord.empty() ? nullptr : coord.data()}; }
 };
 
 struct DevGraph {
   int           *ptr = nullptr, *adj = nullptr, *weight = nullptr;
-  PatchworkGraph g   = {0, nullptr, nullptr, nullptr};
+  double        *coord = nullptr;
+  PatchworkGraph g     = {0, nullptr, nullptr, nullptr, 0, nullptr};
 };
 
 static int RandInt(int lo, int hi) /* uniform in [lo, hi] */
@@ -57,11 +62,12 @@ static double Ms(std::chrono::steady_clock::time_point t0)
 }
 
 
-static std::vector<int> Download(const int *d, size_t n)
+template <typename T>
+static std::vector<T> Download(const T *d, size_t n)
 {
-  std::vector<int> h(n);
+  std::vector<T> h(n);
   CHECK_CUDA(cudaStreamSynchronize(g_stream));
-  if (n) CHECK_CUDA(cudaMemcpy(h.data(), d, n * sizeof(int), cudaMemcpyDeviceToHost));
+  if (n) CHECK_CUDA(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
   return h;
 }
 
@@ -79,7 +85,8 @@ static DevGraph ToDevice(const HostGraph &h)
   d.ptr    = Upload(h.ptr);
   d.adj    = Upload(h.adj);
   d.weight = h.weight.empty() ? nullptr : Upload(h.weight);
-  d.g      = {h.n, d.ptr, d.adj, d.weight};
+  d.coord  = h.coord.empty() ? nullptr : Upload(h.coord);
+  d.g      = {h.n, d.ptr, d.adj, d.weight, h.dim, d.coord};
   return d;
 }
 
@@ -88,6 +95,7 @@ static void Free(DevGraph &d)
   CHECK_CUDA(cudaFree(d.ptr));
   CHECK_CUDA(cudaFree(d.adj));
   if (d.weight) CHECK_CUDA(cudaFree(d.weight));
+  if (d.coord) CHECK_CUDA(cudaFree(d.coord));
   d = DevGraph();
 }
 
@@ -207,6 +215,34 @@ static HostGraph Weighted(HostGraph G, int maxw)
   return G;
 }
 
+/* Coordinates of an nx*ny*nz grid's vertices (x fastest): the first dim of (i, j, l), each moved
+   by up to perturb at random (0: the exact lattice, where many distances tie) */
+static HostGraph GridCoords(HostGraph G, int nx, int ny, int dim, double perturb)
+{
+  char buf[64];
+
+  snprintf(buf, sizeof(buf), " coords dim %d perturbed %.2f", dim, perturb);
+  G.name += buf;
+  G.dim = dim;
+  G.coord.resize((size_t)dim * G.n);
+  for (int v = 0; v < G.n; v++) {
+    const int ijl[3] = {v % nx, v / nx % ny, v / nx / ny};
+
+    for (int d = 0; d < dim; d++) G.coord[(size_t)dim * v + d] = ijl[d] + perturb * Rand();
+  }
+  return G;
+}
+
+/* Random points in [-1,1)^dim: geometry that disagrees with the connectivity everywhere */
+static HostGraph RandomCoords(HostGraph G, int dim)
+{
+  G.name += " random coords dim " + std::to_string(dim);
+  G.dim = dim;
+  G.coord.resize((size_t)dim * G.n);
+  for (auto &x : G.coord) x = Rand();
+  return G;
+}
+
 /* The same rows stored after 5 unused entries (ptr[0] = 5) */
 static HostGraph Offset(HostGraph G)
 {
@@ -237,6 +273,26 @@ static std::string Differ(const char *what, const std::vector<int> &ref, const s
     }
   if (!nd) return "";
   snprintf(buf, sizeof(buf), " %s differs at %zu entries (first [%zu]: %d, want %d);", what, nd, first, gpu[first], ref[first]);
+  return buf;
+}
+
+/* The same for doubles, compared with == (bit for bit but for the sign of zero) */
+static std::string Differ(const char *what, const std::vector<double> &ref, const std::vector<double> &gpu)
+{
+  char   buf[200];
+  size_t nd = 0, first = 0;
+
+  if (ref.size() != gpu.size()) {
+    snprintf(buf, sizeof(buf), " %s: %zu entries, want %zu;", what, gpu.size(), ref.size());
+    return buf;
+  }
+  for (size_t i = ref.size(); i-- > 0;)
+    if (!(ref[i] == gpu[i])) {
+      nd++;
+      first = i;
+    }
+  if (!nd) return "";
+  snprintf(buf, sizeof(buf), " %s differs at %zu entries (first [%zu]: %.17g, want %.17g);", what, nd, first, gpu[first], ref[first]);
   return buf;
 }
 
@@ -321,9 +377,12 @@ static HostGraph TestInduce(const HostGraph &H, const DevGraph &D, const std::ve
   }
   C.name = "induced";
   C.n    = c.n;
+  C.dim  = c.dim;
   C.ptr.assign(c.ptr, c.ptr + c.n + 1);
   C.adj.assign(c.adj, c.adj + c.ptr[c.n]);
   C.weight.assign(c.weight, c.weight + c.n);
+  if (c.coord) C.coord.assign(c.coord, c.coord + (size_t)c.n * c.dim);
+  if (!H.coord.empty() != !!c.coord || c.dim != (H.coord.empty() ? 0 : H.dim)) diff += " CPU induced coordinates wrong;";
   PatchworkGraphFree(&c);
   if (cg.n != C.n) diff += " induced n " + std::to_string(cg.n) + ", want " + std::to_string(C.n) + ";";
   else {
@@ -332,9 +391,11 @@ static HostGraph TestInduce(const HostGraph &H, const DevGraph &D, const std::ve
     diff += Differ("induced ptr", C.ptr, ptr);
     if (ptr[C.n] == C.ptr[C.n]) diff += Differ("induced adj", C.adj, Download(cg.adj, C.adj.size()));
     diff += Differ("induced weight", C.weight, Download(cg.weight, C.n));
+    if (cg.dim != C.dim || !cg.coord != H.coord.empty()) diff += " induced dim " + std::to_string(cg.dim) + " (want " + std::to_string(C.dim) + ") or centroids present/absent wrongly;";
+    else if (cg.coord) diff += Differ("induced centroids", C.coord, Download(cg.coord, C.coord.size()));
   }
   PatchworkGraphFreeCUDA(&cg);
-  if (cg.n || cg.ptr || cg.adj || cg.weight) diff += " PatchworkGraphFreeCUDA left the struct set;";
+  if (cg.n || cg.ptr || cg.adj || cg.weight || cg.dim || cg.coord) diff += " PatchworkGraphFreeCUDA left the struct set;";
   if (t) {
     t->gpu = GpuMs([&] { return PatchworkGraphInduceCUDA(&D.g, dpart, np, &cg, g_stream); });
     PatchworkGraphFreeCUDA(&cg);
@@ -400,7 +461,7 @@ static void TestGraph(const HostGraph &H, const std::vector<int> &ks, const std:
 {
   DevGraph D = ToDevice(H);
 
-  printf("# %s: %d vertices, %d adjacency entries\n", H.name.c_str(), H.n, H.n ? H.ptr[H.n] - H.ptr[0] : 0);
+  printf("# %s: %d vertices, %d adjacency entries%s\n", H.name.c_str(), H.n, H.n ? H.ptr[H.n] - H.ptr[0] : 0, H.coord.empty() ? "" : ", coordinates");
   for (int k : ks)
     for (unsigned seed : seeds) {
       TestKMIS(H, D, k, seed, nullptr);
@@ -415,15 +476,18 @@ static void TestGraph(const HostGraph &H, const std::vector<int> &ks, const std:
 static void TestSmall(bool quick)
 {
   std::vector<std::pair<int, int>> e;
-  HostGraph                        Gs[4];
+  HostGraph                        Gs[7];
 
   Gs[0] = FromEdges("empty graph", 0, e);
   Gs[1] = FromEdges("isolated x7", 7, e);
+  Gs[5] = RandomCoords(Gs[1], 2);
   e     = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
   Gs[2] = FromEdges("K4", 4, e);
+  Gs[6] = RandomCoords(Gs[2], 3);
   e.clear();
   for (int v = 0; v + 1 < 10; v++) e.push_back({v, v + 1});
   Gs[3] = FromEdges("path 10", 10, e);
+  Gs[4] = RandomCoords(Gs[3], 1);
   for (auto &H : Gs) {
     if (quick) TestGraph(H, {1, 3}, {5}, {1, 100});
     else TestGraph(H, {1, 2, 3}, {0, 5}, {1, 9, 100});
@@ -436,6 +500,18 @@ static void TestSmall(bool quick)
     TestLevelOrder(0, {}, 3, {0, 1, 1}, 2, diff, nullptr);
     Result(diff.empty(), "level order without vertices%s", diff.c_str());
   }
+  /* induce without vertices but with coordinates (a dummy point): every part empty, centroids 0 */
+  {
+    HostGraph   E = FromEdges("empty graph", 0, {});
+    std::string diff;
+
+    E.dim   = 2;
+    E.coord = {0.5};
+    DevGraph D = ToDevice(E);
+    TestInduce(E, D, {}, 3, diff, nullptr);
+    Result(diff.empty(), "induce without vertices into 3 parts, with coordinates: centroids 0%s", diff.c_str());
+    Free(D);
+  }
 }
 
 static void TestBadArguments(void)
@@ -446,8 +522,9 @@ static void TestBadArguments(void)
   int *dptr = Upload(ptr), *dadj = Upload(adj), *dbad_adj = Upload(bad_adj), *dneg_adj = Upload(neg_adj), *dbad_ptr = Upload(bad_ptr), *dneg_ptr = Upload(neg_ptr);
   int *dw_neg = Upload(w_neg), *dw_big = Upload(w_big), *dpart = Upload(part), *dbad_part = Upload(bad_part), *dneg_part = Upload(neg_part), *out = DevInts(12);
   int  count, np;
-  const PatchworkGraph g = {3, dptr, dadj, nullptr}, gb = {3, dptr, dbad_adj, nullptr}, gneg = {3, dptr, dneg_adj, nullptr}, gp = {3, dbad_ptr, dadj, nullptr}, gp0 = {3, dneg_ptr, dadj, nullptr},
-                       gw = {3, dptr, dadj, dw_neg}, gbig = {3, dptr, dadj, dw_big}, gn = {-1, dptr, dadj, nullptr}, gnull = {3, nullptr, dadj, nullptr}, gnoadj = {3, dptr, nullptr, nullptr};
+  const PatchworkGraph g = {3, dptr, dadj, nullptr, 0, nullptr}, gb = {3, dptr, dbad_adj, nullptr, 0, nullptr}, gneg = {3, dptr, dneg_adj, nullptr, 0, nullptr}, gp = {3, dbad_ptr, dadj, nullptr, 0, nullptr},
+                       gp0 = {3, dneg_ptr, dadj, nullptr, 0, nullptr}, gw = {3, dptr, dadj, dw_neg, 0, nullptr}, gbig = {3, dptr, dadj, dw_big, 0, nullptr}, gn = {-1, dptr, dadj, nullptr, 0, nullptr},
+                       gnull = {3, nullptr, dadj, nullptr, 0, nullptr}, gnoadj = {3, dptr, nullptr, nullptr, 0, nullptr};
   const PatchworkGraph *bad[] = {nullptr, &gb, &gneg, &gp, &gp0, &gw, &gbig, &gn, &gnull, &gnoadj};
   const char *bad_name[] = {"NULL graph", "neighbour out of range", "negative neighbour", "decreasing ptr", "negative ptr[0]", "negative weight", "total weight >= INT_MAX", "negative n", "NULL ptr", "NULL adj with entries"};
   PatchworkGraph c;
@@ -455,7 +532,7 @@ static void TestBadArguments(void)
 
   /* the CPU agrees that these are bad (host copies of the same graphs) */
   {
-    const PatchworkGraph hb = {3, ptr.data(), bad_adj.data(), nullptr}, hw = {3, ptr.data(), adj.data(), w_big.data()}, hp = {3, bad_ptr.data(), adj.data(), nullptr};
+    const PatchworkGraph hb = {3, ptr.data(), bad_adj.data(), nullptr, 0, nullptr}, hw = {3, ptr.data(), adj.data(), w_big.data(), 0, nullptr}, hp = {3, bad_ptr.data(), adj.data(), nullptr, 0, nullptr};
     int                  h[3];
 
     Result(PatchworkGraphKMIS(&hb, 1, 0, h, &count) == 1 && PatchworkGraphKMIS(&hw, 1, 0, h, &count) == 1 && PatchworkGraphKMIS(&hp, 1, 0, h, &count) == 1, "errors CPU reference refuses the broken graphs too");
@@ -466,9 +543,33 @@ static void TestBadArguments(void)
     snprintf(name, sizeof(name), "Partition %s", bad_name[i]);
     ReportRet(PatchworkGraphPartitionCUDA(bad[i], 2, 0, 1, out, &np, g_stream), 1, name);
     snprintf(name, sizeof(name), "Induce %s", bad_name[i]);
-    c = {5, dptr, dadj, nullptr};
+    c = {5, dptr, dadj, nullptr, 2, nullptr};
     ReportRet(PatchworkGraphInduceCUDA(bad[i], dpart, 2, &c, g_stream), 1, name);
-    Result(!c.n && !c.ptr && !c.adj && !c.weight, "errors Induce %s leaves the output zeroed", bad_name[i]);
+    Result(!c.n && !c.ptr && !c.adj && !c.weight && !c.dim && !c.coord, "errors Induce %s leaves the output zeroed", bad_name[i]);
+  }
+  /* coordinates need dim 1..3 (Partition and Induce, also without vertices); the CPU agrees */
+  {
+    const std::vector<double> x(9, 0.5);
+    double                   *dx = Upload(x);
+
+    for (int dim : {-1, 0, 4}) {
+      const PatchworkGraph gc = {3, dptr, dadj, nullptr, dim, dx}, gc0 = {0, dptr, dadj, nullptr, dim, dx}, hc = {3, ptr.data(), adj.data(), nullptr, dim, x.data()};
+      int                  h[3];
+      PatchworkGraph       ch;
+
+      snprintf(name, sizeof(name), "Partition coordinates with dim %d", dim);
+      ReportRet(PatchworkGraphPartitionCUDA(&gc, 2, 0, 1, out, &np, g_stream), 1, name);
+      snprintf(name, sizeof(name), "Partition no vertices, coordinates with dim %d", dim);
+      ReportRet(PatchworkGraphPartitionCUDA(&gc0, 2, 0, 1, out, &np, g_stream), 1, name);
+      snprintf(name, sizeof(name), "Induce coordinates with dim %d", dim);
+      c = {5, dptr, dadj, nullptr, 2, dx};
+      ReportRet(PatchworkGraphInduceCUDA(&gc, dpart, 2, &c, g_stream), 1, name);
+      Result(!c.n && !c.ptr && !c.adj && !c.weight && !c.dim && !c.coord, "errors Induce coordinates with dim %d leaves the output zeroed", dim);
+      snprintf(name, sizeof(name), "Induce no vertices, coordinates with dim %d", dim);
+      ReportRet(PatchworkGraphInduceCUDA(&gc0, dpart, 2, &c, g_stream), 1, name);
+      Result(PatchworkGraphPartition(&hc, 2, 0, 1, h, &np) == 1 && PatchworkGraphInduce(&hc, part.data(), 2, &ch) == 1, "errors CPU reference refuses coordinates with dim %d too", dim);
+    }
+    CHECK_CUDA(cudaFree(dx));
   }
   ReportRet(PatchworkGraphKMISCUDA(&g, 0, 0, out, &count, g_stream), 1, "KMIS k=0");
   ReportRet(PatchworkGraphKMISCUDA(&g, 1, 0, nullptr, &count, g_stream), 1, "KMIS NULL in_set");
@@ -504,7 +605,9 @@ static void TestBadArguments(void)
 /* ---------------------------------------------------------------------------------------------
    Timing on the large grids (also checked for equality) */
 
-static void TimeGraph(const HostGraph &H, double rows[4][2])
+/* rows: KMIS, Partition, Induce, LevelOrder, then Partition and Induce with the grid's points
+   (perturbed) as coordinates */
+static void TimeGraph(HostGraph H, int nx, int ny, double rows[6][2])
 {
   DevGraph D = ToDevice(H);
   Timing   tk, tc[3];
@@ -517,6 +620,15 @@ static void TimeGraph(const HostGraph &H, double rows[4][2])
   for (int i = 0; i < 3; i++) {
     rows[i + 1][0] = tc[i].gpu;
     rows[i + 1][1] = tc[i].cpu;
+  }
+  Free(D);
+  H = GridCoords(std::move(H), nx, ny, 3, 0.3);
+  D = ToDevice(H);
+  printf("# %s (timed)\n", H.name.c_str());
+  TestChain(H, D, 2, 1, 9, tc);
+  for (int i = 0; i < 2; i++) {
+    rows[i + 4][0] = tc[i].gpu;
+    rows[i + 4][1] = tc[i].cpu;
   }
   Free(D);
 }
@@ -538,6 +650,13 @@ int main(int argc, char **argv)
     TestGraph(Components(12), {1, 2}, {2}, {1, 9, 100});
     TestGraph(Weighted(Grid(7, 6, 5, true), 50), {1, 2}, {4}, {1, 100});
     TestGraph(Offset(Weighted(RandomLong(300, 4, 3, 0.1), 50)), {2}, {9}, {9});
+    /* with coordinates */
+    TestGraph(GridCoords(Grid(6, 5, 4, false), 6, 5, 3, 0.3), {1, 2}, {1, 7}, {1, 9, 100});
+    TestGraph(GridCoords(Grid(5, 4, 4, true), 5, 4, 3, 0), {1, 2}, {1}, {1, 9});
+    TestGraph(GridCoords(Grid(9, 8, 1, true), 9, 8, 2, 0.2), {2}, {3}, {9});
+    TestGraph(RandomCoords(RandomLong(600, 5, 3, 0.05), 2), {1, 2}, {1}, {9, 100});
+    TestGraph(RandomCoords(Components(12), 1), {1, 2}, {2}, {1, 9});
+    TestGraph(Offset(Weighted(GridCoords(Grid(7, 6, 5, true), 7, 6, 3, 0.4), 50)), {2}, {4}, {9});
   } else {
     const std::vector<int>      all_k = {1, 2, 3}, all_min = {1, 9, 100};
     const std::vector<unsigned> seeds = {1, 7, 2024}, two_seeds = {1, 7};
@@ -558,21 +677,29 @@ int main(int argc, char **argv)
     TestGraph(Weighted(RandomLong(20000, 6, 3, 0.05), 50), all_k, seeds, all_min);
     TestGraph(Weighted(Components(100), 50), all_k, seeds, all_min);
     TestGraph(Offset(Weighted(Grid(12, 11, 10, true), 50)), all_k, two_seeds, all_min);
+    /* with coordinates: exact lattices (ties), perturbed grids, random points in 1, 2, 3 dimensions */
+    TestGraph(GridCoords(Grid(8, 8, 8, false), 8, 8, 3, 0.3), all_k, seeds, all_min);
+    TestGraph(GridCoords(Grid(7, 6, 5, true), 7, 6, 3, 0), all_k, seeds, all_min);
+    TestGraph(GridCoords(Grid(24, 24, 24, false), 24, 24, 3, 0), all_k, seeds, all_min);
+    TestGraph(GridCoords(Grid(20, 21, 22, true), 20, 21, 3, 0.25), all_k, seeds, all_min);
+    TestGraph(GridCoords(Grid(64, 64, 64, false), 64, 64, 3, 0.3), all_k, two_seeds, all_min);
+    TestGraph(GridCoords(Grid(48, 48, 48, true), 48, 48, 3, 0.45), all_k, two_seeds, all_min);
+    TestGraph(GridCoords(Grid(120, 110, 1, true), 120, 110, 2, 0.3), all_k, two_seeds, all_min);
+    TestGraph(RandomCoords(RandomLong(5000, 5, 3, 0.05), 3), all_k, seeds, all_min);
+    TestGraph(RandomCoords(RandomLong(200000, 8, 4, 0.02), 2), all_k, two_seeds, all_min);
+    TestGraph(RandomCoords(Components(200), 1), all_k, seeds, all_min);
+    TestGraph(Weighted(GridCoords(Grid(30, 30, 30, true), 30, 30, 3, 0.3), 50), all_k, seeds, all_min);
+    TestGraph(Offset(Weighted(GridCoords(Grid(12, 11, 10, true), 12, 11, 3, 0.2), 50)), all_k, two_seeds, all_min);
     {
       const char *names[2] = {"27-point 128^3", "7-point 256^3"};
-      const char *steps[4] = {"KMIS k=2", "Partition k=2 min 9", "Induce", "LevelOrder"};
-      double      rows[2][4][2];
-      {
-        const HostGraph G = Grid(128, 128, 128, true);
-        TimeGraph(G, rows[0]);
-      }
-      {
-        const HostGraph G = Grid(256, 256, 256, false);
-        TimeGraph(G, rows[1]);
-      }
+      const char *steps[6] = {"KMIS k=2", "Partition k=2 min 9", "Induce", "LevelOrder", "Partition, coordinates", "Induce, centroids"};
+      double      rows[2][6][2];
+
+      TimeGraph(Grid(128, 128, 128, true), 128, 128, rows[0]);
+      TimeGraph(Grid(256, 256, 256, false), 256, 256, rows[1]);
       printf("# timing (ms; GPU: CUDA events after a warm-up call, CPU: the reference, one core)\n");
       printf("# %-22s %-16s %10s %10s %8s\n", "step", "graph", "GPU ms", "CPU ms", "speedup");
-      for (int s = 0; s < 4; s++)
+      for (int s = 0; s < 6; s++)
         for (int gi = 0; gi < 2; gi++) printf("# %-22s %-16s %10.2f %10.1f %7.1fx\n", steps[s], names[gi], rows[gi][s][0], rows[gi][s][1], rows[gi][s][1] / std::max(rows[gi][s][0], 1e-3));
     }
   }

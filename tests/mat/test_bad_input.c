@@ -328,6 +328,19 @@ static PetscErrorCode BadPatchAMG(void)
   PetscCall(PCCreate(PETSC_COMM_WORLD, &pc));
   PetscCall(PCSetType(pc, PCPATCHAMG));
   PetscCall(Expect(PCPatchAMGSetPatchSize(pc, 2000), "PCPATCHAMG patch size 2000", "must be in [1, 1024]"));
+  { /* coordinates: 1 to 3 per point, finite, one point per local row */
+    PetscReal xyz[8] = {0, 1, 2, 3, 4, 5, 6, (PetscReal)NAN};
+    PetscInt  n;
+
+    PetscCall(Expect(PCSetCoordinates(pc, 4, 2, xyz), "PCPATCHAMG with 4 coordinates per point", "1 to 3 coordinates per point"));
+    PetscCall(Expect(PCSetCoordinates(pc, 1, 8, xyz), "PCPATCHAMG with a NaN coordinate", "is NaN or Inf"));
+    PetscCall(Tridiagonal(-1, 2.0, -1.0, -1.0, &A));
+    PetscCall(MatGetLocalSize(A, &n, NULL));
+    PetscCall(PCSetOperators(pc, A, A));
+    PetscCall(PCSetCoordinates(pc, 1, PetscMin(n, 7) - 1, xyz));
+    PetscCall(Expect(PCSetUp(pc), "PCPATCHAMG with fewer points than rows", "one point per row"));
+    PetscCall(MatDestroy(&A));
+  }
   PetscCall(PCDestroy(&pc));
   PetscFunctionReturn(0);
 }

@@ -3,7 +3,8 @@ static char help[] = "PCPATCHAMG on assembled SPD matrices: CG iterations, deter
                      "  -n <n>          : cells (q1) or points (fd7) per direction\n"
                      "  -lambda <l>     : reaction coefficient (default 1)\n"
                      "  -max_its <m>    : fail when CG needs more iterations (0: no check)\n"
-                     "  -repeat         : set up and solve twice; the iterations must be equal (same seed, same hierarchy)\n";
+                     "  -repeat         : set up and solve twice; the iterations must be equal (same seed, same hierarchy)\n"
+                     "  -coordinates    : give PCPATCHAMG the grid points (PCSetCoordinates): geometry-informed aggregation\n";
 
 #include <petscksp.h>
 #include <petscdmda.h>
@@ -39,7 +40,8 @@ static void Q1Reference(PetscReal K[64], PetscReal M[64])
   }
 }
 
-static PetscErrorCode CreateMatrix(const char problem[], PetscInt n, PetscReal lambda, Mat *A)
+/* The matrix, and the grid points of its rows (interlaced x, y, z; the layout of the DMDA's vectors) */
+static PetscErrorCode CreateMatrix(const char problem[], PetscInt n, PetscReal lambda, Mat *A, Vec *points)
 {
   DM        da;
   PetscBool q1;
@@ -49,6 +51,14 @@ static PetscErrorCode CreateMatrix(const char problem[], PetscInt n, PetscReal l
   PetscCall(DMDACreate3d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, q1 ? DMDA_STENCIL_BOX : DMDA_STENCIL_STAR, q1 ? n + 1 : n, q1 ? n + 1 : n, q1 ? n + 1 : n, PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE, 1, 1, NULL, NULL, NULL, &da));
   PetscCall(DMSetFromOptions(da));
   PetscCall(DMSetUp(da));
+  PetscCall(DMDASetUniformCoordinates(da, 0, 1, 0, 1, 0, 1));
+  {
+    Vec x;
+
+    PetscCall(DMGetCoordinates(da, &x));
+    PetscCall(VecDuplicate(x, points));
+    PetscCall(VecCopy(x, *points));
+  }
   PetscCall(DMCreateMatrix(da, A));
   if (q1) { /* element by element over the cells whose first node this rank owns */
     PetscReal h = 1.0 / n, K[64], M[64], Ae[64];
@@ -104,7 +114,7 @@ static PetscErrorCode CreateMatrix(const char problem[], PetscInt n, PetscReal l
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode Solve(Mat A, PetscInt *its, PetscReal *relres)
+static PetscErrorCode Solve(Mat A, Vec points, PetscInt *its, PetscReal *relres)
 {
   KSP       ksp;
   Vec       x, b, r;
@@ -124,6 +134,15 @@ static PetscErrorCode Solve(Mat A, PetscInt *its, PetscReal *relres)
 
     PetscCall(KSPGetPC(ksp, &pc));
     PetscCall(PCSetType(pc, PCPATCHAMG));
+    if (points) {
+      PetscScalar *x;
+      PetscInt     nx;
+
+      PetscCall(VecGetLocalSize(points, &nx));
+      PetscCall(VecGetArray(points, &x));
+      PetscCall(PCSetCoordinates(pc, 3, nx / 3, (PetscReal *)x));
+      PetscCall(VecRestoreArray(points, &x));
+    }
   }
   PetscCall(KSPSetFromOptions(ksp));
   PetscCall(KSPSolve(ksp, b, x));
@@ -142,10 +161,11 @@ static PetscErrorCode Solve(Mat A, PetscInt *its, PetscReal *relres)
 int main(int argc, char **argv)
 {
   Mat       A;
+  Vec       points;
   char      problem[16] = "q1";
   PetscInt  n = 16, max_its = 0, its, its2;
   PetscReal lambda = 1, relres, relres2;
-  PetscBool repeat = PETSC_FALSE;
+  PetscBool repeat = PETSC_FALSE, coordinates = PETSC_FALSE;
   int       fails = 0;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
@@ -155,8 +175,9 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-max_its", &max_its, NULL));
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-lambda", &lambda, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-repeat", &repeat, NULL));
-  PetscCall(CreateMatrix(problem, n, lambda, &A));
-  PetscCall(Solve(A, &its, &relres));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-coordinates", &coordinates, NULL));
+  PetscCall(CreateMatrix(problem, n, lambda, &A, &points));
+  PetscCall(Solve(A, coordinates ? points : NULL, &its, &relres));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s n=%" PetscInt_FMT ": CG iterations %" PetscInt_FMT ", relative residual %.2e\n", problem, n, its, (double)relres));
   if (!(relres <= 1e-8)) {
     fails++;
@@ -167,14 +188,14 @@ int main(int argc, char **argv)
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: %" PetscInt_FMT " iterations > %" PetscInt_FMT "\n", its, max_its));
   }
   if (repeat) {
-    PetscCall(Solve(A, &its2, &relres2));
+    PetscCall(Solve(A, coordinates ? points : NULL, &its2, &relres2));
     if (its2 != its || relres2 != relres) {
-    fails++;
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: a second setup gave %" PetscInt_FMT " iterations, residual %.17e (first: %" PetscInt_FMT ", %.17e)\n", its2, (double)relres2, its, (double)relres));
-  }
-    else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "a second setup gives the same iterations and residual\n"));
+      fails++;
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: a second setup gave %" PetscInt_FMT " iterations, residual %.17e (first: %" PetscInt_FMT ", %.17e)\n", its2, (double)relres2, its, (double)relres));
+    } else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "a second setup gives the same iterations and residual\n"));
   }
   PetscCall(MatDestroy(&A));
+  PetscCall(VecDestroy(&points));
   PetscCall(PetscFinalize());
   return fails ? 1 : 0;
 }

@@ -11,8 +11,14 @@
    (e) order: a stable grouping permutation;
    (f) level order: a permutation with patches and aggregates contiguous, both in ascending order
        within their group, pos its inverse, patch_ptr right (random and real aggregates/patches);
-   (g) bad arguments fail.
-   Prints aggregate and patch statistics of 3D grids and times the setup on a 100^3 7-point grid.
+   (g) bad arguments fail;
+   (h) coordinates (geometry-informed partitions): a vertex joins the part of the nearest root where
+       the weight rule would choose another (equal distances: the weight rule); partitions of a
+       geometric graph, a path and perturbed/anisotropic 3D grids with coordinates pass (b) and are
+       order independent; induced centroids equal a direct computation exactly; dim outside 1..3
+       fails; coordinates NULL leave everything as without them.
+   Prints aggregate and patch statistics of 3D grids, the compactness of aggregates with and without
+   coordinates, and times the setup on a 100^3 7-point grid.
    PETSc-free. Prints one line per check and returns 1 if any check failed; --quick skips the
    timing (for valgrind). */
 #include <stdint.h>
@@ -38,7 +44,15 @@ typedef struct {
 
 static PatchworkGraph View(const Graph *G)
 {
-  PatchworkGraph g = {G->n, G->ptr, G->adj, G->weight};
+  PatchworkGraph g = {G->n, G->ptr, G->adj, G->weight, 0, NULL};
+
+  return g;
+}
+
+/* The same with vertex coordinates x[n*dim] */
+static PatchworkGraph ViewCoord(const Graph *G, int dim, const double *x)
+{
+  PatchworkGraph g = {G->n, G->ptr, G->adj, G->weight, dim, x};
 
   return g;
 }
@@ -119,8 +133,9 @@ static Graph Grid(int nx, int ny, int nz, int box)
   return FromEdges(nx * ny * nz, &E);
 }
 
-/* n random points of the unit square joined when closer than r, numbered at offset off into E */
-static void GeometricEdges(int n, double r, int off, Edges *E, uint64_t *s)
+/* n random points of the unit square joined when closer than r, numbered at offset off into E;
+   the points go to *xout (2n entries) when it is given */
+static void GeometricEdges(int n, double r, int off, Edges *E, uint64_t *s, double **xout)
 {
   double *x = Malloc(sizeof(double) * 2 * n);
 
@@ -128,14 +143,15 @@ static void GeometricEdges(int n, double r, int off, Edges *E, uint64_t *s)
   for (int a = 0; a < n; a++)
     for (int b = a + 1; b < n; b++)
       if ((x[2 * a] - x[2 * b]) * (x[2 * a] - x[2 * b]) + (x[2 * a + 1] - x[2 * b + 1]) * (x[2 * a + 1] - x[2 * b + 1]) < r * r) EdgeAdd(E, off + a, off + b);
-  free(x);
+  if (xout) *xout = x;
+  else free(x);
 }
 
-static Graph Geometric(int n, double r, uint64_t *s)
+static Graph Geometric(int n, double r, uint64_t *s, double **xout)
 {
   Edges E = {0, 0, NULL};
 
-  GeometricEdges(n, r, 0, &E, s);
+  GeometricEdges(n, r, 0, &E, s, xout);
   return FromEdges(n, &E);
 }
 
@@ -157,7 +173,7 @@ static Graph Mixed(uint64_t *s)
       if (j + 1 < 6) EdgeAdd(&E, off + j * 8 + i, off + (j + 1) * 8 + i);
     }
   off += 48;
-  GeometricEdges(300, 0.09, off, &E, s);
+  GeometricEdges(300, 0.09, off, &E, s, NULL);
   off += 300;
   EdgeAdd(&E, off, off + 1);
   EdgeAdd(&E, off + 1, off + 2);
@@ -431,7 +447,7 @@ static void CheckInduce(int *fails, const char *name, const Graph *G, const int 
       asym += found != 1;
     }
   }
-  Check(fails, c.n != nparts || total != TotalWeight(G), 0, "%s induce: %d vertices, weights sum to the total %ld", name, c.n, total);
+  Check(fails, c.n != nparts || total != TotalWeight(G) || c.dim || c.coord, 0, "%s induce: %d vertices, weights sum to the total %ld, no coordinates", name, c.n, total);
   Check(fails, bad, 0, "%s induce: rows sorted, distinct, in range, no self loops", name);
   Check(fails, asym, 0, "%s induce: symmetric", name);
   if (brute) {
@@ -455,7 +471,7 @@ static void CheckInduce(int *fails, const char *name, const Graph *G, const int 
     free(w);
   }
   PatchworkGraphFree(&c);
-  Check(fails, c.n || c.ptr || c.adj || c.weight, 0, "%s induce: PatchworkGraphFree zeroes the struct", name);
+  Check(fails, c.n || c.ptr || c.adj || c.weight || c.dim || c.coord, 0, "%s induce: PatchworkGraphFree zeroes the struct", name);
 }
 
 static void TestOrder(int *fails, uint64_t *s)
@@ -714,7 +730,7 @@ static void TestBadArguments(int *fails)
 {
   int            ptr[4] = {0, 1, 3, 4}, adj[4] = {1, 0, 2, 1}, bad_adj[4] = {1, 0, 3, 1}, w[3] = {1, -1, 1};
   int            out[3], part[3] = {0, 0, 1}, bad_part[3] = {0, 2, 1}, count, np, nerr = 0;
-  PatchworkGraph g = {3, ptr, adj, NULL}, gb = {3, ptr, bad_adj, NULL}, gw = {3, ptr, adj, w}, gn = {-1, ptr, adj, NULL}, c = {7, ptr, adj, w};
+  PatchworkGraph g = {3, ptr, adj, NULL, 0, NULL}, gb = {3, ptr, bad_adj, NULL, 0, NULL}, gw = {3, ptr, adj, w, 0, NULL}, gn = {-1, ptr, adj, NULL, 0, NULL}, c = {7, ptr, adj, w, 0, NULL};
 
   nerr += !PatchworkGraphKMIS(NULL, 1, 0, out, &count);
   nerr += !PatchworkGraphKMIS(&g, 0, 0, out, &count);
@@ -745,7 +761,7 @@ static void TestBadArguments(int *fails)
 static void TestSmall(int *fails)
 {
   int            ptr[6] = {0, 0, 0, 0, 0, 0}, adj[1] = {0}, kptr[5] = {0, 3, 6, 9, 12}, kadj[12] = {1, 2, 3, 0, 2, 3, 0, 1, 3, 0, 1, 2}, out[5], count, np, bad = 0;
-  PatchworkGraph e = {0, ptr, NULL, NULL}, iso = {5, ptr, adj, NULL}, k4 = {4, kptr, kadj, NULL};
+  PatchworkGraph e = {0, ptr, NULL, NULL, 0, NULL}, iso = {5, ptr, adj, NULL, 0, NULL}, k4 = {4, kptr, kadj, NULL, 0, NULL};
 
   bad += PatchworkGraphKMIS(&e, 1, 0, NULL, &count) || count != 0;
   bad += PatchworkGraphPartition(&e, 1, 0, 9, NULL, &np) || np != 0;
@@ -767,6 +783,207 @@ static void TestSmall(int *fails)
     GraphDestroy(&P);
   }
   Check(fails, bad, 0, "small graphs: empty, isolated vertices (own parts, numbered in order), K4 (one root, one part), a path lighter than min_weight (one part)");
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Coordinates (geometry-informed partitions) */
+
+/* Induce with coordinates x[n*dim]: c.dim = dim and the centroids equal a direct computation
+   exactly (sums in ascending vertex order, then the division by the count), also with an empty part
+   appended (centroid 0); PatchworkGraphFree zeroes the struct. Returns the compactness of the
+   partition: the mean squared distance of the vertices to the centroid of their part. */
+static double CheckCentroids(int *fails, const char *name, const Graph *G, int dim, const double *x, const int *part, int nparts)
+{
+  const PatchworkGraph g   = ViewCoord(G, dim, x);
+  double              *sum = Malloc(sizeof(double) * (nparts + 1) * dim), msd = 0;
+  int                 *cnt = Malloc(sizeof(int) * (nparts + 1)), wrong = 0, err = 0;
+
+  for (int v = 0; v < G->n; v++) {
+    cnt[part[v]]++;
+    for (int d = 0; d < dim; d++) sum[part[v] * dim + d] += x[v * dim + d];
+  }
+  for (int q = 0; q <= nparts; q++)
+    for (int d = 0; d < dim; d++) sum[q * dim + d] = cnt[q] ? sum[q * dim + d] / cnt[q] : 0;
+  for (int extra = 0; extra <= 1; extra++) {
+    PatchworkGraph c;
+
+    if (PatchworkGraphInduce(&g, part, nparts + extra, &c)) {
+      err++;
+      continue;
+    }
+    wrong += c.n != nparts + extra || c.dim != dim || !c.coord;
+    for (int i = 0; !wrong && i < (nparts + extra) * dim; i++) wrong += c.coord[i] != sum[i];
+    if (!extra && !wrong)
+      for (int v = 0; v < G->n; v++)
+        for (int d = 0; d < dim; d++) msd += (x[v * dim + d] - c.coord[part[v] * dim + d]) * (x[v * dim + d] - c.coord[part[v] * dim + d]);
+    PatchworkGraphFree(&c);
+    wrong += c.n || c.ptr || c.adj || c.weight || c.dim || c.coord;
+  }
+  Check(fails, err, 0, "%s induce with coordinates: returns 0", name);
+  Check(fails, wrong, 0, "%s induce: centroids (dim %d) equal the direct computation exactly, 0 for an empty part; freed", name, dim);
+  free(sum);
+  free(cnt);
+  return G->n ? msd / G->n : 0;
+}
+
+/* Roots 0 and 1 (a seed is searched whose 2-MIS is {0, 1}); 2, 3, 4 join part 0 and 6 joins part 1
+   in the first round; then vertex 5 sees three neighbours in part 0 and one in part 1, so the weight
+   rule takes part 0, and coordinates that put 5 nearer to root 1 must take part 1 (in 1, 2 and 3
+   dimensions); at equal distances the weight rule decides again. */
+static void TestNearestRoot(int *fails)
+{
+  const int    edges[8][2] = {{0, 2}, {0, 3}, {0, 4}, {2, 5}, {3, 5}, {4, 5}, {5, 6}, {6, 1}};
+  const double x1[7]       = {0, 4, 1, 1, 1, 2.5, 3.5};                             /* |5-0|^2 = 6.25, |5-1|^2 = 2.25 */
+  const double x2[14]      = {0, 0, 4, 0, 1, -1, 1, 0, 1, 1, 2.5, 0, 3.25, 0.5};     /* the same in the plane */
+  const double tie[14]     = {0, 0, 4, 0, 1, -1, 1, 0, 1, 1, 2, 0, 3.25, 0.5};       /* 4 and 4 */
+  const double x3[21]      = {0, 0, 3, 4, 0, 0, 1, -1, 2, 1, 0, 2, 1, 1, 2, 2, 0, 0, 3, 0.5, 0}; /* 13 and 4: the z term decides */
+  const struct {
+    int           dim;
+    const double *x;
+    int           want; /* part of vertex 5 */
+  } cases[] = {
+    {0, NULL, 0},
+    {1, x1,   1},
+    {2, x2,   1},
+    {2, tie,  0},
+    {3, x3,   1},
+  };
+  Edges          E = {0, 0, NULL};
+  Graph          G;
+  PatchworkGraph g;
+  int            in_set[7], count, seed = -1, part[7], np, bad = 0;
+
+  for (int i = 0; i < 8; i++) EdgeAdd(&E, edges[i][0], edges[i][1]);
+  G = FromEdges(7, &E);
+  g = View(&G);
+  for (unsigned t = 0; t < 1000 && seed < 0; t++)
+    if (!PatchworkGraphKMIS(&g, 2, t, in_set, &count) && count == 2 && in_set[0] && in_set[1]) seed = (int)t;
+  Check(fails, seed < 0, 0, "nearest root: a seed whose 2-MIS is {0, 1} (%d)", seed);
+  if (seed >= 0)
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+      const PatchworkGraph h = ViewCoord(&G, cases[i].dim, cases[i].x);
+
+      if (PatchworkGraphPartition(&h, 2, (unsigned)seed, 1, part, &np) || np != 2) {
+        bad++;
+        continue;
+      }
+      bad += part[0] != 0 || part[1] != 1 || part[2] != 0 || part[3] != 0 || part[4] != 0 || part[6] != 1 || part[5] != cases[i].want;
+    }
+  Check(fails, bad, 0, "nearest root: vertex 5 joins part 0 by weight (no coordinates, equal distances) and the nearer root 1 with coordinates (dim 1, 2, 3)");
+  GraphDestroy(&G);
+}
+
+/* Partitions with coordinates: the checks of TestPartition, order independence with coordinates,
+   and the centroids of the result */
+static void TestPartitionCoord(int *fails, const char *name, const Graph *G, int dim, const double *x, int k, int min_weight, uint64_t *s)
+{
+  Graph                H = Shuffled(G, s);
+  const PatchworkGraph g = ViewCoord(G, dim, x), h = ViewCoord(&H, dim, x);
+  int                 *a = Malloc(sizeof(int) * G->n), *b = Malloc(sizeof(int) * G->n);
+  int                  na = 0, nb = 0, err;
+  char                 label[160];
+
+  err = PatchworkGraphPartition(&g, k, 3, min_weight, a, &na);
+  err |= PatchworkGraphPartition(&h, k, 3, min_weight, b, &nb);
+  snprintf(label, sizeof(label), "%s with coordinates (dim %d) partition k=%d min_weight=%d", name, dim, k, min_weight);
+  Check(fails, err, 0, "%s returns 0", label);
+  CheckPartition(fails, label, G, a, na, min_weight);
+  Check(fails, Differ(G->n, a, b) + abs(na - nb), 0, "%s: the same with shuffled adjacency rows", label);
+  if (!err) CheckCentroids(fails, label, G, dim, x, a, na);
+  GraphDestroy(&H);
+  free(a);
+  free(b);
+}
+
+/* Aggregates (k=2, min 9) of a 3D grid with spacings h[] and vertex positions perturbed by up to
+   perturb spacings, without and with coordinates: both pass the partition checks, and the
+   compactness of both (mean squared distance to the part's centroid) is printed; then patches
+   (k=1, min 64) of the induced graph with its centroids */
+static void TestGeometricGrid(int *fails, int nx, int ny, int nz, int box, const double h[3], double perturb, uint64_t *s)
+{
+  Graph          G = Grid(nx, ny, nz, box);
+  double        *x = Malloc(sizeof(double) * 3 * G.n), msd[2];
+  int           *part[2] = {Malloc(sizeof(int) * G.n), Malloc(sizeof(int) * G.n)}, np[2] = {0, 0}, err = 0;
+  PartStats      st[2];
+  PatchworkGraph g[2], c;
+  char           name[96], label[160];
+
+  snprintf(name, sizeof(name), "3D %dx%dx%d %s spacing %gx%gx%g perturbed %g", nx, ny, nz, box ? "27-point" : "7-point", h[0], h[1], h[2], perturb);
+  for (int l = 0, v = 0; l < nz; l++)
+    for (int j = 0; j < ny; j++)
+      for (int i = 0; i < nx; i++, v++) {
+        const int ijl[3] = {i, j, l};
+
+        for (int d = 0; d < 3; d++) x[3 * v + d] = h[d] * (ijl[d] + perturb * (2 * Rand(s) - 1));
+      }
+  g[0] = View(&G);
+  g[1] = ViewCoord(&G, 3, x);
+  for (int i = 0; i < 2; i++) {
+    snprintf(label, sizeof(label), "%s aggregates k=2 min 9 %s coordinates", name, i ? "with" : "without");
+    err = PatchworkGraphPartition(&g[i], 2, 3, 9, part[i], &np[i]);
+    Check(fails, err, 0, "%s: returns 0", label);
+    if (err) goto out;
+    st[i]  = CheckPartition(fails, label, &G, part[i], np[i], 9);
+    msd[i] = CheckCentroids(fails, label, &G, 3, x, part[i], np[i]);
+  }
+  printf("compactness %s, aggregates k=2 min 9: without coordinates %d parts (size %d..%d), mean squared distance to the centroid %.4f; with coordinates %d parts (size %d..%d), %.4f (ratio %.3f)\n", name, np[0], st[0].minw,
+         st[0].maxw, msd[0], np[1], st[1].minw, st[1].maxw, msd[1], msd[1] / msd[0]);
+  if (!PatchworkGraphInduce(&g[1], part[1], np[1], &c)) {
+    Graph C     = {c.n, (int *)c.ptr, (int *)c.adj, (int *)c.weight};
+    int  *patch = Malloc(sizeof(int) * c.n), npatch = 0;
+
+    snprintf(label, sizeof(label), "%s patches k=1 min 64 of the aggregates' centroids", name);
+    Check(fails, PatchworkGraphPartition(&c, 1, 5, 64, patch, &npatch), 0, "%s: returns 0", label);
+    CheckPartition(fails, label, &C, patch, npatch, 64);
+    free(patch);
+    PatchworkGraphFree(&c);
+  } else Check(fails, 1, 0, "%s: induce returns 0", name);
+out:
+  free(x);
+  free(part[0]);
+  free(part[1]);
+  GraphDestroy(&G);
+}
+
+/* dim outside 1..3 with coordinates fails (Partition, Induce, also without vertices); coordinates
+   NULL leave dim unused and the result as without them */
+static void TestCoordArguments(int *fails)
+{
+  Graph          P = Path(6);
+  const double   x[18] = {0};
+  const int      dims[3] = {-1, 0, 4};
+  int            a[6], b[6], part[6] = {0, 0, 1, 1, 2, 2}, na, nb, nerr = 0, bad = 0;
+  PatchworkGraph g, c;
+
+  for (int i = 0; i < 3; i++) {
+    g = ViewCoord(&P, dims[i], x);
+    nerr += !PatchworkGraphPartition(&g, 1, 0, 1, a, &na);
+    nerr += !PatchworkGraphInduce(&g, part, 3, &c);
+    nerr += c.n || c.ptr || c.adj || c.weight || c.dim || c.coord;
+    g.n = 0;
+    nerr += !PatchworkGraphPartition(&g, 1, 0, 1, a, &na);
+    nerr += !PatchworkGraphInduce(&g, part, 3, &c);
+  }
+  Check(fails, nerr, 0, "coordinates with dim 0, 4 or -1 fail (Partition, Induce, also on an empty graph)");
+  g = ViewCoord(&P, 4, NULL);
+  bad += PatchworkGraphPartition(&g, 2, 9, 2, a, &na);
+  g = View(&P);
+  bad += PatchworkGraphPartition(&g, 2, 9, 2, b, &nb);
+  bad += Differ(6, a, b) + abs(na - nb);
+  g = ViewCoord(&P, 4, NULL);
+  bad += PatchworkGraphInduce(&g, part, 3, &c) || c.dim || c.coord;
+  PatchworkGraphFree(&c);
+  /* no vertices: every part empty, centroid 0 */
+  g   = ViewCoord(&P, 2, x);
+  g.n = 0;
+  bad += PatchworkGraphPartition(&g, 1, 0, 1, a, &na) || na != 0;
+  if (!PatchworkGraphInduce(&g, part, 3, &c)) {
+    bad += c.n != 3 || c.dim != 2 || !c.coord;
+    for (int i = 0; c.coord && i < 6; i++) bad += c.coord[i] != 0;
+    PatchworkGraphFree(&c);
+  } else bad++;
+  Check(fails, bad, 0, "coordinates NULL: dim ignored, the partition as without them, no centroids; no vertices: empty parts' centroids 0");
+  GraphDestroy(&P);
 }
 
 static double Seconds(clock_t t0)
@@ -818,7 +1035,8 @@ int main(int argc, char **argv)
 {
   int      fails = 0, quick = argc > 1 && !strcmp(argv[1], "--quick");
   uint64_t s     = 0x2545F4914F6CDD1DULL;
-  Graph    path = Path(200), g2 = Grid(30, 20, 1, 0), g9 = Grid(25, 25, 1, 1), g7 = Grid(12, 10, 9, 0), g27 = Grid(10, 9, 8, 1), geo = Geometric(1500, 0.05, &s), mix = Mixed(&s);
+  double  *geo_x = NULL, *path_x;
+  Graph    path = Path(200), g2 = Grid(30, 20, 1, 0), g9 = Grid(25, 25, 1, 1), g7 = Grid(12, 10, 9, 0), g27 = Grid(10, 9, 8, 1), geo = Geometric(1500, 0.05, &s, &geo_x), mix = Mixed(&s);
   const struct {
     const char  *name;
     const Graph *G;
@@ -862,6 +1080,29 @@ int main(int argc, char **argv)
     GraphDestroy(&a);
     GraphDestroy(&b);
   }
+  /* coordinates: the geometric graph's points (2D), a path on a jittered line (1D), 3D grids */
+  TestNearestRoot(&fails);
+  TestCoordArguments(&fails);
+  path_x = Malloc(sizeof(double) * path.n);
+  for (int v = 0; v < path.n; v++) path_x[v] = v + 0.45 * Rand(&s);
+  for (int k = 1; k <= 2; k++) {
+    const int mins[] = {0, 9, 40};
+
+    for (int m = 0; m < 3; m++) {
+      TestPartitionCoord(&fails, "geometric 1500", &geo, 2, geo_x, k, mins[m], &s);
+      TestPartitionCoord(&fails, "path 200", &path, 1, path_x, k, mins[m], &s);
+    }
+  }
+  {
+    const double unit[3] = {1, 1, 1}, aniso[3] = {1, 1, 3};
+
+    TestGeometricGrid(&fails, 24, 24, 24, 0, unit, 0, &s);
+    TestGeometricGrid(&fails, 24, 24, 24, 1, unit, 0.3, &s);
+    TestGeometricGrid(&fails, 30, 30, 12, 0, aniso, 0, &s);
+    TestGeometricGrid(&fails, 30, 30, 12, 1, aniso, 0.2, &s);
+  }
+  free(geo_x);
+  free(path_x);
   if (!quick) TimeSetup(&fails);
   for (int i = 0; i < ncase; i++) GraphDestroy((Graph *)cases[i].G);
   printf("%s: %d check(s) failed\n", fails ? "FAIL" : "ok  ", fails);

@@ -109,6 +109,61 @@ static PetscErrorCode GraphFromMatrix(PC_PatchAMGGraph *H, Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Level 0's vertex coordinates for the geometry-informed aggregation, where the level's vectors
+   live: PCSetCoordinates()'s points, else the DM's coordinates when they have one point per local
+   row (a P1 or Q1 DM without constrained vertices), else none (the aggregation is algebraic) */
+static PetscErrorCode GraphCoordinates(PC pc, PC_PatchAMGGraph *H)
+{
+  PC_PatchAMG   *pa = (PC_PatchAMG *)pc->data;
+  PatchworkGraph *g  = &H->L[0].g;
+  const double  *x  = NULL;
+  double        *copy = NULL, *c;
+  PetscInt       dim = 0;
+
+  PetscFunctionBegin;
+  pa->coord_source = NULL;
+  if (!pa->use_coords) PetscFunctionReturn(PETSC_SUCCESS);
+  if (pa->coords) {
+    PetscCheck(pa->ncoords == H->n0, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "PCPATCHAMG: PCSetCoordinates() gave %" PetscInt_FMT " points on this rank, but the matrix has %" PetscInt_FMT " local rows (one point per row)", pa->ncoords, H->n0);
+    x                = pa->coords;
+    dim              = pa->coord_dim;
+    pa->coord_source = "PCSetCoordinates()";
+  } else if (pc->dm) {
+    Vec      X;
+    PetscInt nx, cdim;
+
+    PetscCall(DMGetCoordinateDim(pc->dm, &cdim));
+    PetscCall(DMGetCoordinates(pc->dm, &X));
+    if (X) PetscCall(VecGetLocalSize(X, &nx));
+    if (X && cdim >= 1 && cdim <= 3 && nx == cdim * H->n0) {
+      const PetscScalar *xa;
+
+      PetscCall(PetscMalloc1(nx, &copy));
+      PetscCall(VecGetArrayRead(X, &xa));
+      for (PetscInt i = 0; i < nx; i++) copy[i] = (double)PetscRealPart(xa[i]);
+      PetscCall(VecRestoreArrayRead(X, &xa));
+      x                = copy;
+      dim              = cdim;
+      pa->coord_source = "the DM";
+    }
+  }
+  if (!x) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(SpaceMalloc(H->dev, (size_t)dim * (size_t)H->n0, sizeof(double), &c));
+  if (!H->dev) PetscCall(PetscArraycpy(c, x, dim * H->n0));
+#if defined(PATCHWORK_HAVE_CUDA)
+  else {
+    void *stream;
+
+    PetscCall(PatchworkGetDeviceStream(&stream));
+    PatchworkCallKernel(PatchworkDeviceCopyToDevice(c, x, sizeof(double) * (size_t)dim * (size_t)H->n0, stream));
+  }
+#endif
+  PetscCall(PetscFree(copy));
+  g->dim   = (int)dim;
+  g->coord = c;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Gives back level 0's graph when it is the matrix's own (it must not outlive the hierarchy's construction) */
 static PetscErrorCode ReleaseMatrixGraph(PC_PatchAMGGraph *H)
 {
@@ -152,6 +207,7 @@ PetscErrorCode PCPatchAMGGraphBuild(PC pc, Mat A, PetscInt first, PC_PatchAMGGra
   if (H->dev) PetscCall(PatchworkGetDeviceStream(&stream));
   PetscCall(PetscCalloc1(maxl, &H->L));
   PetscCall(GraphFromMatrix(H, A));
+  if (first == 0) PetscCall(GraphCoordinates(pc, H)); /* a gathered level's rows have no known points */
   for (;;) {
     PC_PatchAMGGraphLevel *L = &H->L[H->nl++];
     PatchworkGraph         unweighted = L->g;
@@ -205,6 +261,7 @@ PetscErrorCode PCPatchAMGGraphDestroy(PC_PatchAMGGraph *H)
     if (l == 0) { /* the copy of the matrix's graph (host); the device one was borrowed */
       PetscCall(SpaceFree(H->dev, &L->g.ptr));
       PetscCall(SpaceFree(H->dev, &L->g.adj));
+      PetscCall(SpaceFree(H->dev, &L->g.coord));
     } else if (H->dev) {
 #if defined(PATCHWORK_HAVE_CUDA)
       PatchworkGraphFreeCUDA(&L->g);

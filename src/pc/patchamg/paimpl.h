@@ -85,6 +85,10 @@ typedef struct {
   PetscBool              check;        /* symmetry and definiteness checks at setup */
   PetscBool              product_kernels; /* one rank: P and the Galerkin operators by amg_kernel.h's kernels */
   PetscBool              geometric;    /* levels from the DM's refinement hierarchy instead of aggregates */
+  PetscBool              use_coords;   /* geometry-informed aggregation where coordinates are known */
+  double                *coords;       /* PCSetCoordinates(): this rank's points, interlaced (kept over resets) */
+  PetscInt               coord_dim, ncoords;
+  const char            *coord_source; /* set up: where level 0's coordinates came from (NULL: none, algebraic) */
   /* set up */
   PetscInt               nlevels;      /* levels[0] finest */
   PC_PatchAMGLevel      *levels;

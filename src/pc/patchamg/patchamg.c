@@ -48,6 +48,7 @@ static PetscErrorCode PCSetFromOptions_PatchAMG(PC pc, PatchworkOptionItems Pets
   PetscCall(PetscOptionsInt("-pc_patchamg_levels", "Most levels (0: as many as the coarse size needs)", "", pa->max_levels, &pa->max_levels, NULL));
   PetscCall(PetscOptionsInt("-pc_patchamg_seed", "Seed of the k-MIS priorities (the same seed gives the same hierarchy)", "", pa->seed, &pa->seed, NULL));
   PetscCall(PetscOptionsBool("-pc_patchamg_product_kernels", "One rank: prolongators and Galerkin operators by Patchwork's kernels (else PETSc's MatMatMult and MatPtAP)", "", pa->product_kernels, &pa->product_kernels, NULL));
+  PetscCall(PetscOptionsBool("-pc_patchamg_use_coordinates", "Geometry-informed aggregation: rows left over by the k-MIS join the neighbouring aggregate with the nearest root (coordinates from PCSetCoordinates() or the DM)", "", pa->use_coords, &pa->use_coords, NULL));
   PetscCall(PetscOptionsBool("-pc_patchamg_check", "Check symmetry and definiteness of the matrix at setup", "", pa->check, &pa->check, NULL));
   PetscOptionsHeadEnd();
   PetscCheck(pa->redistribute >= 0, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_patchamg_redistribute must be 0 (never) or positive, got %" PetscInt_FMT, pa->redistribute);
@@ -130,6 +131,8 @@ static PetscErrorCode PCView_PatchAMG(PC pc, PetscViewer viewer)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(PetscViewerASCIIPrintf(viewer, "  smoothed aggregation: aggregates around a %" PetscInt_FMT "-MIS, at least %" PetscInt_FMT " rows, prolongator smoothed by one Jacobi step (w = %g/rho)\n", pa->k, pa->min_agg, (double)pa->prolong_omega));
+  if (pa->levels && pa->coord_source) PetscCall(PetscViewerASCIIPrintf(viewer, "  geometry-informed: left-over rows join the neighbouring aggregate with the nearest root (coordinates from %s; coarse points: aggregate centroids)\n", pa->coord_source));
+  else if (pa->levels) PetscCall(PetscViewerASCIIPrintf(viewer, "  algebraic: left-over rows join the aggregate they are most connected to (no coordinates: PCSetCoordinates() or a DM gives them)\n"));
   if (pa->relax == PATCHWORK_AMG_RELAX_PATCH) {
     char omega[64] = "min(1, 1.5/lambda_max(M^-1 A)) per level";
 
@@ -194,12 +197,31 @@ static PetscErrorCode PCDestroy_PatchAMG(PC pc)
   PetscFunctionBegin;
   PetscCall(PCReset_PatchAMG_All(pc));
   PetscCall(PetscFree(((PC_PatchAMG *)pc->data)->mat_type));
+  PetscCall(PetscFree(((PC_PatchAMG *)pc->data)->coords));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCSetCoordinates_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetRelax_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetPrecision_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetPatchSize_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGGetNumberLevels_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetHierarchy_C", NULL));
   PetscCall(PetscFree(pc->data));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* PCSetCoordinates(): nloc points of dim coordinates, interlaced, one per local row of the matrix */
+static PetscErrorCode PCSetCoordinates_PatchAMG(PC pc, PetscInt dim, PetscInt nloc, PetscReal coords[])
+{
+  PC_PatchAMG *pa = (PC_PatchAMG *)pc->data;
+
+  PetscFunctionBegin;
+  PetscCheck(dim >= 1 && dim <= 3, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "PCSetCoordinates: PCPATCHAMG takes 1 to 3 coordinates per point, not %" PetscInt_FMT, dim);
+  PetscCheck(nloc >= 0 && (nloc == 0 || coords), PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "PCSetCoordinates: %" PetscInt_FMT " points but no coordinates", nloc);
+  for (PetscInt i = 0; i < dim * nloc; i++) PetscCheck(!PetscIsInfOrNanReal(coords[i]), PETSC_COMM_SELF, PETSC_ERR_FP, "PCSetCoordinates: coordinate %" PetscInt_FMT " of point %" PetscInt_FMT " is NaN or Inf", i % dim, i / dim);
+  PetscCall(PetscFree(pa->coords));
+  PetscCall(PetscMalloc1(dim * nloc, &pa->coords));
+  for (PetscInt i = 0; i < dim * nloc; i++) pa->coords[i] = (double)coords[i];
+  pa->coord_dim = dim;
+  pa->ncoords   = nloc;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -417,6 +439,7 @@ PetscErrorCode PCPatchAMGGetNumberLevels(PC pc, PetscInt *n)
 . -pc_patchamg_levels <n>                                       - most levels
 . -pc_patchamg_seed <s>                                         - seed of the k-MIS (same seed, same hierarchy)
 . -pc_patchamg_product_kernels <bool>                           - one rank: P and the Galerkin operators by Patchwork's kernels (default true; false: PETSc's MatMatMult and MatPtAP)
+. -pc_patchamg_use_coordinates <bool>                           - geometry-informed aggregation where coordinates are known (default true)
 . -pc_patchamg_check                                            - check symmetry and definiteness at setup
 - -pc_patchamg_coarse_ksp_type, -pc_patchamg_coarse_pc_type      - the coarse solver (default preonly + LU, redundant on several ranks)
 
@@ -460,6 +483,7 @@ PETSC_EXTERN PetscErrorCode PCCreate_PatchAMG(PC pc)
   pa->seed          = 1;
   pa->renumber      = PC_PATCHAMG_RENUMBER_NATURAL;
   pa->product_kernels = PETSC_TRUE;
+  pa->use_coords      = PETSC_TRUE;
 
   pc->ops->setup          = PCSetUp_PatchAMG_Cite;
   pc->ops->apply          = PCApply_PatchAMG;
@@ -473,5 +497,6 @@ PETSC_EXTERN PetscErrorCode PCCreate_PatchAMG(PC pc)
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetPatchSize_C", PCPatchAMGSetPatchSize_PatchAMG));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGGetNumberLevels_C", PCPatchAMGGetNumberLevels_PatchAMG));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetHierarchy_C", PCPatchAMGSetHierarchy_PatchAMG));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCSetCoordinates_C", PCSetCoordinates_PatchAMG));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
