@@ -349,6 +349,15 @@ run tets/annulus-patchamg   tets_its 1 45 -mesh annulus -cells 64 -sigma_ratio 1
 run tets/irregular-patchamg-coords tets_its 1 35 -mesh irregular -cells 24 -pc_type patchamg -coordinates
 run tets/blobs100-patchamg-coords  tets_its 1 70 -mesh blobs -cells 24 -sigma_ratio 100 -pc_type patchamg -coordinates
 run tets/annulus-patchamg-coords   tets_its 1 45 -mesh annulus -cells 64 -sigma_ratio 10 -pc_type patchamg -coordinates
+# the DM's coordinates (a PC with the mesh's DM, here through -refine_hierarchy) give the hierarchy PCSetCoordinates gives
+amg_levels() { "$@" -ksp_view | awk '/level +rows +nonzeros/ {on = 1; next} on && /coarse solve/ {print $1, $2, $3; exit} on {print $1, $2, $3, $4, $5, $6, $7, $8}'; }
+coords_from_dm() {
+  local a b
+  a=$(amg_levels $B/examples/tets "$@" -coordinates) && b=$(amg_levels $B/examples/tets "$@" -refine_hierarchy) || return 1
+  $B/examples/tets "$@" -refine_hierarchy -ksp_view | grep -q 'coordinates from the DM' || { echo "the DM's coordinates were not used"; return 1; }
+  [ -n "$a" ] && [ "$a" = "$b" ] && echo "$a"
+}
+run tets/coordinates-from-dm coords_from_dm -mesh irregular -refine 2 -pc_type patchamg
 # SPAI(1) relaxation against point Jacobi in the same hierarchy: Geveler et al. report about half the
 # iterations; required: at most 2/3
 spai_vs_jacobi() {
