@@ -178,9 +178,13 @@ void PatchworkCSRMatrixFreeCUDA(PatchworkCSRMatrix *M);
    src/core/amg_csr_ref.c (Transpose allocates with malloc); CUDA: cuda/amg_csr.cu (Mult,
    Diagonal) and cuda/amg_galerkin.cu (Transpose, device memory), device pointers, stream a
    cudaStream_t. Return 0, 1 on bad arguments, or a cudaError_t code. Transpose and Diagonal equal
-   the reference exactly, Mult up to rounding (a row's sum runs in another order). */
+   the reference exactly, Mult up to rounding (a row's sum runs in another order). MultSingle is Mult
+   with M's values replaced by val (float, M->nnz entries; M->val is not read), each promoted to
+   double before its product. */
 int PatchworkCSRMultRef(const PatchworkCSRMatrix *M, const double *x, const double *z, double *y);
 int PatchworkCSRMultCUDA(const PatchworkCSRMatrix *M, const double *x, const double *z, double *y, void *stream);
+int PatchworkCSRMultSingleRef(const PatchworkCSRMatrix *M, const float *val, const double *x, const double *z, double *y);
+int PatchworkCSRMultSingleCUDA(const PatchworkCSRMatrix *M, const float *val, const double *x, const double *z, double *y, void *stream);
 int PatchworkCSRTransposeRef(const PatchworkCSRMatrix *M, PatchworkCSRMatrix *T);
 int PatchworkCSRTransposeCUDA(const PatchworkCSRMatrix *M, PatchworkCSRMatrix *T, void *stream);
 int PatchworkCSRDiagonalRef(const PatchworkCSRMatrix *M, double *d);

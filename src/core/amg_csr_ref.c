@@ -2,7 +2,8 @@
    T = M^T and the diagonal (contract: include/patchwork/amg_kernel.h; the GPU versions:
    cuda/amg_csr.cu, cuda/amg_galerkin.cu).
 
-   Mult sums a row in storage order and adds z last; the GPU may sum in another order, so the two
+   Mult (and MultSingle, with float values) sums a row in storage order and adds z last; the GPU
+   may sum in another order, so the two
    agree up to rounding. Transpose is a counting sort of M's entries by column: count, prefix sum,
    then a fill that visits M's rows in ascending order, so every row of T lists them ascending
    without a sort. Diagonal adds a row's entries in column i in storage order, from 0. */
@@ -29,6 +30,18 @@ int PatchworkCSRMultRef(const PatchworkCSRMatrix *M, const double *x, const doub
 
     for (int e = M->ptr[i]; e < M->ptr[i + 1]; e++) s += M->val[e] * x[M->col[e]];
     y[i] = z ? z[i] + s : s; /* z[i] is read before y[i] is written: z may alias y */
+  }
+  return 0;
+}
+
+int PatchworkCSRMultSingleRef(const PatchworkCSRMatrix *M, const float *val, const double *x, const double *z, double *y)
+{
+  if (!M || M->nrow < 0 || M->ncol < 0 || M->nnz < 0 || (M->nrow > 0 && !M->ptr) || (M->nnz > 0 && (!M->col || !val || !x)) || (M->nrow > 0 && !y)) return 1;
+  for (int i = 0; i < M->nrow; i++) {
+    double s = 0.0;
+
+    for (int e = M->ptr[i]; e < M->ptr[i + 1]; e++) s += (double)val[e] * x[M->col[e]];
+    y[i] = z ? z[i] + s : s;
   }
   return 0;
 }

@@ -18,6 +18,7 @@
 
    Usage: test_amg_csr_kernels [--quick]   (--quick: small cases, for compute-sanitizer) */
 #include "gputest.h"
+#include "../roundoff.h"
 #include <chrono>
 #include <cmath>
 #include <cfloat>
@@ -47,19 +48,6 @@ static double Seconds(std::chrono::steady_clock::time_point t0)
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-static double Gamma(int n, double u)
-{
-  return n * u / (1 - n * u);
-}
-
-/* the unit roundoff long double really has here (double on some hosts) */
-static double LongDoubleRoundoff(void)
-{
-  volatile long double one = 1, e = 1;
-
-  while (one + e / 2 != one) e /= 2;
-  return (double)(e / 2);
-}
 
 /* ---------------------------------------------------------------------------------------------
    Inputs */
@@ -173,14 +161,18 @@ static void FreeMat(PatchworkCSRMatrix &d) /* ours, from cudaMalloc (not the lib
 
 static const char *zname[] = {"z NULL", "z distinct", "z aliasing y"};
 
-/* y = z + M x on both, for the three kinds of z */
-static void CheckMult(const char *label, const Mat &M, const PatchworkCSRMatrix &dM, bool nul)
+/* y = z + M x on both, for the three kinds of z; single: MultSingle with M's values rounded to
+   float (the exact sum then uses the float values, so the bound is the same) */
+static void CheckMult(const char *label, const Mat &M, const PatchworkCSRMatrix &dM, bool nul, bool single)
 {
   const int                nr = M.nrow, nc = M.ncol;
   const PatchworkCSRMatrix hM = M.View();
   const double             u = DBL_EPSILON / 2, uld = LongDoubleRoundoff();
   std::vector<double>      x(nc), z(nr), ref(nr);
+  std::vector<float>       fval(M.val.begin(), M.val.end());
   double                  *dx, *dz, *dy;
+  float                   *dfval = single && !(nul && fval.empty()) ? Upload(fval) : nullptr;
+  const char              *which = single ? "mult single" : "mult";
 
   for (auto &v : x) v = Spread();
   for (auto &v : z) v = Spread();
@@ -191,12 +183,14 @@ static void CheckMult(const char *label, const Mat &M, const PatchworkCSRMatrix 
     double worst_exact = 0, worst_ref = 0;
 
     ref = z;
-    CheckRet(PatchworkCSRMultRef(&hM, x.data(), mode == 0 ? nullptr : mode == 1 ? z.data() : ref.data(), ref.data()), "PatchworkCSRMultRef");
+    if (single) CheckRet(PatchworkCSRMultSingleRef(&hM, fval.data(), x.data(), mode == 0 ? nullptr : mode == 1 ? z.data() : ref.data(), ref.data()), "PatchworkCSRMultSingleRef");
+    else CheckRet(PatchworkCSRMultRef(&hM, x.data(), mode == 0 ? nullptr : mode == 1 ? z.data() : ref.data(), ref.data()), "PatchworkCSRMultRef");
     dy = nul && nr == 0 ? nullptr : DeviceAlloc<double>(nr, mode != 2);
     if (mode == 2 && nr) CHECK_CUDA(cudaMemcpyAsync(dy, dz, sizeof(double) * nr, cudaMemcpyDeviceToDevice, g_stream));
-    ret = PatchworkCSRMultCUDA(&dM, dx, mode == 0 ? nullptr : mode == 1 ? dz : dy, dy, g_stream);
+    if (single) ret = PatchworkCSRMultSingleCUDA(&dM, dfval, dx, mode == 0 ? nullptr : mode == 1 ? dz : dy, dy, g_stream);
+    else ret = PatchworkCSRMultCUDA(&dM, dx, mode == 0 ? nullptr : mode == 1 ? dz : dy, dy, g_stream);
     if (ret) {
-      Result(false, "mult %s, %s: PatchworkCSRMultCUDA returned %d (%s)", label, zname[mode], ret, cudaGetErrorString((cudaError_t)ret));
+      Result(false, "%s %s, %s: returned %d (%s)", which, label, zname[mode], ret, cudaGetErrorString((cudaError_t)ret));
       CHECK_CUDA(cudaFree(dy));
       continue;
     }
@@ -207,7 +201,7 @@ static void CheckMult(const char *label, const Mat &M, const PatchworkCSRMatrix 
       long double s = mode ? z[i] : 0, a = mode ? fabsl(z[i]) : 0;
 
       for (int e = M.ptr[i]; e < M.ptr[i + 1]; e++) {
-        const long double t = (long double)M.val[e] * x[M.col[e]];
+        const long double t = (long double)(single ? (double)fval[e] : M.val[e]) * x[M.col[e]];
 
         s += t;
         a += fabsl(t);
@@ -218,8 +212,9 @@ static void CheckMult(const char *label, const Mat &M, const PatchworkCSRMatrix 
       worst_exact = std::isnan(r1) ? 1e300 : std::max(worst_exact, r1);
       worst_ref   = std::isnan(r2) ? 1e300 : std::max(worst_ref, r2);
     }
-    Result(worst_exact <= 1 && worst_ref <= 1, "mult %s, %s: worst |gpu - exact| %.3f of the bound, |gpu - ref| %.3f of twice it", label, zname[mode], worst_exact, worst_ref);
+    Result(worst_exact <= 1 && worst_ref <= 1, "%s %s, %s: worst |gpu - exact| %.3f of the bound, |gpu - ref| %.3f of twice it", which, label, zname[mode], worst_exact, worst_ref);
   }
+  CHECK_CUDA(cudaFree(dfval));
   CHECK_CUDA(cudaFree(dx));
   CHECK_CUDA(cudaFree(dz));
 }
@@ -290,7 +285,8 @@ static void Run(const char *label, const Mat &M, bool nul = false)
 
   for (int i = 0; i < M.nrow; i++) maxrow = std::max(maxrow, M.ptr[i + 1] - M.ptr[i]);
   snprintf(name, sizeof(name), "%s (%d x %d, %d entries, rows <= %d%s)", label, M.nrow, M.ncol, (int)M.col.size(), maxrow, nul ? ", NULL arrays" : "");
-  CheckMult(name, M, dM, nul);
+  CheckMult(name, M, dM, nul, false);
+  CheckMult(name, M, dM, nul, true);
   CheckTranspose(name, M, dM);
   CheckDiagonal(name, M, dM, nul);
   FreeMat(dM);
@@ -408,6 +404,8 @@ static void BadArguments(void)
   ReportRet(PatchworkCSRMultCUDA(nullptr, dx, nullptr, dy, g_stream), 1, "cuda: mult, NULL M");
   ReportRet(PatchworkCSRMultRef(&hM, nullptr, nullptr, hy.data()), 1, "ref: mult, NULL x");
   ReportRet(PatchworkCSRMultCUDA(&dM, nullptr, nullptr, dy, g_stream), 1, "cuda: mult, NULL x");
+  ReportRet(PatchworkCSRMultSingleRef(&hM, nullptr, hx.data(), nullptr, hy.data()), 1, "ref: mult single, NULL values");
+  ReportRet(PatchworkCSRMultSingleCUDA(&dM, nullptr, dx, nullptr, dy, g_stream), 1, "cuda: mult single, NULL values");
   ReportRet(PatchworkCSRMultRef(&hM, hx.data(), nullptr, nullptr), 1, "ref: mult, NULL y");
   ReportRet(PatchworkCSRMultCUDA(&dM, dx, nullptr, nullptr, g_stream), 1, "cuda: mult, NULL y");
   ReportRet(PatchworkCSRTransposeRef(nullptr, &T), 1, "ref: transpose, NULL M");

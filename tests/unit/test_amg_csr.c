@@ -17,20 +17,8 @@
 #include <string.h>
 #include <patchwork/amg_kernel.h>
 #include "unittest.h"
+#include "../roundoff.h"
 
-static double Gamma(int n, double u)
-{
-  return n * u / (1 - n * u);
-}
-
-/* The unit roundoff long double really has here: valgrind runs x87 code in double precision */
-static double LongDoubleRoundoff(void)
-{
-  volatile long double one = 1, e = 1;
-
-  while (one + e / 2 != one) e /= 2;
-  return (double)(e / 2);
-}
 
 /* value in [-0.5, 0.5) times 2^[-20, 20] */
 static double Spread(uint64_t *rs)
@@ -152,6 +140,32 @@ static void CheckMult(int *fails, const char *label, const PatchworkCSRMatrix *M
   free(y);
 }
 
+/* MultSingle with float values equals Mult with those values promoted to double, bit for bit (the
+   same products in the same order) */
+static void CheckMultSingle(int *fails, const char *label, const PatchworkCSRMatrix *M, uint64_t *rs)
+{
+  const int          nr = M->nrow, nc = M->ncol, nnz = M->nnz;
+  float             *fval = (float *)Malloc(sizeof(float) * (size_t)nnz);
+  double            *dval = (double *)Malloc(sizeof(double) * (size_t)nnz), *x = (double *)Malloc(sizeof(double) * (size_t)nc);
+  double            *z = (double *)Malloc(sizeof(double) * (size_t)nr), *y1 = (double *)Malloc(sizeof(double) * (size_t)nr), *y2 = (double *)Malloc(sizeof(double) * (size_t)nr);
+  PatchworkCSRMatrix D = *M;
+  int                ret, same = 1;
+
+  for (int e = 0; e < nnz; e++) dval[e] = fval[e] = (float)M->val[e];
+  for (int j = 0; j < nc; j++) x[j] = Spread(rs);
+  for (int i = 0; i < nr; i++) z[i] = Spread(rs);
+  D.val = dval;
+  ret   = PatchworkCSRMultRef(&D, x, z, y1) || PatchworkCSRMultSingleRef(M, fval, x, z, y2);
+  for (int i = 0; i < nr && !ret; i++) same = same && y1[i] == y2[i];
+  Check(fails, ret || !same, 0, "mult single %s: equals mult with the float values, bit for bit", label);
+  free(fval);
+  free(dval);
+  free(x);
+  free(z);
+  free(y1);
+  free(y2);
+}
+
 static int SameMatrix(const PatchworkCSRMatrix *A, const PatchworkCSRMatrix *B)
 {
   if (A->nrow != B->nrow || A->ncol != B->ncol || A->nnz != B->nnz) return 0;
@@ -222,6 +236,7 @@ static void Case(int *fails, int nrow, int ncol, int longrows, uint64_t *rs)
   for (int i = 0; i < nrow; i++) maxrow = M.ptr[i + 1] - M.ptr[i] > maxrow ? M.ptr[i + 1] - M.ptr[i] : maxrow;
   snprintf(label, sizeof(label), "%dx%d nnz %d (rows <= %d)", nrow, ncol, M.nnz, maxrow);
   CheckMult(fails, label, &M, rs);
+  CheckMultSingle(fails, label, &M, rs);
   CheckTranspose(fails, label, &M, at);
   CheckDiagonal(fails, label, &M, at);
   PatchworkCSRMatrixFree(&M);
@@ -302,6 +317,7 @@ static void BadArguments(int *fails)
   }
   Check(fails, PatchworkCSRMultRef(NULL, x, NULL, y) != 1, 0, "mult: NULL M is refused");
   Check(fails, PatchworkCSRMultRef(&G, NULL, NULL, y) != 1, 0, "mult: NULL x is refused");
+  Check(fails, PatchworkCSRMultSingleRef(&G, NULL, x, NULL, y) != 1, 0, "mult single: NULL values are refused");
   Check(fails, PatchworkCSRMultRef(&G, x, NULL, NULL) != 1, 0, "mult: NULL y is refused");
   Check(fails, PatchworkCSRTransposeRef(NULL, &T) != 1 || T.ptr, 0, "transpose: NULL M is refused");
   Check(fails, PatchworkCSRTransposeRef(&G, NULL) != 1, 0, "transpose: NULL T is refused");

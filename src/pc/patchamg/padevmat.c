@@ -9,7 +9,8 @@
 
 #if defined(PATCHWORK_HAVE_CUDA)
 typedef struct {
-  PatchworkCSRMatrix M, T; /* T = M^T for MatMultTranspose (empty unless asked for) */
+  PatchworkCSRMatrix M, T;      /* T = M^T for MatMultTranspose (empty unless asked for) */
+  float             *fval, *ftval; /* M's and T's values in single precision, once set (their doubles are freed) */
 } DeviceCSR;
 
 static PetscErrorCode MatMult_DeviceCSR(Mat, Vec, Vec);
@@ -28,8 +29,8 @@ static PetscErrorCode DeviceCSRGet(Mat B, DeviceCSR **d)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* y = z + M x on device arrays (z may be NULL or y) */
-static PetscErrorCode Apply(const PatchworkCSRMatrix *M, Vec x, Vec z, Vec y)
+/* y = z + M x on device arrays (z may be NULL or y), with M's values or their float copy fval */
+static PetscErrorCode Apply(const PatchworkCSRMatrix *M, const float *fval, Vec x, Vec z, Vec y)
 {
   const PetscScalar *xa, *za = NULL;
   PetscScalar       *ya;
@@ -45,7 +46,8 @@ static PetscErrorCode Apply(const PatchworkCSRMatrix *M, Vec x, Vec z, Vec y)
     PetscCall(VecGetArrayWriteAndMemType(y, &ya, &my));
   }
   PetscCheck(PetscMemTypeDevice(mx) && PetscMemTypeDevice(my) && PetscMemTypeDevice(mz), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "PCPATCHAMG: a level matrix on the device needs device vectors (e.g. -dm_vec_type cuda)");
-  PatchworkCallKernel(PatchworkCSRMultCUDA(M, (const double *)xa, z == y ? (const double *)ya : (const double *)za, (double *)ya, stream));
+  if (fval) PatchworkCallKernel(PatchworkCSRMultSingleCUDA(M, fval, (const double *)xa, z == y ? (const double *)ya : (const double *)za, (double *)ya, stream));
+  else PatchworkCallKernel(PatchworkCSRMultCUDA(M, (const double *)xa, z == y ? (const double *)ya : (const double *)za, (double *)ya, stream));
   if (z == y) PetscCall(VecRestoreArrayAndMemType(y, &ya));
   else {
     if (z) PetscCall(VecRestoreArrayReadAndMemType(z, &za));
@@ -56,44 +58,35 @@ static PetscErrorCode Apply(const PatchworkCSRMatrix *M, Vec x, Vec z, Vec y)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatMult_DeviceCSR(Mat B, Vec x, Vec y)
+/* y = z + op(B) x, op(B) = M or M^T: the four products of the shell */
+static PetscErrorCode ApplyShell(Mat B, PetscBool transpose, Vec x, Vec z, Vec y)
 {
   DeviceCSR *d;
 
   PetscFunctionBegin;
   PetscCall(MatShellGetContext(B, &d));
-  PetscCall(Apply(&d->M, x, NULL, y));
+  PetscCall(Apply(transpose ? &d->T : &d->M, transpose ? d->ftval : d->fval, x, z, y));
   PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatMult_DeviceCSR(Mat B, Vec x, Vec y)
+{
+  return ApplyShell(B, PETSC_FALSE, x, NULL, y);
 }
 
 static PetscErrorCode MatMultAdd_DeviceCSR(Mat B, Vec x, Vec z, Vec y)
 {
-  DeviceCSR *d;
-
-  PetscFunctionBegin;
-  PetscCall(MatShellGetContext(B, &d));
-  PetscCall(Apply(&d->M, x, z, y));
-  PetscFunctionReturn(PETSC_SUCCESS);
+  return ApplyShell(B, PETSC_FALSE, x, z, y);
 }
 
 static PetscErrorCode MatMultTranspose_DeviceCSR(Mat B, Vec x, Vec y)
 {
-  DeviceCSR *d;
-
-  PetscFunctionBegin;
-  PetscCall(MatShellGetContext(B, &d));
-  PetscCall(Apply(&d->T, x, NULL, y));
-  PetscFunctionReturn(PETSC_SUCCESS);
+  return ApplyShell(B, PETSC_TRUE, x, NULL, y);
 }
 
 static PetscErrorCode MatMultTransposeAdd_DeviceCSR(Mat B, Vec x, Vec z, Vec y)
 {
-  DeviceCSR *d;
-
-  PetscFunctionBegin;
-  PetscCall(MatShellGetContext(B, &d));
-  PetscCall(Apply(&d->T, x, z, y));
-  PetscFunctionReturn(PETSC_SUCCESS);
+  return ApplyShell(B, PETSC_TRUE, x, z, y);
 }
 
 static PetscErrorCode MatGetDiagonal_DeviceCSR(Mat B, Vec v)
@@ -121,6 +114,8 @@ static PetscErrorCode MatDestroy_DeviceCSR(Mat B)
   PetscCall(MatShellGetContext(B, &d));
   PatchworkCSRMatrixFreeCUDA(&d->M);
   PatchworkCSRMatrixFreeCUDA(&d->T);
+  PatchworkCallKernel(PatchworkDeviceFree(d->fval));
+  PatchworkCallKernel(PatchworkDeviceFree(d->ftval));
   PetscCall(PetscFree(d));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -151,6 +146,33 @@ PetscErrorCode PCPatchAMGMatCreateDevice(PatchworkCSRMatrix *M, PetscBool transp
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* val's float copy in *f, then val freed: half the memory traffic of the products */
+static PetscErrorCode ToSingle(PatchworkCSRMatrix *M, float **f)
+{
+  void *stream;
+
+  PetscFunctionBegin;
+  if (!M->val) PetscFunctionReturn(PETSC_SUCCESS); /* already single, or never built */
+  PetscCall(PatchworkGetDeviceStream(&stream));
+  PatchworkCallKernel(PatchworkDeviceMalloc(sizeof(float) * (size_t)PetscMax(M->nnz, 1), (void **)f));
+  PatchworkCallKernel(PatchworkVecToFloatCUDA(M->nnz, M->val, *f, stream));
+  PatchworkCallKernel(PatchworkDeviceFree(M->val));
+  M->val = NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PCPatchAMGMatDeviceSetSingle(Mat B)
+{
+  DeviceCSR *d;
+
+  PetscFunctionBegin;
+  PetscCall(DeviceCSRGet(B, &d));
+  PetscCheck(d, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCPATCHAMG: not a level matrix on the device");
+  PetscCall(ToSingle(&d->M, &d->fval));
+  if (d->T.ptr) PetscCall(ToSingle(&d->T, &d->ftval));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode PCPatchAMGMatGetDeviceCSR(Mat B, const PatchworkCSRMatrix **M)
 {
   DeviceCSR *d;
@@ -175,6 +197,7 @@ PetscErrorCode PCPatchAMGMatGetAIJ(Mat A, Mat *aij)
     *aij = A;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
+  PetscCheck(d->M.val, PETSC_COMM_SELF, PETSC_ERR_SUP, "PCPATCHAMG: this level matrix keeps its values in single precision only");
   h = d->M;
   PetscCall(PetscMalloc3(h.nrow + 1, &h.ptr, h.nnz, &h.col, h.nnz, &h.val));
   PetscCall(PatchworkGetDeviceStream(&stream));
@@ -191,6 +214,12 @@ PetscErrorCode PCPatchAMGMatCreateDevice(PatchworkCSRMatrix *M, PetscBool transp
 {
   (void)M;
   (void)transpose;
+  (void)B;
+  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "PCPATCHAMG: level matrices on the device need a CUDA build");
+}
+
+PetscErrorCode PCPatchAMGMatDeviceSetSingle(Mat B)
+{
   (void)B;
   SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "PCPATCHAMG: level matrices on the device need a CUDA build");
 }

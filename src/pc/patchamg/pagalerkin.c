@@ -155,6 +155,8 @@ PetscErrorCode PCPatchAMGProductKernels(PC pc, const PC_PatchAMGGraph *H, PetscI
   } else err = PatchworkGalerkinRef(&A, &L->P_arrays, &Ac);
   PetscCheck(!err, PETSC_COMM_SELF, PETSC_ERR_LIB, "PCPATCHAMG: the Galerkin product of level %" PetscInt_FMT " failed (error %d)", l, err);
   PetscCall(RestoreCSR(dev, L->A, &A));
+  /* the transfers in the relaxation's precision once the product no longer needs P's doubles */
+  if (dev && pa->precision == PATCHWORK_PRECISION_SINGLE) PetscCall(PCPatchAMGMatDeviceSetSingle(L->P));
   if (dev) PetscCall(PCPatchAMGMatCreateDevice(&Ac, PETSC_FALSE, &C->A));
   else PetscCall(MatFromCSR(L->A, &Ac, &C->A_arrays, &C->A));
   PetscCall(PetscLogEventEnd(PATCHWORK_AMGGalerkin, pc, 0, 0, 0));

@@ -34,7 +34,7 @@ static PetscErrorCode PCSetFromOptions_PatchAMG(PC pc, PatchworkOptionItems Pets
     PetscCall(PetscFree(pa->mat_type));
     if (type[0]) PetscCall(PetscStrallocpy(type, &pa->mat_type));
   }
-  PetscCall(PetscOptionsEnum("-pc_patchamg_precision", "Precision of the patch blocks' values (vectors and transfers stay double)", "PCPatchAMGSetPrecision", PatchworkPrecisions, (PetscEnum)pa->precision, (PetscEnum *)&pa->precision, NULL));
+  PetscCall(PetscOptionsEnum("-pc_patchamg_precision", "Precision of the patch blocks' values and, on one GPU, of the transfers P and P^T (vectors and the coarse operators stay double)", "PCPatchAMGSetPrecision", PatchworkPrecisions, (PetscEnum)pa->precision, (PetscEnum *)&pa->precision, NULL));
   PetscCall(PetscOptionsInt("-pc_patchamg_k", "Aggregates grow around the vertices of a k-MIS (distance k between roots)", "", pa->k, &pa->k, NULL));
   PetscCall(PetscOptionsInt("-pc_patchamg_min_aggregate", "Aggregates with fewer rows are dissolved and their rows reassigned", "", pa->min_agg, &pa->min_agg, NULL));
   PetscCall(PetscOptionsInt("-pc_patchamg_patch_size", "Largest patch (rows) of the block-Jacobi relaxation", "PCPatchAMGSetPatchSize", pa->patch_size, &pa->patch_size, NULL));
@@ -138,8 +138,8 @@ static PetscErrorCode PCView_PatchAMG(PC pc, PetscViewer viewer)
 
     if (pa->omega > 0) PetscCall(PetscSNPrintf(omega, sizeof(omega), "%g", (double)pa->omega));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  relaxation: patch block Jacobi (patches balanced towards %" PetscInt_FMT " rows, omega %s), each block by %" PetscInt_FMT " Jacobi sweeps (omega %g x 2/rho(D^-1 A)), values in %s, %" PetscInt_FMT " pre and post step(s)\n", pa->patch_size, omega, pa->inner, (double)pa->inner_omega, PatchworkPrecisions[pa->precision], pa->smooth_steps));
-  }
-  else PetscCall(PetscViewerASCIIPrintf(viewer, "  relaxation: %s, %" PetscInt_FMT " pre and post step(s)\n", PatchworkAMGRelaxes[pa->relax], pa->smooth_steps));
+  } else PetscCall(PetscViewerASCIIPrintf(viewer, "  relaxation: %s, %" PetscInt_FMT " pre and post step(s)\n", PatchworkAMGRelaxes[pa->relax], pa->smooth_steps));
+  if (pa->levels && pa->device && pa->serial && pa->product_kernels) PetscCall(PetscViewerASCIIPrintf(viewer, "  prolongators (with their transposes) and coarse operators in device memory; the transfers' values in %s\n", PatchworkPrecisions[pa->precision]));
   if (!pa->levels) {
     PetscCall(PetscViewerASCIIPrintf(viewer, "  not set up\n"));
     PetscFunctionReturn(PETSC_SUCCESS);
