@@ -120,6 +120,8 @@ static PetscErrorCode MatDestroy_DeviceCSR(Mat B)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A sequential matrix over M's device arrays, which it takes (M is emptied); with transpose, M^T is
+   stored for MatMultTranspose */
 PetscErrorCode PCPatchAMGMatCreateDevice(PatchworkCSRMatrix *M, PetscBool transpose, Mat *B)
 {
   DeviceCSR *d;
@@ -161,6 +163,7 @@ static PetscErrorCode ToSingle(PatchworkCSRMatrix *M, float **f)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* B's products in single precision from now on (its double values are gone: no more GetAIJ) */
 PetscErrorCode PCPatchAMGMatDeviceSetSingle(Mat B)
 {
   DeviceCSR *d;
@@ -173,6 +176,7 @@ PetscErrorCode PCPatchAMGMatDeviceSetSingle(Mat B)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* B's device CSR when B is a matrix of this file, else NULL */
 PetscErrorCode PCPatchAMGMatGetDeviceCSR(Mat B, const PatchworkCSRMatrix **M)
 {
   DeviceCSR *d;
@@ -183,6 +187,8 @@ PetscErrorCode PCPatchAMGMatGetDeviceCSR(Mat B, const PatchworkCSRMatrix **M)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A real matrix with A's entries (aijcusparse, built on the host), or A itself when it is one;
+   destroy it after use */
 PetscErrorCode PCPatchAMGMatGetAIJ(Mat A, Mat *aij)
 {
   DeviceCSR         *d;
