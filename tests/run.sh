@@ -449,6 +449,8 @@ if command -v valgrind >/dev/null 2>&1; then
                             $B/tests/mat/test_p1
   run valgrind/patchamg   valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $AMG -problem fd7 -n 12 -pc_patchamg_coarse_size 50 -ksp_view
+  run valgrind/patchamg-coordinates valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+                            $B/examples/tets -mesh irregular -cells 4 -refine 1 -pc_type patchamg -pc_patchamg_coarse_size 50 -coordinates -ksp_view
   run valgrind/patchamg-geometric valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $B/examples/tets -mesh regular -cells 2 -refine 2 -refine_hierarchy -pc_type patchamg -pc_patchamg_hierarchy geometric -pc_patchamg_renumber hierarchical -pc_patchamg_mat_type sell -ksp_view
   run valgrind/spai       valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp $B/tests/mat/test_spai
