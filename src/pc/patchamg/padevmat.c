@@ -187,6 +187,43 @@ PetscErrorCode PCPatchAMGMatGetDeviceCSR(Mat B, const PatchworkCSRMatrix **M)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The device CSR of A, a sequential level matrix (int indices): the arrays of a matrix of this file,
+   or an aijcusparse matrix's own; give them back with PCPatchAMGMatRestoreDeviceArrays */
+PetscErrorCode PCPatchAMGMatGetDeviceArrays(Mat A, PatchworkCSR *csr)
+{
+  DeviceCSR         *d;
+  PetscInt           n;
+  const PetscInt    *ia, *ja;
+  const PetscScalar *va;
+
+  PetscFunctionBegin;
+  PetscCall(DeviceCSRGet(A, &d));
+  if (d) *csr = (PatchworkCSR){d->M.nrow, d->M.ptr, d->M.col, d->M.val};
+  else {
+    PetscCall(MatGetLocalSize(A, &n, NULL));
+    PetscCall(MatSeqAIJCUSPARSEGetIJ(A, PETSC_FALSE, &ia, &ja));
+    PetscCall(MatSeqAIJCUSPARSEGetArrayRead(A, &va));
+    *csr = (PatchworkCSR){(int)n, (const int *)ia, (const int *)ja, (const double *)va};
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PCPatchAMGMatRestoreDeviceArrays(Mat A, PatchworkCSR *csr)
+{
+  DeviceCSR         *d;
+  const PetscInt    *ia = (const PetscInt *)csr->ptr, *ja = (const PetscInt *)csr->col;
+  const PetscScalar *va = (const PetscScalar *)csr->val;
+
+  PetscFunctionBegin;
+  PetscCall(DeviceCSRGet(A, &d));
+  if (!d) {
+    PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(A, &va));
+    PetscCall(MatSeqAIJCUSPARSERestoreIJ(A, PETSC_FALSE, &ia, &ja));
+  }
+  PetscCall(PetscMemzero(csr, sizeof(*csr)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* A real matrix with A's entries (aijcusparse, built on the host), or A itself when it is one;
    destroy it after use */
 PetscErrorCode PCPatchAMGMatGetAIJ(Mat A, Mat *aij)
@@ -227,6 +264,20 @@ PetscErrorCode PCPatchAMGMatCreateDevice(PatchworkCSRMatrix *M, PetscBool transp
 PetscErrorCode PCPatchAMGMatDeviceSetSingle(Mat B)
 {
   (void)B;
+  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "PCPATCHAMG: level matrices on the device need a CUDA build");
+}
+
+PetscErrorCode PCPatchAMGMatGetDeviceArrays(Mat A, PatchworkCSR *csr)
+{
+  (void)A;
+  (void)csr;
+  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "PCPATCHAMG: level matrices on the device need a CUDA build");
+}
+
+PetscErrorCode PCPatchAMGMatRestoreDeviceArrays(Mat A, PatchworkCSR *csr)
+{
+  (void)A;
+  (void)csr;
   SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "PCPATCHAMG: level matrices on the device need a CUDA build");
 }
 

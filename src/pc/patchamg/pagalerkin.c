@@ -33,24 +33,13 @@ static PetscErrorCode GetCSR(PetscBool dev, Mat A, PatchworkCSR *csr)
   PetscBool          done;
 
   PetscFunctionBegin;
-  PetscCall(MatGetLocalSize(A, &n, NULL));
   if (dev) {
-    const PatchworkCSRMatrix *M;
-
-    PetscCall(PCPatchAMGMatGetDeviceCSR(A, &M));
-    if (M) { /* a level this file made: its arrays as they are */
-      *csr = (PatchworkCSR){M->nrow, M->ptr, M->col, M->val};
-      PetscFunctionReturn(PETSC_SUCCESS);
-    }
-#if defined(PATCHWORK_HAVE_CUDA)
-    PetscCall(MatSeqAIJCUSPARSEGetIJ(A, PETSC_FALSE, &ia, &ja));
-    PetscCall(MatSeqAIJCUSPARSEGetArrayRead(A, &va));
-#endif
-  } else {
-    PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
-    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "PCPATCHAMG could not read the level matrix's rows");
-    PetscCall(MatSeqAIJGetArrayRead(A, &va));
+    PetscCall(PCPatchAMGMatGetDeviceArrays(A, csr));
+    PetscFunctionReturn(PETSC_SUCCESS);
   }
+  PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "PCPATCHAMG could not read the level matrix's rows");
+  PetscCall(MatSeqAIJGetArrayRead(A, &va));
   *csr = (PatchworkCSR){(int)n, (const int *)ia, (const int *)ja, (const double *)va};
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -64,21 +53,11 @@ static PetscErrorCode RestoreCSR(PetscBool dev, Mat A, PatchworkCSR *csr)
 
   PetscFunctionBegin;
   if (dev) {
-    const PatchworkCSRMatrix *M;
-
-    PetscCall(PCPatchAMGMatGetDeviceCSR(A, &M));
-    if (M) {
-      PetscCall(PetscMemzero(csr, sizeof(*csr)));
-      PetscFunctionReturn(PETSC_SUCCESS);
-    }
-#if defined(PATCHWORK_HAVE_CUDA)
-    PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(A, &va));
-    PetscCall(MatSeqAIJCUSPARSERestoreIJ(A, PETSC_FALSE, &ia, &ja));
-#endif
-  } else {
-    PetscCall(MatSeqAIJRestoreArrayRead(A, &va));
-    PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+    PetscCall(PCPatchAMGMatRestoreDeviceArrays(A, csr));
+    PetscFunctionReturn(PETSC_SUCCESS);
   }
+  PetscCall(MatSeqAIJRestoreArrayRead(A, &va));
+  PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
   PetscCall(PetscMemzero(csr, sizeof(*csr)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -128,6 +128,8 @@ PETSC_INTERN PetscErrorCode PCPatchAMGGraphToHost(PetscBool, const int *, PetscI
 PETSC_INTERN PetscErrorCode PCPatchAMGMatCreateDevice(PatchworkCSRMatrix *, PetscBool, Mat *);
 PETSC_INTERN PetscErrorCode PCPatchAMGMatGetDeviceCSR(Mat, const PatchworkCSRMatrix **);
 PETSC_INTERN PetscErrorCode PCPatchAMGMatDeviceSetSingle(Mat);
+PETSC_INTERN PetscErrorCode PCPatchAMGMatGetDeviceArrays(Mat, PatchworkCSR *);
+PETSC_INTERN PetscErrorCode PCPatchAMGMatRestoreDeviceArrays(Mat, PatchworkCSR *);
 PETSC_INTERN PetscErrorCode PCPatchAMGMatGetAIJ(Mat, Mat *);
 PETSC_INTERN PetscErrorCode PCPatchAMGSPMCreate(PC_PatchAMG *, Mat, const PC_PatchAMGGraphLevel *, PC_PatchAMGSPM *);
 PETSC_INTERN PetscErrorCode PCPatchAMGSPMDestroy(PC_PatchAMGSPM *);

@@ -20,25 +20,12 @@ PetscErrorCode PCPatchAMGSPMCreate(PC_PatchAMG *pa, Mat A, const PC_PatchAMGGrap
   spm->on_device = pa->device;
   if (pa->device) {
 #if defined(PATCHWORK_HAVE_CUDA)
-    const PetscInt    *ia, *ja;
-    const PetscScalar *va;
-    void              *stream;
-
-    const PatchworkCSRMatrix *M;
+    void *stream;
 
     PetscCall(PatchworkGetDeviceStream(&stream));
-    PetscCall(PCPatchAMGMatGetDeviceCSR(Ad, &M));
-    if (M) { /* a coarse level that lives on the device (padevmat.c) */
-      csr = (PatchworkCSR){M->nrow, M->ptr, M->col, M->val};
-      err = PatchworkSPMBuildCUDA(&csr, G->npatch, G->patch_ptr, G->order, G->pos, single, &spm->desc, &nai, &nab, stream);
-    } else {
-      PetscCall(MatSeqAIJCUSPARSEGetIJ(Ad, PETSC_FALSE, &ia, &ja));
-      PetscCall(MatSeqAIJCUSPARSEGetArrayRead(Ad, &va));
-      csr = (PatchworkCSR){G->g.n, (const int *)ia, (const int *)ja, (const double *)va};
-      err = PatchworkSPMBuildCUDA(&csr, G->npatch, G->patch_ptr, G->order, G->pos, single, &spm->desc, &nai, &nab, stream);
-      PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(Ad, &va));
-      PetscCall(MatSeqAIJCUSPARSERestoreIJ(Ad, PETSC_FALSE, &ia, &ja));
-    }
+    PetscCall(PCPatchAMGMatGetDeviceArrays(Ad, &csr));
+    err = PatchworkSPMBuildCUDA(&csr, G->npatch, G->patch_ptr, G->order, G->pos, single, &spm->desc, &nai, &nab, stream);
+    PetscCall(PCPatchAMGMatRestoreDeviceArrays(Ad, &csr));
     PatchworkCallKernel(err);
 #endif
   } else {
