@@ -410,20 +410,16 @@ PetscErrorCode PCPatchAMGSetUpRelaxation(PC pc, PC_PatchAMGLevel *L, const PC_Pa
     PetscCall(KSPSetUp(L->cheby));
   } break;
   case PATCHWORK_AMG_RELAX_SPAI1: {
-    Mat A; /* SPAI(1) is built on the host, from a matrix of A's entries */
+    Mat A, Mt; /* SPAI(1) is built on the host, from a matrix of A's entries */
 
     PetscCall(PCPatchAMGMatGetAIJ(L->A, &A));
     PetscCall(PatchworkMatCreateSPAI1(A, &L->spai));
     PetscCall(MatDestroy(&A));
+    PetscCall(MatTranspose(L->spai, MAT_INITIAL_MATRIX, &Mt));
+    PetscCall(MatAXPY(L->spai, 1.0, Mt, SAME_NONZERO_PATTERN));
+    PetscCall(MatScale(L->spai, 0.5));
+    PetscCall(MatDestroy(&Mt));
   }
-    {
-      Mat Mt;
-
-      PetscCall(MatTranspose(L->spai, MAT_INITIAL_MATRIX, &Mt));
-      PetscCall(MatAXPY(L->spai, 1.0, Mt, SAME_NONZERO_PATTERN));
-      PetscCall(MatScale(L->spai, 0.5));
-      PetscCall(MatDestroy(&Mt));
-    }
     if (pa->geometric) PetscCall(SPAIMakeDefinite(L)); /* the algebraic blobs (1,100) case has an indefinite level 1 (shift 1.6) but converges without the shift in 25 its, with it in 30 */
     PetscCall(SPAIDamping(pa, L));
     break;

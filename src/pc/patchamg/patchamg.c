@@ -70,7 +70,6 @@ static void LevelTotals(const PC_PatchAMG *pa, PetscReal *rows, PetscReal *nnz)
   }
 }
 
-/* The geometric mode: the DM's levels, their sizes, the format and numbering of the SpMVs */
 /* The levels where SPAI(1)'s symmetric part needed a diagonal shift to be positive definite */
 static PetscErrorCode ViewSPAIShifts(PC_PatchAMG *pa, PetscViewer viewer)
 {
@@ -88,6 +87,7 @@ static PetscErrorCode ViewSPAIShifts(PC_PatchAMG *pa, PetscViewer viewer)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The geometric mode: the DM's levels, their sizes, the format and numbering of the SpMVs */
 static PetscErrorCode PCView_PatchAMG_Geometric(PC pc, PetscViewer viewer)
 {
   PC_PatchAMG *pa = (PC_PatchAMG *)pc->data;
@@ -120,7 +120,7 @@ static PetscErrorCode PCView_PatchAMG_Geometric(PC pc, PetscViewer viewer)
 static PetscErrorCode PCView_PatchAMG(PC pc, PetscViewer viewer)
 {
   PC_PatchAMG *pa = (PC_PatchAMG *)pc->data;
-  PetscBool    ascii;
+  PetscBool    ascii, kernels;
   PetscReal    nnz, rows;
 
   PetscFunctionBegin;
@@ -139,7 +139,8 @@ static PetscErrorCode PCView_PatchAMG(PC pc, PetscViewer viewer)
     if (pa->omega > 0) PetscCall(PetscSNPrintf(omega, sizeof(omega), "%g", (double)pa->omega));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  relaxation: patch block Jacobi (patches balanced towards %" PetscInt_FMT " rows, omega %s), each block by %" PetscInt_FMT " Jacobi sweeps (omega %g x 2/rho(D^-1 A)), values in %s, %" PetscInt_FMT " pre and post step(s)\n", pa->patch_size, omega, pa->inner, (double)pa->inner_omega, PatchworkPrecisions[pa->precision], pa->smooth_steps));
   } else PetscCall(PetscViewerASCIIPrintf(viewer, "  relaxation: %s, %" PetscInt_FMT " pre and post step(s)\n", PatchworkAMGRelaxes[pa->relax], pa->smooth_steps));
-  if (pa->levels && pa->device && pa->serial && pa->product_kernels) PetscCall(PetscViewerASCIIPrintf(viewer, "  prolongators (with their transposes) and coarse operators in device memory; the transfers' values in %s\n", PatchworkPrecisions[pa->precision]));
+  PetscCall(PCPatchAMGUseProductKernels(pc, &kernels));
+  if (pa->levels && pa->device && kernels) PetscCall(PetscViewerASCIIPrintf(viewer, "  prolongators (with their transposes) and coarse operators in device memory; the transfers' values in %s\n", PatchworkPrecisions[pa->precision]));
   if (!pa->levels) {
     PetscCall(PetscViewerASCIIPrintf(viewer, "  not set up\n"));
     PetscFunctionReturn(PETSC_SUCCESS);
