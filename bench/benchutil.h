@@ -97,46 +97,115 @@ static inline PetscLogDouble KronNonzeros(PetscInt dim, PetscInt k, PetscInt N)
 /* The Q_k Laplacian on N^dim cells of the unit box, assembled in one SeqAIJ matrix in the DMDA's
    lexicographic order (x fastest), homogeneous Dirichlet rows and columns replaced by the identity.
    On a Cartesian mesh it is exactly K(x)M + M(x)K in 2D and K(x)M(x)M + M(x)K(x)M + M(x)M(x)K in 3D
-   (slowest direction first). */
+   (slowest direction first). Each row is written once: its columns are the tensor product of the
+   1D rows' (sorted in this ordering), its values summed in the order of MatSeqAIJKron() + MatAXPY(),
+   so the matrix is bitwise theirs after MatZeroRowsColumns(): Dirichlet rows and columns keep their
+   entries, zero but for 1 on the diagonal. Memory: the matrix (12 bytes per nonzero) and a row array. */
 static inline PetscErrorCode AssembleKron(PetscInt dim, PetscInt k, PetscInt N, Mat *A)
 {
-  Mat      M, K, T;
-  PetscInt nn = k * N + 1, nb = 0, *rows;
+  Mat          M, K;
+  PetscInt     nn = k * N + 1, nz = dim == 3 ? nn : 1, n, w = 2 * k + 1, *off, *c1, *rnz, *cols;
+  PetscScalar *m1, *k1, *vals, *mm, *km, *mk;
+  PetscBool   *bnd;
+  PetscCount   total = 0;
 
   PetscFunctionBeginUser;
   PetscCheck(dim == 2 || dim == 3, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Dimension %" PetscInt_FMT " is not 2 or 3", dim);
+  PetscCheck((PetscLogDouble)nz * nn * nn <= PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_SUP, "%g rows do not fit in PetscInt", (double)nz * nn * nn);
+  n = nz * nn * nn;
   PetscCall(Assemble1D(k, N, &M, &K));
-  if (dim == 2) {
-    PetscCall(MatSeqAIJKron(K, M, MAT_INITIAL_MATRIX, A));
-    PetscCall(MatSeqAIJKron(M, K, MAT_INITIAL_MATRIX, &T));
-    PetscCall(MatAXPY(*A, 1.0, T, SAME_NONZERO_PATTERN));
-    PetscCall(MatDestroy(&T));
-  } else {
-    Mat MM, KM, MK;
+  /* the 1D rows: columns, mass and stiffness values (both matrices have the same pattern) */
+  PetscCall(PetscMalloc5(nn + 1, &off, nn * w, &c1, nn * w, &m1, nn * w, &k1, nn, &bnd));
+  off[0] = 0;
+  for (PetscInt i = 0; i < nn; i++) {
+    const PetscInt    *cm, *ck;
+    const PetscScalar *vm, *vk;
+    PetscInt           ncm, nck;
 
-    PetscCall(MatSeqAIJKron(M, M, MAT_INITIAL_MATRIX, &MM));
-    PetscCall(MatSeqAIJKron(K, M, MAT_INITIAL_MATRIX, &KM));
-    PetscCall(MatSeqAIJKron(M, K, MAT_INITIAL_MATRIX, &MK));
-    PetscCall(MatSeqAIJKron(K, MM, MAT_INITIAL_MATRIX, A));
-    PetscCall(MatSeqAIJKron(M, KM, MAT_INITIAL_MATRIX, &T));
-    PetscCall(MatAXPY(*A, 1.0, T, SAME_NONZERO_PATTERN));
-    PetscCall(MatDestroy(&T));
-    PetscCall(MatSeqAIJKron(M, MK, MAT_INITIAL_MATRIX, &T));
-    PetscCall(MatAXPY(*A, 1.0, T, SAME_NONZERO_PATTERN));
-    PetscCall(MatDestroy(&T));
-    PetscCall(MatDestroy(&MM));
-    PetscCall(MatDestroy(&KM));
-    PetscCall(MatDestroy(&MK));
+    PetscCall(MatGetRow(M, i, &ncm, &cm, &vm));
+    PetscCall(MatGetRow(K, i, &nck, &ck, &vk));
+    PetscCheck(ncm == nck && ncm <= w, PETSC_COMM_SELF, PETSC_ERR_PLIB, "1D row %" PetscInt_FMT ": patterns differ", i);
+    for (PetscInt j = 0; j < ncm; j++) {
+      PetscCheck(cm[j] == ck[j], PETSC_COMM_SELF, PETSC_ERR_PLIB, "1D row %" PetscInt_FMT ": patterns differ", i);
+      c1[off[i] + j] = cm[j];
+      m1[off[i] + j] = vm[j];
+      k1[off[i] + j] = vk[j];
+    }
+    off[i + 1] = off[i] + ncm;
+    bnd[i]     = (PetscBool)(i == 0 || i == nn - 1);
+    PetscCall(MatRestoreRow(M, i, &ncm, &cm, &vm));
+    PetscCall(MatRestoreRow(K, i, &nck, &ck, &vk));
   }
-  PetscCall(PetscMalloc1(2 * dim * (dim == 3 ? nn * nn : nn), &rows));
-  for (PetscInt z = 0; z < (dim == 3 ? nn : 1); z++)
-    for (PetscInt y = 0; y < nn; y++)
-      for (PetscInt x = 0; x < nn; x++)
-        if (!x || !y || x == nn - 1 || y == nn - 1 || (dim == 3 && (!z || z == nn - 1))) rows[nb++] = (z * nn + y) * nn + x;
-  PetscCall(MatZeroRowsColumns(*A, nb, rows, 1.0, NULL, NULL));
-  PetscCall(PetscFree(rows));
   PetscCall(MatDestroy(&M));
   PetscCall(MatDestroy(&K));
+  /* exact preallocation; the nonzero count is checked in 64 bits before PETSc sums it in PetscInt */
+  PetscCall(PetscMalloc1(n, &rnz));
+  for (PetscInt z = 0; z < nz; z++)
+    for (PetscInt y = 0; y < nn; y++)
+      for (PetscInt x = 0; x < nn; x++) {
+        PetscInt r = (z * nn + y) * nn + x;
+
+        rnz[r] = (dim == 3 ? off[z + 1] - off[z] : 1) * (off[y + 1] - off[y]) * (off[x + 1] - off[x]);
+        total += rnz[r];
+      }
+  PetscCheck(total <= PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_SUP, "%.4g nonzeros do not fit in PetscInt", (double)total);
+  PetscCall(MatCreate(PETSC_COMM_SELF, A));
+  PetscCall(MatSetSizes(*A, n, n, n, n));
+  PetscCall(MatSetType(*A, MATSEQAIJ));
+  PetscCall(MatSeqAIJSetPreallocation(*A, 0, rnz));
+  PetscCall(PetscFree(rnz));
+  /* each row is set whole, in one call, with sorted columns */
+  PetscCall(MatSetOption(*A, MAT_SORTED_FULL, PETSC_TRUE));
+  PetscCall(MatSetOption(*A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE));
+  PetscCall(PetscMalloc5(w * w * (dim == 3 ? w : 1), &cols, w * w * (dim == 3 ? w : 1), &vals, w * w, &mm, w * w, &km, w * w, &mk));
+  for (PetscInt z = 0; z < nz; z++) {
+    /* in 2D the z factor is a single dummy entry */
+    const PetscInt z0 = dim == 3 ? off[z] : 0, z1 = dim == 3 ? off[z + 1] : 1;
+
+    for (PetscInt y = 0; y < nn; y++) {
+      for (PetscInt x = 0; x < nn; x++) {
+        const PetscInt  row = (z * nn + y) * nn + x, ly = off[y + 1] - off[y], lx = off[x + 1] - off[x];
+        const PetscBool brow = (PetscBool)(bnd[x] || bnd[y] || (dim == 3 && bnd[z]));
+        PetscInt        nr = 0;
+
+        /* the (y,x) factors of the three terms */
+        for (PetscInt b = 0; b < ly; b++)
+          for (PetscInt c = 0; c < lx; c++) {
+            const PetscInt p = off[y] + b, q = off[x] + c;
+
+            mm[b * lx + c] = m1[p] * m1[q];
+            km[b * lx + c] = k1[p] * m1[q];
+            mk[b * lx + c] = m1[p] * k1[q];
+          }
+        for (PetscInt a = z0; a < z1; a++) {
+          const PetscInt    cz = dim == 3 ? c1[a] : 0;
+          const PetscScalar Mz = dim == 3 ? m1[a] : 1, Kz = dim == 3 ? k1[a] : 0;
+          const PetscBool   bz = (PetscBool)(dim == 3 && bnd[cz]);
+
+          for (PetscInt b = 0; b < ly; b++) {
+            const PetscInt  cy = c1[off[y] + b];
+            const PetscBool bzy = (PetscBool)(bz || bnd[cy]);
+
+            for (PetscInt c = 0; c < lx; c++, nr++) {
+              const PetscInt cx = c1[off[x] + c], e = b * lx + c;
+
+              cols[nr] = (cz * nn + cy) * nn + cx;
+              if (brow) vals[nr] = cols[nr] == row ? 1.0 : 0.0;
+              else if (bzy || bnd[cx]) vals[nr] = 0.0;
+              else if (dim == 3) vals[nr] = Kz * mm[e] + Mz * km[e] + Mz * mk[e];
+              else vals[nr] = km[e] + mk[e];
+            }
+          }
+        }
+        PetscCall(MatSetValues(*A, 1, &row, nr, cols, vals, INSERT_VALUES));
+      }
+    }
+  }
+  PetscCall(MatSetOption(*A, MAT_SORTED_FULL, PETSC_FALSE)); /* later MatSetValues() as usual */
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(PetscFree5(cols, vals, mm, km, mk));
+  PetscCall(PetscFree5(off, c1, m1, k1, bnd));
   PetscFunctionReturn(0);
 }
 
