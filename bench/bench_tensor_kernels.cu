@@ -1,7 +1,7 @@
 /* Throughput of the tensor-product apply kernels (include/patchwork/tensor_kernel.h), PETSc-free.
 
-   For 3D degrees 1..8 (and 2D degrees 1..10) at several sizes, atomic and colored scatter, double
-   and float: the median time of `reps` warm applies (each timed with CUDA events) on the whole grid
+   For 3D degrees 1..8 (and 2D degrees 1..10) at several sizes, atomic and colored scatter adding
+   into y, and the atomic one overwriting y (a memset first, as in MatMult); double and float: the median time of `reps` warm applies (each timed with CUDA events) on the whole grid
    with Dirichlet boundary conditions, as GDoF/s and as a percentage of the bandwidth bound. The
    bound assumes 16 B/DoF in double (8 B/DoF in float): x read once, y written once, at the
    device-to-device cudaMemcpy bandwidth measured in the same run (counting bytes read + written).
@@ -42,9 +42,13 @@ struct Config {
   long long dof;
 };
 
+/* atomic and colored add into y; overwrite sets y (a memset, then the atomic add), as MatMult does */
+enum { ATOMIC, COLORED, OVERWRITE, NVARIANT };
+static const char *variant_name[NVARIANT] = {"atomic", "colored", "overwrite"};
+
 struct Result {
   Config c;
-  int    scatter, prec; /* prec: 8 double, 4 float */
+  int    scatter, prec; /* scatter: the variant; prec: 8 double, 4 float */
   double ms, gdofs, pct;
 };
 
@@ -158,16 +162,17 @@ int main(int argc, char **argv)
   printf("# copy bandwidth (device-to-device cudaMemcpy of %.2f GB, read+written): %.1f GB/s\n", bytes / 1e9, bw / 1e9);
   printf("# bound at that rate: %.1f GDoF/s in double (16 B/DoF), %.1f GDoF/s in float (8 B/DoF)\n", bw / 16e9, bw / 8e9);
   printf("# median of %d warm applies, Dirichlet, whole grid, Gauss quadrature\n", reps);
-  printf("%3s %2s %11s %-7s %-6s %9s %8s %7s\n", "dim", "k", "DoF", "scatter", "prec", "ms", "GDoF/s", "%bound");
+  printf("%3s %2s %11s %-9s %-6s %9s %8s %7s\n", "dim", "k", "DoF", "variant", "prec", "ms", "GDoF/s", "%bound");
 
   std::vector<Result> res;
   for (const Config &c : cfgs) {
     Fill<double><<<1024, 256, 0, s>>>((double *)x, c.dof, 1234u + c.k);
     for (int prec : {8, 4}) {
       if (prec == 4) Fill<float><<<1024, 256, 0, s>>>((float *)x, c.dof, 4321u + c.k);
-      for (int sc : {PW_SCATTER_ATOMIC, PW_SCATTER_COLORED}) {
+      for (int sc = 0; sc < NVARIANT; sc++) {
         PatchworkTensorDesc d;
-        MakeDesc(c, sc, &d);
+        MakeDesc(c, sc == COLORED ? PW_SCATTER_COLORED : PW_SCATTER_ATOMIC, &d);
+        d.overwrite = sc == OVERWRITE;
         CHECK_CUDA(cudaMemsetAsync(y, 0, (size_t)c.dof * prec, s));
         const double ms = prec == 8 ? TimeApply(&d, (const double *)x, (double *)y, reps, s) : TimeApply(&d, (const float *)x, (float *)y, reps, s);
         Result       r;
@@ -178,7 +183,7 @@ int main(int argc, char **argv)
         r.gdofs   = c.dof / (ms * 1e-3) / 1e9;
         r.pct     = 100.0 * r.gdofs / (bw / (2.0 * prec) / 1e9);
         res.push_back(r);
-        printf("%3d %2d %11lld %-7s %-6s %9.4f %8.2f %6.1f%%\n", c.dim, c.k, c.dof, sc ? "colored" : "atomic", prec == 8 ? "double" : "float", ms, r.gdofs, r.pct);
+        printf("%3d %2d %11lld %-9s %-6s %9.4f %8.2f %6.1f%%\n", c.dim, c.k, c.dof, variant_name[sc], prec == 8 ? "double" : "float", ms, r.gdofs, r.pct);
         fflush(stdout);
       }
     }
@@ -186,23 +191,24 @@ int main(int argc, char **argv)
 
   /* summary at the largest size of each (dim, k) */
   printf("SUMMARY copy bandwidth %.1f GB/s; bound %.1f GDoF/s double, %.1f float; GDoF/s (%% of bound) at the largest size\n", bw / 1e9, bw / 16e9, bw / 8e9);
-  printf("SUMMARY %3s %2s %11s %15s %15s %15s %15s %10s %7s\n", "dim", "k", "DoF", "atomic-double", "colored-double", "atomic-float", "colored-float", "SpMV-model", "x-SpMV");
+  printf("SUMMARY %3s %2s %11s %15s %15s %15s %15s %15s %10s %7s\n", "dim", "k", "DoF", "atomic-double", "colored-double", "overwr-double", "atomic-float", "colored-float", "SpMV-model", "x-SpMV");
   for (int dim = 3; dim >= 2; dim--) {
     for (int k = 1; k <= 10; k++) {
       long long big = 0;
       for (auto &r : res)
         if (r.c.dim == dim && r.c.k == k) big = std::max(big, r.c.dof);
       if (!big) continue;
-      double g[2][2] = {{0, 0}, {0, 0}}, pc[2][2] = {{0, 0}, {0, 0}};
+      double g[2][NVARIANT] = {{0}}, pc[2][NVARIANT] = {{0}};
       for (auto &r : res)
         if (r.c.dim == dim && r.c.k == k && r.c.dof == big) {
           g[r.prec == 4][r.scatter]  = r.gdofs;
           pc[r.prec == 4][r.scatter] = r.pct;
         }
       const double nnz = pow(2.0 * k + 1, dim), spmv = bw / (12.0 * nnz + 16.0) / 1e9;
-      char         cell[4][32];
-      for (int i = 0; i < 4; i++) snprintf(cell[i], sizeof(cell[i]), "%.1f (%.0f%%)", g[i / 2][i % 2], pc[i / 2][i % 2]);
-      printf("SUMMARY %3d %2d %11lld %15s %15s %15s %15s %10.2f %6.0fx\n", dim, k, big, cell[0], cell[1], cell[2], cell[3], spmv, std::max(g[0][0], g[0][1]) / spmv);
+      const int    shown[5][2] = {{0, ATOMIC}, {0, COLORED}, {0, OVERWRITE}, {1, ATOMIC}, {1, COLORED}};
+      char         cell[5][32];
+      for (int i = 0; i < 5; i++) snprintf(cell[i], sizeof(cell[i]), "%.1f (%.0f%%)", g[shown[i][0]][shown[i][1]], pc[shown[i][0]][shown[i][1]]);
+      printf("SUMMARY %3d %2d %11lld %15s %15s %15s %15s %15s %10.2f %6.0fx\n", dim, k, big, cell[0], cell[1], cell[2], cell[3], cell[4], spmv, std::max(g[0][ATOMIC], g[0][COLORED]) / spmv);
     }
   }
   CHECK_CUDA(cudaFree(x));

@@ -28,6 +28,8 @@ typedef struct {
   int    dirichlet;                   /* nonzero: nodes on the boundary of the global grid are
                                          eliminated: read as zero, never written by apply/diagonal */
   int    scatter;                     /* PatchworkScatter */
+  int    overwrite;                   /* nonzero: apply and diagonal SET y on the whole out box (as
+                                         if it were zeroed first) instead of adding into it */
   double coef_mass;                   /* alpha * |cell| */
   double coef_stiff[3];               /* beta * |cell| / h_d^2 */
   double mass1d[PW_MAX_N * PW_MAX_N];  /* 1D mass matrix on the reference [0,1], row major n x n */
@@ -39,7 +41,7 @@ extern "C" {
 #endif
 
 /* CPU reference (src/core/tensor_ref.c). Apply and diagonal ADD the contribution of the cells in
-   [cell_start,cell_end) into y (out box); x is read through the in box. */
+   [cell_start,cell_end) into y (out box), or set y when d->overwrite; x is read through the in box. */
 void PatchworkTensorApplyRef(const PatchworkTensorDesc *d, const double *x, double *y);
 void PatchworkTensorApplyRefFloat(const PatchworkTensorDesc *d, const float *x, float *y);
 void PatchworkTensorDiagonalRef(const PatchworkTensorDesc *d, double *y);

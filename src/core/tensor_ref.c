@@ -56,6 +56,12 @@ static int CheckCells(const PatchworkTensorDesc *d, int use_in)
   return 1;
 }
 
+/* Entries of the out array (d->overwrite sets all of them, also those no cell reaches) */
+static ptrdiff_t OutBoxSize(const PatchworkTensorDesc *d)
+{
+  return (ptrdiff_t)d->out_size[0] * d->out_size[1] * d->out_size[2];
+}
+
 /* Offsets of the cell's nodes in the in and out arrays (in may be NULL); -1 marks a node eliminated
    by the Dirichlet condition, which is read as zero and never written. */
 static void CellOffsets(const PatchworkTensorDesc *d, const int e[3], ptrdiff_t *in, ptrdiff_t *out)
@@ -103,6 +109,8 @@ void PatchworkTensorDiagonalRef(const PatchworkTensorDesc *d, double *y)
   ptrdiff_t    out[PW_MAX_CELL_NODES];
   int          e[3], q = 0;
 
+  if (d->overwrite)
+    for (ptrdiff_t i = 0; i < OutBoxSize(d); i++) y[i] = 0;
   if (!CheckCells(d, 0)) return;
   for (int i = 0; i < n; i++) {
     m[i] = d->mass1d[i * n + i];

@@ -1,6 +1,6 @@
 /* Precision template of the tensor-product operator's CPU reference (no include guard:
    tensor_ref.c includes it once per real type, after its precision-free helpers CellNodes,
-   CheckCells, CellOffsets and PW_MAX_CELL_NODES). PW_REAL is the type of the data and of all
+   CheckCells, OutBoxSize, CellOffsets and PW_MAX_CELL_NODES). PW_REAL is the type of the data and of all
    arithmetic, PW_FN(name) the name of the instance; see contract_impl.h. */
 #include "contract_impl.h"
 
@@ -44,6 +44,8 @@ void PW_FN(PatchworkTensorApplyRef)(const PatchworkTensorDesc *d, const PW_REAL 
   ptrdiff_t in[PW_MAX_CELL_NODES], out[PW_MAX_CELL_NODES];
   int       e[3];
 
+  if (d->overwrite)
+    for (ptrdiff_t i = 0; i < OutBoxSize(d); i++) y[i] = 0;
   if (!CheckCells(d, 1)) return;
   /* the 1D data converted once: in float every operation below is in float, as on the device */
   for (int q = 0; q < n * n; q++) {

@@ -15,14 +15,17 @@ PETSC_INTERN PetscBool PatchworkPackageInitialized;
     if (!(p)) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "Null pointer: parameter # %d", (int)(arg)); \
   } while (0)
 
-/* Arrays of up to two vectors read (r0, r1, NULL if unused) and one written (w), on one side */
+/* Arrays of up to two vectors read (r0, r1, NULL if unused) and one written (w), on one side;
+   GetOverwrite when every entry of w will be set, so its old values need not be valid (or copied) */
 typedef struct {
   const PetscScalar *r[2];
   PetscScalar       *w;
-  PetscBool          device; /* all arrays are device pointers */
+  PetscBool          device;    /* all arrays are device pointers */
+  PetscBool          overwrite; /* w was got write-only */
   Vec                vr[2], vw;
 } PatchworkArrays;
 PETSC_INTERN PetscErrorCode PatchworkArraysGet(Vec, Vec, Vec, PatchworkArrays *);
+PETSC_INTERN PetscErrorCode PatchworkArraysGetOverwrite(Vec, Vec, Vec, PatchworkArrays *);
 PETSC_INTERN PetscErrorCode PatchworkArraysRestore(PatchworkArrays *);
 PETSC_INTERN PetscErrorCode PatchworkVecSetHashRandom(Vec, unsigned);
 /* Whether vectors of the matrix's vector type live on the device */

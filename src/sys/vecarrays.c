@@ -3,17 +3,20 @@
 #include "pwimpl.h"
 #include <patchwork/vec_kernel.h>
 
-PetscErrorCode PatchworkArraysGet(Vec r0, Vec r1, Vec w, PatchworkArrays *a)
+static PetscErrorCode ArraysGet(Vec r0, Vec r1, Vec w, PetscBool overwrite, PatchworkArrays *a)
 {
   const Vec    in[2] = {r0, r1};
   PetscMemType mt;
 
   PetscFunctionBegin;
   PetscCall(PetscMemzero(a, sizeof(*a)));
-  a->vw = w;
+  PetscCheck(!overwrite || (r0 != w && r1 != w), PETSC_COMM_SELF, PETSC_ERR_ARG_IDN, "A vector overwritten by a kernel cannot also be its input");
+  a->vw        = w;
+  a->overwrite = overwrite;
   for (int i = 0; i < 2; i++) a->vr[i] = in[i] == w ? NULL : in[i]; /* a vector both read and written is got once */
   a->device = PETSC_TRUE;
-  PetscCall(VecGetArrayAndMemType(w, &a->w, &mt));
+  if (overwrite) PetscCall(VecGetArrayWriteAndMemType(w, &a->w, &mt));
+  else PetscCall(VecGetArrayAndMemType(w, &a->w, &mt));
   if (!PetscMemTypeDevice(mt)) a->device = PETSC_FALSE;
   for (int i = 0; i < 2; i++) {
     if (!a->vr[i]) continue;
@@ -21,8 +24,13 @@ PetscErrorCode PatchworkArraysGet(Vec r0, Vec r1, Vec w, PatchworkArrays *a)
     if (!PetscMemTypeDevice(mt)) a->device = PETSC_FALSE;
   }
   if (!a->device) { /* host, or vectors on both sides: take host arrays of all */
-    PetscCall(VecRestoreArrayAndMemType(w, &a->w));
-    PetscCall(VecGetArray(w, &a->w));
+    if (overwrite) {
+      PetscCall(VecRestoreArrayWriteAndMemType(w, &a->w));
+      PetscCall(VecGetArrayWrite(w, &a->w));
+    } else {
+      PetscCall(VecRestoreArrayAndMemType(w, &a->w));
+      PetscCall(VecGetArray(w, &a->w));
+    }
     for (int i = 0; i < 2; i++) {
       if (!a->vr[i]) continue;
       PetscCall(VecRestoreArrayReadAndMemType(a->vr[i], &a->r[i]));
@@ -34,6 +42,20 @@ PetscErrorCode PatchworkArraysGet(Vec r0, Vec r1, Vec w, PatchworkArrays *a)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode PatchworkArraysGet(Vec r0, Vec r1, Vec w, PatchworkArrays *a)
+{
+  PetscFunctionBegin;
+  PetscCall(ArraysGet(r0, r1, w, PETSC_FALSE, a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PatchworkArraysGetOverwrite(Vec r0, Vec r1, Vec w, PatchworkArrays *a)
+{
+  PetscFunctionBegin;
+  PetscCall(ArraysGet(r0, r1, w, PETSC_TRUE, a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode PatchworkArraysRestore(PatchworkArrays *a)
 {
   PetscFunctionBegin;
@@ -42,8 +64,13 @@ PetscErrorCode PatchworkArraysRestore(PatchworkArrays *a)
     if (a->device) PetscCall(VecRestoreArrayReadAndMemType(a->vr[i], &a->r[i]));
     else PetscCall(VecRestoreArrayRead(a->vr[i], &a->r[i]));
   }
-  if (a->device) PetscCall(VecRestoreArrayAndMemType(a->vw, &a->w));
-  else PetscCall(VecRestoreArray(a->vw, &a->w));
+  if (a->overwrite) {
+    if (a->device) PetscCall(VecRestoreArrayWriteAndMemType(a->vw, &a->w));
+    else PetscCall(VecRestoreArrayWrite(a->vw, &a->w));
+  } else {
+    if (a->device) PetscCall(VecRestoreArrayAndMemType(a->vw, &a->w));
+    else PetscCall(VecRestoreArray(a->vw, &a->w));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

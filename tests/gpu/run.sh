@@ -4,7 +4,7 @@
 # CPU reference, the operator on device vectors vs an assembled matrix, the Poisson example on the
 # GPU), compute-sanitizer memcheck/racecheck, then the benchmarks. Logs go to $OUT (or build/gpu-out),
 # packed as logs.tar.gz; a short table is printed last.
-#   bash tests/gpu/run.sh [--no-bench] [--quick] [--no-tests] [--no-cpu-suite] [--lor-only] [--plex-only] [--amg-only]
+#   bash tests/gpu/run.sh [--no-bench] [--quick] [--no-tests] [--no-cpu-suite] [--lor-only] [--plex-only] [--amg-only] [--tensor-only]
 # (--no-tests: build and benchmarks only; one device call has 10 minutes, so a full run is two calls:
 #  `--no-bench --no-cpu-suite`, then `--no-tests`, back to back so the second finds the build)
 set -u
@@ -12,13 +12,15 @@ cd "$(dirname "$0")/../.."
 OUT=${OUT:-build/gpu-out}
 L=build/gpu-logs
 mkdir -p "$OUT" "$L"
-BENCH=1 QUICK= TESTS=1 CPUSUITE=1 LORONLY= PLEXONLY= AMGONLY=
-for a in "$@"; do case $a in --no-bench) BENCH= ;; --quick) QUICK=1 ;; --no-tests) TESTS= ;; --no-cpu-suite) CPUSUITE= ;; --lor-only) LORONLY=1 ;; --plex-only) PLEXONLY=1 ;; --amg-only) AMGONLY=1 ;; esac; done
+BENCH=1 QUICK= TESTS=1 CPUSUITE=1 LORONLY= PLEXONLY= AMGONLY= TENSORONLY=
+for a in "$@"; do case $a in --no-bench) BENCH= ;; --quick) QUICK=1 ;; --no-tests) TESTS= ;; --no-cpu-suite) CPUSUITE= ;; --lor-only) LORONLY=1 ;; --plex-only) PLEXONLY=1 ;; --amg-only) AMGONLY=1 ;; --tensor-only) TENSORONLY=1 ;; esac; done
 # --lor-only: the PCLOR kernels, tests and benchmark alone; --plex-only: the same for the operator on DMPlex
 [ -n "$LORONLY" ] && { KERNEL_SUITES=lor; CPUSUITE=; BENCHES=${BENCHES:-lor}; }
 [ -n "$PLEXONLY" ] && { KERNEL_SUITES=plex; CPUSUITE=; BENCHES=${BENCHES:-plex}; }
 # --amg-only: PCPATCHAMG (its kernels, the PC on device matrices, its benchmark)
 [ -n "$AMGONLY" ] && { KERNEL_SUITES=${KERNEL_SUITES:-amg graph}; CPUSUITE=; BENCHES=${BENCHES:-amg amgsetup}; LORONLY=1; PLEXONLY=1; }
+# --tensor-only: the Cartesian operator and PCVERTEXPATCH (their kernels, tests on device vectors, MatMult benchmark)
+[ -n "$TENSORONLY" ] && { KERNEL_SUITES=${KERNEL_SUITES:-tensor patch}; CPUSUITE=; BENCHES=${BENCHES:-matmult}; }
 T0=$(date +%s)
 export PETSC_DIR=${PETSC_DIR:-/opt/patchwork/petsc-cuda} PETSC_ARCH=
 if [ ! -f "$PETSC_DIR/lib/petsc/conf/variables" ]; then
@@ -114,7 +116,7 @@ fi
 # --- the operator on DMPlex meshes on device vectors (geometric factors computed on the GPU) vs PETSc's
 #     own FEM assembly, serial and on 2 ranks; the curved-shell example on the GPU gives the CPU's
 #     iterations and error; compute-sanitizer on both
-if [ -z "$LORONLY" ]; then
+if [ -z "$LORONLY$TENSORONLY" ]; then
 PLEX="build/tests/mat/test_plex -dm_plex_simplex 0 $GPU -dm_mat_type aijcusparse"
 check plex-gpu-3d      $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -kmax 6 -curved -variable -dirichlet
 check plex-gpu-2d      $PLEX -dm_plex_dim 2 -dm_plex_box_faces 3,2 -kmax 10 -curved -variable -dirichlet -extra_points 2
@@ -133,7 +135,7 @@ check plex-memcheck    compute-sanitizer --tool memcheck --error-exitcode 1 buil
 check plex-racecheck   compute-sanitizer --tool racecheck --error-exitcode 1 build/examples/shell -dim 2 -degree 5 -cells 3 $GPU
 fi
 
-if [ -z "$PLEXONLY" ]; then
+if [ -z "$PLEXONLY$TENSORONLY" ]; then
 # --- PCLOR: the LOR matrix assembled by the CUDA kernels into AIJCUSPARSE equals the independent CPU
 #     assembly (1e-13), serial and on 2 ranks; CG + PCLOR on device vectors converges like on the CPU
 check lor-matrix-gpu-n1 $MPI -n 1 build/tests/mat/test_lor -lor_mat_type aijcusparse $GPU
@@ -154,7 +156,7 @@ fi
 
 # --- PCPATCHAMG with aijcusparse matrices: the relaxation in the CUDA kernels gives the CPU run's
 #     iterations (within 1: float values round differently), serial and on 2 ranks; compute-sanitizer
-if [ -n "$AMGONLY" ] || [ -z "$LORONLY$PLEXONLY" ]; then
+if [ -n "$AMGONLY" ] || [ -z "$LORONLY$PLEXONLY$TENSORONLY" ]; then
 AMG="build/tests/mat/test_patchamg"
 AGPU="-dm_mat_type aijcusparse $GPU"
 amg_its() { "$@" 2>&1 | grep -o 'CG iterations [0-9]*' | grep -o '[0-9]*$'; }

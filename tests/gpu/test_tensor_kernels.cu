@@ -3,7 +3,8 @@
    Compares PatchworkTensor{Apply,ApplyFloat,Diagonal,Boundary}CUDA with the CPU reference
    (src/core/tensor_ref.c) on random data: 2D degrees 1..10 and 3D degrees 1..8, on the whole grid
    and on offset sub-boxes (cell range, in box and out box as on an MPI rank, each a different box),
-   Dirichlet on and off, atomic and colored scatter. Prints one line per case, `ok ...` or
+   Dirichlet on and off, atomic and colored scatter, adding into y or overwriting it. Prints one
+   line per case, `ok ...` or
    `FAIL ... err=... tol=...`, and exits 0 when all pass, 1 otherwise, 77 without a CUDA device.
 
    Usage: test_tensor_kernels [--quick]   (--quick: small sub-box grids only, for compute-sanitizer) */
@@ -97,6 +98,19 @@ static void Download(std::vector<T> &h, const T *dptr)
   CHECK_CUDA(cudaMemcpy(h.data(), dptr, h.size() * sizeof(T), cudaMemcpyDeviceToHost));
 }
 
+/* With d->overwrite, y starts as NaN (every entry must be set, also those no cell reaches), the
+   operator's contribution is measured from zero, and the kernel runs twice (the result must not
+   double). */
+template <typename T>
+static double OverwriteErr(bool overwrite, const std::vector<T> &ygpu, const std::vector<T> &yref, std::vector<T> &y0)
+{
+  if (!overwrite) return RelErr(ygpu, yref, y0);
+  for (const T v : ygpu)
+    if (!isfinite((double)v)) return INFINITY;
+  for (auto &v : y0) v = T(0);
+  return RelErr(ygpu, yref, y0);
+}
+
 template <typename T>
 static void TestApply(const PatchworkTensorDesc *d, const char *label, double tol)
 {
@@ -106,19 +120,21 @@ static void TestApply(const PatchworkTensorDesc *d, const char *label, double to
   char            name[256];
 
   for (auto &v : x) v = (T)Rand();
-  for (auto &v : y0) v = (T)Rand();
+  for (auto &v : y0) v = d->overwrite ? (T)NAN : (T)Rand();
   yref = y0;
   if (sizeof(T) == 8) PatchworkTensorApplyRef(d, (const double *)x.data(), (double *)yref.data());
   else PatchworkTensorApplyRefFloat(d, (const float *)x.data(), (float *)yref.data());
   Upload(&dx, x);
   Upload(&dy, y0);
-  int ret = sizeof(T) == 8 ? PatchworkTensorApplyCUDA(d, (const double *)dx, (double *)dy, g_stream) : PatchworkTensorApplyCUDAFloat(d, (const float *)dx, (float *)dy, g_stream);
-  CheckRet(ret, "apply");
+  for (int rep = 0; rep < (d->overwrite ? 2 : 1); rep++) {
+    int ret = sizeof(T) == 8 ? PatchworkTensorApplyCUDA(d, (const double *)dx, (double *)dy, g_stream) : PatchworkTensorApplyCUDAFloat(d, (const float *)dx, (float *)dy, g_stream);
+    CheckRet(ret, "apply");
+  }
   Download(ygpu, dy);
   CHECK_CUDA(cudaFree(dx));
   CHECK_CUDA(cudaFree(dy));
-  const double err = RelErr(ygpu, yref, y0);
-  snprintf(name, sizeof(name), "%s apply-%s", label, sizeof(T) == 8 ? "double" : "float");
+  const double err = OverwriteErr(d->overwrite, ygpu, yref, y0);
+  snprintf(name, sizeof(name), "%s apply-%s%s", label, sizeof(T) == 8 ? "double" : "float", d->overwrite ? " overwrite" : "");
   Report(err <= tol, name, err, tol);
 }
 
@@ -129,15 +145,15 @@ static void TestDiagonal(const PatchworkTensorDesc *d, const char *label, double
   double             *dy;
   char                name[256];
 
-  for (auto &v : y0) v = Rand();
+  for (auto &v : y0) v = d->overwrite ? NAN : Rand();
   yref = y0;
   PatchworkTensorDiagonalRef(d, yref.data());
   Upload(&dy, y0);
   CheckRet(PatchworkTensorDiagonalCUDA(d, dy, g_stream), "diagonal");
   Download(ygpu, dy);
   CHECK_CUDA(cudaFree(dy));
-  const double err = RelErr(ygpu, yref, y0);
-  snprintf(name, sizeof(name), "%s diagonal", label);
+  const double err = OverwriteErr(d->overwrite, ygpu, yref, y0);
+  snprintf(name, sizeof(name), "%s diagonal%s", label, d->overwrite ? " overwrite" : "");
   Report(err <= tol, name, err, tol);
 }
 
@@ -260,9 +276,13 @@ int main(int argc, char **argv)
             }
             snprintf(gname, sizeof(gname), "%s%s", G.name, run.second ? "-gen" : "");
             snprintf(label, sizeof(label), "%dD k=%d %-10s dirichlet=%d %-7s", dim, k, gname, dir, sc ? "colored" : "atomic");
-            TestApply<double>(&d, label, tol_d);
-            TestApply<float>(&d, label, tol_f);
-            TestDiagonal(&d, label, tol_d);
+            for (int ow = 0; ow <= 1; ow++) {
+              d.overwrite = ow;
+              TestApply<double>(&d, label, tol_d);
+              TestApply<float>(&d, label, tol_f);
+              TestDiagonal(&d, label, tol_d);
+            }
+            d.overwrite = 0;
             if (sc == 0) {
               snprintf(label, sizeof(label), "%dD k=%d %-10s dirichlet=%d", dim, k, gname, dir);
               TestBoundary(&d, label, true);

@@ -304,6 +304,23 @@ static void TestCase(int *fails, int dim, int k, int quad, const Case *c, int di
   tol = 4.0 * (dim + 1 + (1 << dim) + 4) * DBL_EPSILON * MaxAbs(nout, sc);
   Check(fails, err, tol, "tensor %dD k=%d %-5s %-6s dirichlet=%d diagonal vs dense assembly", dim, k, qn, c->name, dirichlet);
 
+  /* overwrite: y starting as NaN gives exactly the apply into zeros (0 + v = v), on the whole out box */
+  for (int kind = 0; kind < 2; kind++) {
+    for (long i = 0; i < nout; i++) {
+      y[i]  = NAN;
+      ex[i] = 0;
+    }
+    desc.overwrite = 1;
+    if (kind == 0) PatchworkTensorApplyRef(&desc, xin, y);
+    else PatchworkTensorDiagonalRef(&desc, y);
+    desc.overwrite = 0;
+    if (kind == 0) PatchworkTensorApplyRef(&desc, xin, ex);
+    else PatchworkTensorDiagonalRef(&desc, ex);
+    err = 0.0;
+    for (long i = 0; i < nout; i++) err = isfinite(y[i]) ? fmax(err, fabs(y[i] - ex[i])) : INFINITY;
+    Check(fails, err, 0, "tensor %dD k=%d %-5s %-6s dirichlet=%d %s overwriting NaN = adding into 0", dim, k, qn, c->name, dirichlet, kind ? "diagonal" : "apply");
+  }
+
   free(E);
   free(Ea);
   free(xg);
@@ -430,6 +447,20 @@ static void TestEmpty(int *fails, uint64_t *seed)
   PatchworkTensorDiagonalRef(&desc, y);
   for (int i = 0; i < 4; i++) err = fmax(err, fabs(y[i] - (i + 1)));
   Check(fails, err, 0, "tensor 3D empty cell range adds nothing");
+  /* but an overwriting one still sets its out box to zero */
+  desc.overwrite = 1;
+  for (int kind = 0; kind < 2; kind++) {
+    const long nout = BoxCount(desc.out_size);
+    double    *yb   = Malloc(sizeof(double) * nout);
+
+    for (long i = 0; i < nout; i++) yb[i] = NAN;
+    if (kind == 0) PatchworkTensorApplyRef(&desc, x, yb);
+    else PatchworkTensorDiagonalRef(&desc, yb);
+    err = 0.0;
+    for (long i = 0; i < nout; i++) err = isfinite(yb[i]) ? fmax(err, fabs(yb[i])) : INFINITY;
+    Check(fails, err, 0, "tensor 3D empty cell range, overwriting: %s sets the out box to 0", kind ? "diagonal" : "apply");
+    free(yb);
+  }
 }
 
 int main(void)

@@ -76,6 +76,9 @@ PetscErrorCode PatchworkTensorSetUpDescriptors(Mat A)
   if (ctx->descvalid) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscLogEventBegin(PATCHWORK_TensorSetUp, A, 0, 0, 0));
   PetscCall(PatchworkTensorFillDesc(&ctx->info, ctx->scatter, ctx->serial, &ctx->cells_desc, &ctx->owned_desc, &ctx->flops));
+  /* MatMult and MatGetDiagonal set y: no separate zeroing pass (on the GPU the 3D kernel zeroes y
+     as it goes, while the lines are in L2) */
+  ctx->cells_desc.overwrite = 1;
   if (!ctx->serial) {
     if (!ctx->xloc) PetscCall(DMCreateLocalVector(ctx->info.dm, &ctx->xloc));
     if (!ctx->yloc) PetscCall(VecDuplicate(ctx->xloc, &ctx->yloc));
@@ -96,7 +99,8 @@ static PetscErrorCode RunKernel(Mat_PatchworkTensor *ctx, KernelKind kind, const
   PatchworkArrays p;
 
   PetscFunctionBegin;
-  PetscCall(PatchworkArraysGet(x, NULL, y, &p));
+  if (d->overwrite && kind != KERNEL_BOUNDARY) PetscCall(PatchworkArraysGetOverwrite(x, NULL, y, &p));
+  else PetscCall(PatchworkArraysGet(x, NULL, y, &p));
   if (p.device) {
 #if defined(PATCHWORK_HAVE_CUDA)
     void *stream;
@@ -158,7 +162,6 @@ static PetscErrorCode ApplyOrDiagonal(Mat A, Vec x, Vec y)
     }
     yout = ctx->yloc;
   }
-  PetscCall(VecZeroEntries(yout));
   PetscCall(RunKernel(ctx, x ? KERNEL_APPLY : KERNEL_DIAGONAL, &ctx->cells_desc, xin, yout));
   if (!ctx->serial) {
     PetscCall(VecZeroEntries(y));
