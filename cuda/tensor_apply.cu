@@ -19,8 +19,12 @@
      x pass  thread (j,l): S0(:,j,l) -> a -> S0, b -> S1
      y pass  thread (i,l): S0(i,:,l), S1(i,:,l) -> c -> S0, d -> S1
      z pass  thread (i,j): S0(i,j,:), S1(i,j,:) -> v in registers -> y (coalesced in i)
-   The paddings (LD, PS, CS below) were picked by counting shared-memory wavefronts of the three
-   access patterns for 4- and 8-byte words. 2D is the same with n threads per cell and two passes
+   Thread t is (a, q, b) = (t mod n, cell slot (t / n) mod C, t / (n C)): a warp spans the first index
+   across neighbouring cells, so that the gather and the scatter of one row of nodes touch a run of
+   C k + 1 consecutive entries of x and y (2-19% faster at k = 2..8, 1e8 DoF, than n^2 consecutive
+   threads per cell, which touch runs of n). The paddings (LD, PS, CS below) minimize the
+   shared-memory wavefronts of the four access patterns for 8- and 4-byte words under this numbering
+   (bench/smem_wavefronts.py). 2D is the same with n threads per cell and two passes
    (plain products). Degrees: 1..8 in 3D, 1..10 in 2D; others return cudaErrorInvalidValue, as does
    a descriptor whose boxes do not hold the nodes of its cells.
 
@@ -76,14 +80,14 @@ struct Coef2 {
    plain-product kernel at n = 8 to 80, so that 3 blocks fit; the even-odd kernels need fewer) */
 template <int N>
 struct Lay3;
-template <> struct Lay3<2> { static constexpr int LD = 2, PS = 5, CS = 12, C = 64, MINB = 1; };
-template <> struct Lay3<3> { static constexpr int LD = 3, PS = 9, CS = 27, C = 32, MINB = 1; };
-template <> struct Lay3<4> { static constexpr int LD = 5, PS = 24, CS = 100, C = 16, MINB = 1; };
-template <> struct Lay3<5> { static constexpr int LD = 5, PS = 25, CS = 125, C = 10, MINB = 1; };
-template <> struct Lay3<6> { static constexpr int LD = 7, PS = 42, CS = 252, C = 8, MINB = 1; };
-template <> struct Lay3<7> { static constexpr int LD = 7, PS = 52, CS = 369, C = 5, MINB = 1; };
-template <> struct Lay3<8> { static constexpr int LD = 9, PS = 72, CS = 576, C = 4, MINB = 3; };
-template <> struct Lay3<9> { static constexpr int LD = 9, PS = 81, CS = 729, C = 3, MINB = 1; };
+template <> struct Lay3<2> { static constexpr int LD = 3, PS = 5, CS = 10, C = 64, MINB = 1; };
+template <> struct Lay3<3> { static constexpr int LD = 4, PS = 11, CS = 35, C = 32, MINB = 1; };
+template <> struct Lay3<4> { static constexpr int LD = 5, PS = 19, CS = 76, C = 16, MINB = 1; };
+template <> struct Lay3<5> { static constexpr int LD = 6, PS = 34, CS = 165, C = 10, MINB = 1; };
+template <> struct Lay3<6> { static constexpr int LD = 9, PS = 52, CS = 326, C = 8, MINB = 1; };
+template <> struct Lay3<7> { static constexpr int LD = 10, PS = 67, CS = 471, C = 5, MINB = 1; };
+template <> struct Lay3<8> { static constexpr int LD = 9, PS = 71, CS = 568, C = 4, MINB = 3; };
+template <> struct Lay3<9> { static constexpr int LD = 11, PS = 101, CS = 905, C = 3, MINB = 1; };
 
 /* 2D: entry (i,j) of cell slot q at q*CS + j*LD + i */
 template <int N>
@@ -241,9 +245,9 @@ __device__ __forceinline__ void PassZ(const Coef3EO<T, N> &cf, const T (&c)[N], 
 template <typename T, int N, bool ATOMIC, typename CF>
 __global__ void __launch_bounds__(Lay3<N>::C * N * N, Lay3<N>::MINB) Apply3D(const CF cf, const Geom g, const T *__restrict__ x, T *__restrict__ y)
 {
-  constexpr int LD = Lay3<N>::LD, PS = Lay3<N>::PS, CS = Lay3<N>::CS, C = Lay3<N>::C, NN = N * N;
+  constexpr int LD = Lay3<N>::LD, PS = Lay3<N>::PS, CS = Lay3<N>::CS, C = Lay3<N>::C;
   __shared__ T  s0[C * CS], s1[C * CS];
-  const int     t = threadIdx.x, q = t / NN, c = t - q * NN, a = c % N, b = c / N;
+  const int     t = threadIdx.x, a = t % N, q = (t / N) % C, b = t / (N * C);
   T *const      S0 = s0 + q * CS, *const S1 = s1 + q * CS;
   const long long cid    = (long long)blockIdx.x * C + q;
   const bool      active = cid < g.ncells;
