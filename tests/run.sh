@@ -447,6 +447,8 @@ if command -v valgrind >/dev/null 2>&1; then
   run valgrind/amg_csr      valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_amg_csr --quick
   run valgrind/p1         valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $B/tests/mat/test_p1
+  run valgrind/spai       valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+                            $B/tests/mat/test_spai
   run valgrind/patchamg   valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $AMG -problem fd7 -n 12 -pc_patchamg_coarse_size 50 -ksp_view
   run valgrind/patchamg-coordinates valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
