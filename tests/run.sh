@@ -304,6 +304,14 @@ redistributed() {
 }
 run patchamg/redistribute-n4       redistributed 4 -problem fd7 -n 64 -pc_patchamg_redistribute 5000
 run patchamg/redistribute-spai1-n3 redistributed 3 -problem fd7 -n 32 -pc_patchamg_redistribute 5000 -pc_patchamg_relax spai1
+# with coordinates, the gathered levels are aggregated with the centroids moved along with their rows
+redistributed_coordinates() {
+  local np=$1
+  redistributed "$@" || return 1
+  shift
+  $MPIEXEC -n "$np" $AMG "$@" -ksp_view 2>&1 | grep -E ' ([0-9]+) of \1 aggregation levels\)' || { echo "a gathered level was aggregated without coordinates"; return 1; }
+}
+run patchamg/redistribute-coordinates-n4 redistributed_coordinates 4 -problem fd7 -n 64 -pc_patchamg_redistribute 5000 -coordinates
 run patchamg/redistribute-leaks    no_leaks $MPIEXEC -n 3 $AMG -problem fd7 -n 24 -pc_patchamg_redistribute 5000
 run patchamg/redistribute-bad      expect_fail "pc_patchamg_redistribute must be 0 (never) or positive" $AMG -problem fd7 -n 8 -pc_patchamg_redistribute -2
 # one rank: the product kernels (amg_kernel.h) give the hierarchy (level sizes, nonzeros, aggregates,

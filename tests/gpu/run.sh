@@ -189,6 +189,8 @@ done
 check patchamg-gpu-n2 $MPI -n 2 $AMG -problem fd7 -n 32 -max_its 20 $AGPU
 # coarse levels gathered onto one rank from level 1 on (patchamg-gpu-n2 gathers from level 2, by default): rank 1 then holds no rows there
 check patchamg-gpu-gather-n2 $MPI -n 2 $AMG -problem fd7 -n 32 -max_its 14 -pc_patchamg_redistribute 5000 $AGPU
+# the same with coordinates: the gathered level's points (centroids on the device) move with its rows
+check patchamg-gpu-gather-coords-n2 bash -c "$MPI -n 2 $AMG -problem fd7 -n 32 -max_its 14 -pc_patchamg_redistribute 5000 -coordinates -ksp_view $AGPU | grep -E ' ([0-9]+) of \\1 aggregation levels\\)'"
 # the P1 assembly on the GPU (Fu et al.'s patch-based kernel): the kernel against the CPU reference with
 # compute-sanitizer, the assembled aijcusparse matrix against PETSc's FEM assembly, the example on the GPU
 KB=build/gpu-kernels

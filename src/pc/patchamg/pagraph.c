@@ -47,20 +47,72 @@ static PetscErrorCode SpaceFree(PetscBool dev, void *p)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* A host copy of count ints of the hierarchy (PetscFree it) */
-PetscErrorCode PCPatchAMGGraphToHost(PetscBool dev, const int *src, PetscInt count, int **dst)
+/* Copies bytes of the hierarchy (on the device when dev) into the host array dst */
+static PetscErrorCode SpaceToHost(PetscBool dev, const void *src, size_t bytes, void *dst)
 {
   PetscFunctionBegin;
-  PetscCall(PetscMalloc1(PetscMax(count, 1), dst));
-  if (!dev) PetscCall(PetscArraycpy(*dst, src, count));
+  if (!dev) PetscCall(PetscMemcpy(dst, src, bytes));
 #if defined(PATCHWORK_HAVE_CUDA)
   else {
     void *stream;
 
     PetscCall(PatchworkGetDeviceStream(&stream));
-    PatchworkCallKernel(PatchworkDeviceCopyToHost(*dst, src, (size_t)count * sizeof(int), stream));
+    PatchworkCallKernel(PatchworkDeviceCopyToHost(dst, src, bytes, stream));
   }
 #endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A host copy of count ints of the hierarchy (PetscFree it) */
+PetscErrorCode PCPatchAMGGraphToHost(PetscBool dev, const int *src, PetscInt count, int **dst)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(PetscMax(count, 1), dst));
+  PetscCall(SpaceToHost(dev, src, (size_t)count * sizeof(int), *dst));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Before a gathering: the points of level lc of H (this rank's aggregates of the level before, in
+   order, numbered globally from this rank's offset) moved to the ranks that own those rows in the
+   gathered layout, ncol of them here, for the next segment's GraphCoordinates() */
+PetscErrorCode PCPatchAMGGatherCoordinates(PC pc, const PC_PatchAMGGraph *H, PetscInt lc, PetscInt ncol)
+{
+  PC_PatchAMG          *pa = (PC_PatchAMG *)pc->data;
+  const PatchworkGraph *g  = &H->L[lc].g;
+  MPI_Comm              comm;
+  PetscInt              nc = g->n, dim = g->dim, cstart, *idx;
+  double               *x;
+  PetscScalar          *vals;
+  const PetscScalar    *ga;
+  PetscBool             any = g->coord ? PETSC_TRUE : PETSC_FALSE;
+  Vec                   v;
+
+  PetscFunctionBegin;
+  PetscCall(PetscFree(pa->gathered_coords));
+  PetscCall(PetscObjectGetComm((PetscObject)pc, &comm));
+  PetscCallMPI(MPIU_Allreduce(MPI_IN_PLACE, &any, 1, MPIU_BOOL, MPI_LOR, comm));
+  if (!any) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCallMPI(MPIU_Allreduce(MPI_IN_PLACE, &dim, 1, MPIU_INT, MPI_MAX, comm)); /* a rank without rows has none */
+  PetscCallMPI(MPI_Scan(&nc, &cstart, 1, MPIU_INT, MPI_SUM, comm));
+  cstart -= nc;
+  PetscCall(PetscMalloc3(PetscMax(nc * dim, 1), &x, PetscMax(nc * dim, 1), &idx, PetscMax(nc * dim, 1), &vals));
+  if (g->coord) PetscCall(SpaceToHost(H->dev, g->coord, sizeof(double) * (size_t)(nc * dim), x));
+  for (PetscInt i = 0; i < nc * dim; i++) {
+    idx[i]  = cstart * dim + i;
+    vals[i] = g->coord ? (PetscScalar)x[i] : 0;
+  }
+  PetscCall(VecCreateMPI(comm, ncol * dim, PETSC_DETERMINE, &v));
+  PetscCall(VecSetValues(v, nc * dim, idx, vals, INSERT_VALUES));
+  PetscCall(VecAssemblyBegin(v));
+  PetscCall(VecAssemblyEnd(v));
+  PetscCall(PetscMalloc1(PetscMax(ncol * dim, 1), &pa->gathered_coords));
+  PetscCall(VecGetArrayRead(v, &ga));
+  for (PetscInt i = 0; i < ncol * dim; i++) pa->gathered_coords[i] = (double)PetscRealPart(ga[i]);
+  PetscCall(VecRestoreArrayRead(v, &ga));
+  PetscCall(VecDestroy(&v));
+  PetscCall(PetscFree3(x, idx, vals));
+  pa->gathered_n   = ncol;
+  pa->gathered_dim = dim;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -109,10 +161,11 @@ static PetscErrorCode GraphFromMatrix(PC_PatchAMGGraph *H, Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Level 0's vertex coordinates for the geometry-informed aggregation, where the level's vectors
-   live: PCSetCoordinates()'s points, else the DM's coordinates when they have one point per local
-   row (a P1 or Q1 DM without constrained vertices), else none (the aggregation is algebraic) */
-static PetscErrorCode GraphCoordinates(PC pc, PC_PatchAMGGraph *H)
+/* A segment's first level's points for the geometry-informed aggregation, where the level's vectors
+   live. Level 0: PCSetCoordinates()'s points, else the DM's coordinates when they have one point per
+   local row (a P1 or Q1 DM without constrained vertices), else none (the aggregation is algebraic).
+   A gathered level: the centroids PCPatchAMGGatherCoordinates() moved with its rows, if any. */
+static PetscErrorCode GraphCoordinates(PC pc, PetscInt first, PC_PatchAMGGraph *H)
 {
   PC_PatchAMG   *pa = (PC_PatchAMG *)pc->data;
   PatchworkGraph *g  = &H->L[0].g;
@@ -121,30 +174,38 @@ static PetscErrorCode GraphCoordinates(PC pc, PC_PatchAMGGraph *H)
   PetscInt       dim = 0;
 
   PetscFunctionBegin;
-  pa->coord_source = NULL;
-  if (!pa->use_coords) PetscFunctionReturn(PETSC_SUCCESS);
-  if (pa->coords) {
-    PetscCheck(pa->ncoords == H->n0, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "PCPATCHAMG: PCSetCoordinates() gave %" PetscInt_FMT " points on this rank, but the matrix has %" PetscInt_FMT " local rows (one point per row)", pa->ncoords, H->n0);
-    x                = pa->coords;
-    dim              = pa->coord_dim;
-    pa->coord_source = "PCSetCoordinates()";
-  } else if (pc->dm) {
-    Vec      X;
-    PetscInt nx, cdim;
+  if (first > 0) {
+    if (!pa->gathered_coords) PetscFunctionReturn(PETSC_SUCCESS);
+    PetscCheck(pa->gathered_n == H->n0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCPATCHAMG: %" PetscInt_FMT " gathered points for %" PetscInt_FMT " rows", pa->gathered_n, H->n0);
+    x   = pa->gathered_coords;
+    dim = pa->gathered_dim;
+  } else {
+    pa->coord_source = NULL;
+    pa->coord_levels = 0;
+    if (!pa->use_coords) PetscFunctionReturn(PETSC_SUCCESS);
+    if (pa->coords) {
+      PetscCheck(pa->ncoords == H->n0, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "PCPATCHAMG: PCSetCoordinates() gave %" PetscInt_FMT " points on this rank, but the matrix has %" PetscInt_FMT " local rows (one point per row)", pa->ncoords, H->n0);
+      x                = pa->coords;
+      dim              = pa->coord_dim;
+      pa->coord_source = "PCSetCoordinates()";
+    } else if (pc->dm) {
+      Vec      X;
+      PetscInt nx, cdim;
 
-    PetscCall(DMGetCoordinateDim(pc->dm, &cdim));
-    PetscCall(DMGetCoordinates(pc->dm, &X));
-    if (X) PetscCall(VecGetLocalSize(X, &nx));
-    if (X && cdim >= 1 && cdim <= 3 && nx == cdim * H->n0) {
-      const PetscScalar *xa;
+      PetscCall(DMGetCoordinateDim(pc->dm, &cdim));
+      PetscCall(DMGetCoordinates(pc->dm, &X));
+      if (X) PetscCall(VecGetLocalSize(X, &nx));
+      if (X && cdim >= 1 && cdim <= 3 && nx == cdim * H->n0) {
+        const PetscScalar *xa;
 
-      PetscCall(PetscMalloc1(nx, &copy));
-      PetscCall(VecGetArrayRead(X, &xa));
-      for (PetscInt i = 0; i < nx; i++) copy[i] = (double)PetscRealPart(xa[i]);
-      PetscCall(VecRestoreArrayRead(X, &xa));
-      x                = copy;
-      dim              = cdim;
-      pa->coord_source = "the DM";
+        PetscCall(PetscMalloc1(nx, &copy));
+        PetscCall(VecGetArrayRead(X, &xa));
+        for (PetscInt i = 0; i < nx; i++) copy[i] = (double)PetscRealPart(xa[i]);
+        PetscCall(VecRestoreArrayRead(X, &xa));
+        x                = copy;
+        dim              = cdim;
+        pa->coord_source = "the DM";
+      }
     }
   }
   if (!x) PetscFunctionReturn(PETSC_SUCCESS);
@@ -207,7 +268,7 @@ PetscErrorCode PCPatchAMGGraphBuild(PC pc, Mat A, PetscInt first, PC_PatchAMGGra
   if (H->dev) PetscCall(PatchworkGetDeviceStream(&stream));
   PetscCall(PetscCalloc1(maxl, &H->L));
   PetscCall(GraphFromMatrix(H, A));
-  if (first == 0) PetscCall(GraphCoordinates(pc, H)); /* a gathered level's rows have no known points */
+  PetscCall(GraphCoordinates(pc, first, H));
   for (;;) {
     PC_PatchAMGGraphLevel *L = &H->L[H->nl++];
     PatchworkGraph         unweighted = L->g;
@@ -232,6 +293,7 @@ PetscErrorCode PCPatchAMGGraphBuild(PC pc, Mat A, PetscInt first, PC_PatchAMGGra
       L->naggs = 0;
       break;
     }
+    if (L->g.coord) pa->coord_levels++; /* an aggregation level that used coordinates */
     /* the next level's graph (weights: rows of this level per aggregate), then the patches of this
        level: a partition of that graph (k = 1), capped in weight, so patches never cut aggregates */
     PW_GRAPH_CALL(H, PatchworkGraphInduce, (&unweighted, L->agg, L->naggs, &H->L[H->nl].g, stream), (&unweighted, L->agg, L->naggs, &H->L[H->nl].g), "the induced graph", l);

@@ -89,6 +89,10 @@ typedef struct {
   double                *coords;       /* PCSetCoordinates(): this rank's points, interlaced (kept over resets) */
   PetscInt               coord_dim, ncoords;
   const char            *coord_source; /* set up: where level 0's coordinates came from (NULL: none, algebraic) */
+  double                *gathered_coords; /* set up: the points of the rows a gathering gives this rank (the
+                                             aggregate centroids of the level before), for the next segment */
+  PetscInt               gathered_n, gathered_dim;
+  PetscInt               coord_levels;  /* set up: aggregation levels that used coordinates */
   /* set up */
   PetscInt               nlevels;      /* levels[0] finest */
   PC_PatchAMGLevel      *levels;
@@ -125,6 +129,7 @@ PETSC_INTERN PetscErrorCode PCPatchAMGProductKernels(PC, const PC_PatchAMGGraph 
 PETSC_INTERN PetscErrorCode PCPatchAMGGraphBuild(PC, Mat, PetscInt, PC_PatchAMGGraph *);
 PETSC_INTERN PetscErrorCode PCPatchAMGGraphDestroy(PC_PatchAMGGraph *);
 PETSC_INTERN PetscErrorCode PCPatchAMGGraphToHost(PetscBool, const int *, PetscInt, int **);
+PETSC_INTERN PetscErrorCode PCPatchAMGGatherCoordinates(PC, const PC_PatchAMGGraph *, PetscInt, PetscInt);
 PETSC_INTERN PetscErrorCode PCPatchAMGMatCreateDevice(PatchworkCSRMatrix *, PetscBool, Mat *);
 PETSC_INTERN PetscErrorCode PCPatchAMGMatGetDeviceCSR(Mat, const PatchworkCSRMatrix **);
 PETSC_INTERN PetscErrorCode PCPatchAMGMatDeviceSetSingle(Mat);

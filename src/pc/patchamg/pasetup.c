@@ -607,6 +607,7 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
     PetscCall(PetscLogEventBegin(PATCHWORK_AMGGraph, pc, 0, 0, 0));
     PetscCall(PCPatchAMGGraphBuild(pc, Gmat ? Gmat : pa->levels[first].A, first, &H));
     PetscCall(MatDestroy(&Gmat));
+    PetscCall(PetscFree(pa->gathered_coords));
     PetscCall(PetscLogEventEnd(PATCHWORK_AMGGraph, pc, 0, 0, 0));
     PetscCall(PetscTime(&t1));
     pa->setup_time[0] += t1 - t0;
@@ -649,7 +650,10 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
       }
       /* the next level's local rows: this rank's aggregates, or its share after the gathering */
       ncol = L->naggs;
-      if (H.redistribute && l == nl - 2) PetscCall(GatheredSize(comm, L->naggs, pa->redistribute, &ncol));
+      if (H.redistribute && l == nl - 2) {
+        PetscCall(GatheredSize(comm, L->naggs, pa->redistribute, &ncol));
+        PetscCall(PCPatchAMGGatherCoordinates(pc, &H, l - first + 1, ncol));
+      }
       PetscCall(PetscLogEventBegin(PATCHWORK_AMGProlong, pc, 0, 0, 0));
       PetscCall(VecDuplicate(L->x, &dinv));
       PetscCall(MatGetDiagonal(L->A, dinv));
@@ -695,6 +699,7 @@ PetscErrorCode PCReset_PatchAMG(PC pc)
   PC_PatchAMG *pa = (PC_PatchAMG *)pc->data;
 
   PetscFunctionBegin;
+  PetscCall(PetscFree(pa->gathered_coords)); /* left by a setup that failed */
   for (PetscInt l = 0; l < pa->nlevels && pa->levels; l++) {
     PC_PatchAMGLevel *L = &pa->levels[l];
 

@@ -131,7 +131,7 @@ static PetscErrorCode PCView_PatchAMG(PC pc, PetscViewer viewer)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(PetscViewerASCIIPrintf(viewer, "  smoothed aggregation: aggregates around a %" PetscInt_FMT "-MIS, at least %" PetscInt_FMT " rows, prolongator smoothed by one Jacobi step (w = %g/rho)\n", pa->k, pa->min_agg, (double)pa->prolong_omega));
-  if (pa->levels && pa->coord_source) PetscCall(PetscViewerASCIIPrintf(viewer, "  geometry-informed: left-over rows join the neighbouring aggregate with the nearest root (coordinates from %s; coarse points: aggregate centroids)\n", pa->coord_source));
+  if (pa->levels && pa->coord_source) PetscCall(PetscViewerASCIIPrintf(viewer, "  geometry-informed: left-over rows join the neighbouring aggregate with the nearest root (coordinates from %s; coarse points: aggregate centroids, also across a gathering; %" PetscInt_FMT " of %" PetscInt_FMT " aggregation levels)\n", pa->coord_source, pa->coord_levels, pa->nlevels - 1));
   else if (pa->levels) PetscCall(PetscViewerASCIIPrintf(viewer, "  algebraic: left-over rows join the aggregate they are most connected to (no coordinates: PCSetCoordinates() or a DM gives them)\n"));
   if (pa->relax == PATCHWORK_AMG_RELAX_PATCH) {
     char omega[64] = "min(1, 1.5/lambda_max(M^-1 A)) per level";
