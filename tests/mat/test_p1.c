@@ -244,6 +244,21 @@ static PetscErrorCode Compare(const char name[], DM dm, PetscReal lambda, Vec si
   PetscCall(VecDestroy(&g));
   PetscCall(MatDestroy(&A));
 
+  { /* the local section PatchworkDMPlexAssembleP1() built is the one PETSc makes for a scalar P1 field */
+    PetscSection mine, ref;
+    PetscInt     numComp[1] = {1}, numDof[4] = {1, 0, 0, 0};
+    PetscBool    congruent;
+
+    PetscCall(DMGetLocalSection(dm, &mine));
+    PetscCall(DMPlexCreateSection(dm, NULL, numComp, numDof, 0, NULL, NULL, NULL, NULL, &ref));
+    PetscCall(PetscSectionCompare(mine, ref, &congruent));
+    if (!congruent) {
+      failures++;
+      PetscCall(PetscPrintf(comm, "FAIL %s: the DM's local section differs from DMPlexCreateSection()'s for a P1 field\n", name));
+    }
+    PetscCall(PetscSectionDestroy(&ref));
+  }
+
   /* again, the DM now has the P1 field (and PETSc's DS): the same matrix */
   PetscCall(PatchworkDMPlexAssembleP1(dm, lambda, sigma, &A));
   PetscCall(CompareMatrices(A, J, &diff, &amax, &pattern, len));

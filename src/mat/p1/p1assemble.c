@@ -93,6 +93,31 @@ static PetscErrorCode CheckMesh(DM dm, PetscInt *dim)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The local section of a DM whose only field is the scalar P1 element, built directly: one dof (of
+   field 0) on every vertex. It equals DMPlexCreateSection()'s, which asks the depth label of every point
+   of the mesh (2.2 of the 2.9 s this function took at 275K vertices, 1.6M tetrahedra). */
+static PetscErrorCode SetP1LocalSection(DM dm)
+{
+  PetscSection sec;
+  PetscInt     pStart, pEnd, vStart, vEnd;
+
+  PetscFunctionBegin;
+  PetscCall(DMPlexGetChart(dm, &pStart, &pEnd));
+  PetscCall(DMPlexGetDepthStratum(dm, 0, &vStart, &vEnd));
+  PetscCall(PetscSectionCreate(PetscObjectComm((PetscObject)dm), &sec));
+  PetscCall(PetscSectionSetNumFields(sec, 1));
+  PetscCall(PetscSectionSetFieldComponents(sec, 0, 1));
+  PetscCall(PetscSectionSetChart(sec, pStart, pEnd));
+  for (PetscInt v = vStart; v < vEnd; v++) {
+    PetscCall(PetscSectionSetDof(sec, v, 1));
+    PetscCall(PetscSectionSetFieldDof(sec, v, 0, 1));
+  }
+  PetscCall(PetscSectionSetUp(sec));
+  PetscCall(DMSetLocalSection(dm, sec));
+  PetscCall(PetscSectionDestroy(&sec));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Field 0 the scalar P1 Lagrange element (created when the DM has no field); its section must put one
    unconstrained dof on every vertex and none elsewhere */
 static PetscErrorCode SetP1Field(DM dm, PetscInt dim)
@@ -113,6 +138,7 @@ static PetscErrorCode SetP1Field(DM dm, PetscInt dim)
     PetscCall(DMSetField(dm, 0, NULL, (PetscObject)fe));
     PetscCall(PetscFEDestroy(&fe));
     PetscCall(DMCreateDS(dm));
+    PetscCall(SetP1LocalSection(dm));
     nf = 1;
   }
   PetscCheck(nf == 1, comm, PETSC_ERR_SUP, "The DMPlex has %" PetscInt_FMT " fields; P1 assembly needs one scalar P1 field (or none: it then creates it)", nf);
