@@ -53,7 +53,7 @@ static PetscErrorCode NormalWorkReserve(NormalWork *w, PetscInt entries, PetscIn
 static PetscErrorCode SolveRowNormal(PetscInt i, PetscInt nJ, const PetscInt J[], PetscInt nK, PetscInt ki, const PetscInt mark[], const PetscInt ia[], const PetscInt lj[], const PetscScalar va[], PetscInt nrows, const PetscInt rows[], NormalWork *w, PetscScalar m[], PetscBool *ok, PetscLogDouble *flops)
 {
   PetscInt       entries = 0;
-  PetscScalar   *G = w->G, *Ri = w->scratch;
+  PetscScalar   *G = w->G, *work = w->scratch;
   PetscReal      gnorm = 0, r1 = 0, rinf = 0;
   PetscLogDouble pairs = 0;
 
@@ -98,24 +98,24 @@ static PetscErrorCode SolveRowNormal(PetscInt i, PetscInt nJ, const PetscInt J[]
   PetscCall(PetscArrayzero(w->rhs, nJ));
   if (ki >= 0)
     for (PetscInt a = w->start[ki]; a < w->start[ki + 1]; a++) w->rhs[w->row[a]] = PetscConj(w->val[a]);
-  /* ||G||_1 from the upper triangle (column sums in Ri, used as scratch) */
-  PetscCall(PetscArrayzero(Ri, nJ));
+  /* ||G||_1 from the upper triangle (column sums in work) */
+  PetscCall(PetscArrayzero(work, nJ));
   for (PetscInt d = 0; d < nJ; d++)
     for (PetscInt c = 0; c <= d; c++) {
       const PetscReal v = PetscAbsScalar(G[c + d * nJ]);
 
-      Ri[d] += v;
-      if (c < d) Ri[c] += v;
+      work[d] += v;
+      if (c < d) work[c] += v;
     }
-  for (PetscInt d = 0; d < nJ; d++) gnorm = PetscMax(gnorm, PetscRealPart(Ri[d]));
+  for (PetscInt d = 0; d < nJ; d++) gnorm = PetscMax(gnorm, PetscRealPart(work[d]));
   /* Cholesky G = R^H R in place (upper triangle); small n, so no LAPACK call overhead */
   for (PetscInt j = 0; j < nJ; j++) {
     PetscReal d = PetscRealPart(G[j + j * nJ]);
 
     for (PetscInt k = 0; k < j; k++) d -= PetscRealPart(PetscConj(G[k + j * nJ]) * G[k + j * nJ]);
     if (!(d > 0)) PetscFunctionReturn(PETSC_SUCCESS); /* not positive definite: the QR decides */
-    d              = PetscSqrtReal(d);
-    G[j + j * nJ]  = d;
+    d             = PetscSqrtReal(d);
+    G[j + j * nJ] = d;
     for (PetscInt c = j + 1; c < nJ; c++) {
       PetscScalar v = G[j + c * nJ];
 
@@ -128,16 +128,16 @@ static PetscErrorCode SolveRowNormal(PetscInt i, PetscInt nJ, const PetscInt J[]
   for (PetscInt j = nJ - 1; j >= 0; j--) {
     PetscReal x = 1;
 
-    for (PetscInt k = j + 1; k < nJ; k++) x += PetscAbsScalar(G[j + k * nJ]) * PetscRealPart(Ri[k]);
-    Ri[j] = x / PetscRealPart(G[j + j * nJ]);
-    rinf  = PetscMax(rinf, PetscRealPart(Ri[j]));
+    for (PetscInt k = j + 1; k < nJ; k++) x += PetscAbsScalar(G[j + k * nJ]) * PetscRealPart(work[k]);
+    work[j] = x / PetscRealPart(G[j + j * nJ]);
+    rinf    = PetscMax(rinf, PetscRealPart(work[j]));
   }
   for (PetscInt j = 0; j < nJ; j++) {
     PetscReal z = 1;
 
-    for (PetscInt k = 0; k < j; k++) z += PetscAbsScalar(G[k + j * nJ]) * PetscRealPart(Ri[nJ + k]);
-    Ri[nJ + j] = z / PetscRealPart(G[j + j * nJ]);
-    r1         = PetscMax(r1, PetscRealPart(Ri[nJ + j]));
+    for (PetscInt k = 0; k < j; k++) z += PetscAbsScalar(G[k + j * nJ]) * PetscRealPart(work[nJ + k]);
+    work[nJ + j] = z / PetscRealPart(G[j + j * nJ]);
+    r1           = PetscMax(r1, PetscRealPart(work[nJ + j]));
   }
   if (!(gnorm * r1 * rinf <= 1e4)) PetscFunctionReturn(PETSC_SUCCESS);
   /* R^H y = rhs, then R m = y */
