@@ -255,29 +255,20 @@ static HostGraph Offset(HostGraph G)
 /* ---------------------------------------------------------------------------------------------
    Checks */
 
-
-/* "" when equal, else where they first differ */
-static std::string Differ(const char *what, const std::vector<int> &ref, const std::vector<int> &gpu)
+/* An entry as the messages print it: ints as they are, doubles to all their digits */
+static std::string Show(int v) { return std::to_string(v); }
+static std::string Show(double v)
 {
-  char   buf[160];
-  size_t nd = 0, first = 0;
+  char buf[32];
 
-  if (ref.size() != gpu.size()) {
-    snprintf(buf, sizeof(buf), " %s: %zu entries, want %zu;", what, gpu.size(), ref.size());
-    return buf;
-  }
-  for (size_t i = ref.size(); i-- > 0;)
-    if (ref[i] != gpu[i]) {
-      nd++;
-      first = i;
-    }
-  if (!nd) return "";
-  snprintf(buf, sizeof(buf), " %s differs at %zu entries (first [%zu]: %d, want %d);", what, nd, first, gpu[first], ref[first]);
+  snprintf(buf, sizeof(buf), "%.17g", v);
   return buf;
 }
 
-/* The same for doubles, compared with == (bit for bit but for the sign of zero) */
-static std::string Differ(const char *what, const std::vector<double> &ref, const std::vector<double> &gpu)
+/* "" when equal (doubles compared with ==: bit for bit but for the sign of zero), else where they
+   first differ */
+template <typename T>
+static std::string Differ(const char *what, const std::vector<T> &ref, const std::vector<T> &gpu)
 {
   char   buf[200];
   size_t nd = 0, first = 0;
@@ -292,7 +283,7 @@ static std::string Differ(const char *what, const std::vector<double> &ref, cons
       first = i;
     }
   if (!nd) return "";
-  snprintf(buf, sizeof(buf), " %s differs at %zu entries (first [%zu]: %.17g, want %.17g);", what, nd, first, gpu[first], ref[first]);
+  snprintf(buf, sizeof(buf), " %s differs at %zu entries (first [%zu]: %s, want %s);", what, nd, first, Show(gpu[first]).c_str(), Show(ref[first]).c_str());
   return buf;
 }
 
