@@ -52,7 +52,6 @@ static PetscErrorCode NormalWorkReserve(NormalWork *w, PetscInt entries, PetscIn
    positive definite or the bound ||G||_1 ||R^-1||_1 ||R^-1||_inf on kappa_1(G) exceeds 1e4 */
 static PetscErrorCode SolveRowNormal(PetscInt i, PetscInt nJ, const PetscInt J[], PetscInt nK, PetscInt ki, const PetscInt mark[], const PetscInt ia[], const PetscInt lj[], const PetscScalar va[], PetscInt nrows, const PetscInt rows[], NormalWork *w, PetscScalar m[], PetscBool *ok, PetscLogDouble *flops)
 {
-  PetscInt       entries = 0;
   PetscScalar   *G = w->G, *work = w->scratch;
   PetscReal      gnorm = 0, r1 = 0, rinf = 0;
   PetscLogDouble pairs = 0;
@@ -64,10 +63,7 @@ static PetscErrorCode SolveRowNormal(PetscInt i, PetscInt nJ, const PetscInt J[]
     PetscInt p;
 
     PetscCall(RowPosition(J[c], nrows, rows, &p));
-    for (PetscInt t = ia[p]; t < ia[p + 1]; t++) {
-      w->start[mark[lj[t]] + 1]++;
-      entries++;
-    }
+    for (PetscInt t = ia[p]; t < ia[p + 1]; t++) w->start[mark[lj[t]] + 1]++;
   }
   for (PetscInt k = 0; k < nK; k++) w->start[k + 1] += w->start[k];
   for (PetscInt c = 0; c < nJ; c++) { /* fill, rows in increasing c within each column */
