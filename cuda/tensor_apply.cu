@@ -30,13 +30,20 @@
 
    Scatter: PW_SCATTER_ATOMIC adds with atomicAdd in one launch; PW_SCATTER_COLORED makes 2^dim
    launches, each over the cells whose index parity in every direction equals the color, and adds
-   with plain loads and stores (cells of one color share no node).
+   with plain loads and stores (cells of one color share no node). With atomics, the 3D kernel marches
+   in z (Apply3D): a block takes its C cells through Z cells in z, one after the other, and each
+   thread carries the top node of its input and output columns to the next cell, so that a z-face
+   is loaded once and added once; nodes shared by x-neighbours in one warp are added once, after a
+   shuffle. On the H100 at 1e8 DoF that cut the L2 traffic (the L2 was the busiest unit, 72% at
+   k = 4, by Nsight Compute) and ran 1.3x faster at k = 4 (70.7 -> 89.8 GDoF/s), 1.6x at k = 1,
+   the same at k = 7, 8, than one cell per thread column.
 
    Overwrite (d->overwrite): y is set, not added into: a memset of the out box, then the add. Zeroing
-   y inside the 3D kernel instead, while the lines are in L2 (slab by slab, a block waiting before its
-   scatter until the slabs it touches are zeroed), was slower on the H100 at 1e8 DoF, k = 4: 33.6
-   GDoF/s with tiles handed out by an atomic counter, 43.7 with a cooperative persistent grid (whose
-   tile loop alone costs a quarter), against 57.0 for memset + add and 66.3 for the add alone. */
+   y inside the one-cell 3D kernel instead, while the lines are in L2 (slab by slab, a block waiting
+   before its scatter until the slabs it touches are zeroed), was slower on the H100 at 1e8 DoF,
+   k = 4: 33.6 GDoF/s with tiles handed out by an atomic counter, 43.7 with a cooperative persistent
+   grid (whose tile loop alone costs a quarter), against 57.0 for memset + add and 66.3 for the add
+   alone. */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <patchwork/tensor_kernel.h>
@@ -76,18 +83,23 @@ struct Coef2 {
 };
 
 /* Shared-memory layout of a 3D cell tile: entry (i,j,l) of cell slot q at q*CS + l*PS + j*LD + i;
-   C cells per block; MINB: minimum resident blocks for __launch_bounds__ (caps the registers of the
-   plain-product kernel at n = 8 to 80, so that 3 blocks fit; the even-odd kernels need fewer) */
+   C cells per block; MINB: minimum resident blocks for __launch_bounds__. At n <= 7 it is the
+   occupancy of the one-cell kernel, which the z-marching one would lose to its loop state otherwise
+   (at n = 5: 74 registers unbounded, 47 bounded; bounded ran 1.06x faster at k = 4 and 1.12x at
+   k = 1, 1e8 DoF, Z = 4, and about as fast at k = 6); at n = 8 it
+   caps the registers at 80 so that 3 blocks fit; n = 9 runs faster unbounded. The plain-product
+   kernels (non-centro-symmetric matrices only) spill a little under these bounds. Z: cells a block
+   marches through in z, the best on the H100 at 5e7 and 1e8 DoF among 2, 4, 6, 8, 16, 32. */
 template <int N>
 struct Lay3;
-template <> struct Lay3<2> { static constexpr int LD = 3, PS = 5, CS = 10, C = 64, MINB = 1; };
-template <> struct Lay3<3> { static constexpr int LD = 4, PS = 11, CS = 35, C = 32, MINB = 1; };
-template <> struct Lay3<4> { static constexpr int LD = 5, PS = 19, CS = 76, C = 16, MINB = 1; };
-template <> struct Lay3<5> { static constexpr int LD = 6, PS = 34, CS = 165, C = 10, MINB = 1; };
-template <> struct Lay3<6> { static constexpr int LD = 9, PS = 52, CS = 326, C = 8, MINB = 1; };
-template <> struct Lay3<7> { static constexpr int LD = 10, PS = 67, CS = 471, C = 5, MINB = 1; };
-template <> struct Lay3<8> { static constexpr int LD = 9, PS = 71, CS = 568, C = 4, MINB = 3; };
-template <> struct Lay3<9> { static constexpr int LD = 11, PS = 101, CS = 905, C = 3, MINB = 1; };
+template <> struct Lay3<2> { static constexpr int LD = 3, PS = 5, CS = 10, C = 64, MINB = 8, Z = 16; };
+template <> struct Lay3<3> { static constexpr int LD = 4, PS = 11, CS = 35, C = 32, MINB = 7, Z = 8; };
+template <> struct Lay3<4> { static constexpr int LD = 5, PS = 19, CS = 76, C = 16, MINB = 6, Z = 4; };
+template <> struct Lay3<5> { static constexpr int LD = 6, PS = 34, CS = 165, C = 10, MINB = 5, Z = 4; };
+template <> struct Lay3<6> { static constexpr int LD = 9, PS = 52, CS = 326, C = 8, MINB = 4, Z = 4; };
+template <> struct Lay3<7> { static constexpr int LD = 10, PS = 67, CS = 471, C = 5, MINB = 4, Z = 4; };
+template <> struct Lay3<8> { static constexpr int LD = 9, PS = 71, CS = 568, C = 4, MINB = 3, Z = 4; };
+template <> struct Lay3<9> { static constexpr int LD = 11, PS = 101, CS = 905, C = 3, MINB = 1, Z = 4; };
 
 /* 2D: entry (i,j) of cell slot q at q*CS + j*LD + i */
 template <int N>
@@ -242,50 +254,28 @@ __device__ __forceinline__ void PassZ(const Coef3EO<T, N> &cf, const T (&c)[N], 
   EOApply<T, N, true>(cf.AzE, cf.AzO, ce, co, cf.ME, cf.MO, de, dd, v);
 }
 
-template <typename T, int N, bool ATOMIC, typename CF>
-__global__ void __launch_bounds__(Lay3<N>::C * N * N, Lay3<N>::MINB) Apply3D(const CF cf, const Geom g, const T *__restrict__ x, T *__restrict__ y)
+/* One cell of a 3D tile, given the column u(a,b,:) of this thread: the three passes, through the tile
+   S0, S1 in shared memory, to the column v(a,b,:) of the result. The barriers are inside. Each
+   thread owns one line per pass:
+     gather  thread (i,j): u(i,j,:)                                   -> S0
+     x pass  thread (j,l): S0(:,j,l) -> a -> S0, b -> S1
+     y pass  thread (i,l): S0(i,:,l), S1(i,:,l) -> c -> S0, d -> S1
+     z pass  thread (i,j): S0(i,j,:), S1(i,j,:) -> v
+   The z pass reads only this thread's own column, which its next gather overwrites: a cell after
+   this one needs no barrier before its gather. */
+template <typename T, int N, typename CF>
+__device__ __forceinline__ void CellPasses3D(const CF &cf, T *S0, T *S1, int a, int b, const T (&u)[N], T (&v)[N])
 {
-  constexpr int LD = Lay3<N>::LD, PS = Lay3<N>::PS, CS = Lay3<N>::CS, C = Lay3<N>::C;
-  __shared__ T  s0[C * CS], s1[C * CS];
-  const int     t = threadIdx.x, a = t % N, q = (t / N) % C, b = t / (N * C);
-  T *const      S0 = s0 + q * CS, *const S1 = s1 + q * CS;
-  const long long cid    = (long long)blockIdx.x * C + q;
-  const bool      active = cid < g.ncells;
-  int             e[3]   = {0, 0, 0};
-
-  if (active) DecodeCell(g, cid, e);
-  /* this thread's (x,y) column in the gather and z pass: node (gx,gy,gz0+l) */
-  const int  gx = (N - 1) * e[0] + a, gy = (N - 1) * e[1] + b, gz0 = (N - 1) * e[2];
-  const bool bxy = g.dirichlet && (OnEdge(gx, g.nodes[0]) || OnEdge(gy, g.nodes[1]));
-
-  /* gather */
-  {
-    T v[N];
-    if (active) {
-      const long long plane = (long long)g.in_size[0] * g.in_size[1];
-      const T *xp = x + (((long long)(gz0 - g.in_start[2]) * g.in_size[1] + (gy - g.in_start[1])) * g.in_size[0] + (gx - g.in_start[0]));
+  constexpr int LD = Lay3<N>::LD, PS = Lay3<N>::PS;
 #pragma unroll
-      for (int l = 0; l < N; l++) v[l] = xp[l * plane];
-      if (g.dirichlet) {
-#pragma unroll
-        for (int l = 0; l < N; l++)
-          if (bxy || OnEdge(gz0 + l, g.nodes[2])) v[l] = T(0);
-      }
-    } else {
-#pragma unroll
-      for (int l = 0; l < N; l++) v[l] = T(0);
-    }
-#pragma unroll
-    for (int l = 0; l < N; l++) S0[l * PS + b * LD + a] = v[l];
-  }
+  for (int l = 0; l < N; l++) S0[l * PS + b * LD + a] = u[l];
   __syncthreads();
-  /* x pass, thread (j,l) = (a,b): line (:,j,l), updated in place */
   {
-    T  u[N], va[N], vb[N];
+    T  w[N], va[N], vb[N];
     T *r0 = S0 + b * PS + a * LD, *r1 = S1 + b * PS + a * LD;
 #pragma unroll
-    for (int m = 0; m < N; m++) u[m] = r0[m];
-    PassX<T, N>(cf, u, va, vb);
+    for (int m = 0; m < N; m++) w[m] = r0[m];
+    PassX<T, N>(cf, w, va, vb);
 #pragma unroll
     for (int i = 0; i < N; i++) {
       r0[i] = va[i];
@@ -293,7 +283,6 @@ __global__ void __launch_bounds__(Lay3<N>::C * N * N, Lay3<N>::MINB) Apply3D(con
     }
   }
   __syncthreads();
-  /* y pass, thread (i,l) = (a,b): line (i,:,l) */
   {
     T  av[N], bv[N], vc[N], vd[N];
     T *r0 = S0 + b * PS + a, *r1 = S1 + b * PS + a;
@@ -310,24 +299,118 @@ __global__ void __launch_bounds__(Lay3<N>::C * N * N, Lay3<N>::MINB) Apply3D(con
     }
   }
   __syncthreads();
-  /* z pass, thread (i,j) = (a,b): line (i,j,:) in registers, and scatter */
   {
-    T        cv[N], dv[N], v[N];
+    T        cv[N], dv[N];
     const T *r0 = S0 + b * LD + a, *r1 = S1 + b * LD + a;
 #pragma unroll
     for (int m = 0; m < N; m++) {
       cv[m] = r0[m * PS];
       dv[m] = r1[m * PS];
     }
+    PassZ<T, N>(cf, cv, dv, v);
+  }
+}
+
+/* Whether node l of the z column at (gx, gy, gz0 + l) is a Dirichlet node; bxy: whether (gx, gy) is */
+__device__ __forceinline__ bool DirichletZ(const Geom &g, bool bxy, int gz) { return g.dirichlet && (bxy || OnEdge(gz, g.nodes[2])); }
+
+/* The 3D apply of one color of the colored scatter (cells g.step apart share no node): one cell per
+   n^2 threads, plain adds. */
+template <typename T, int N, typename CF>
+__global__ void __launch_bounds__(Lay3<N>::C * N * N, Lay3<N>::MINB) Apply3DColored(const CF cf, const Geom g, const T *__restrict__ x, T *__restrict__ y)
+{
+  constexpr int C = Lay3<N>::C, CS = Lay3<N>::CS;
+  __shared__ T  s0[C * CS], s1[C * CS];
+  const int     t = threadIdx.x, a = t % N, q = (t / N) % C, b = t / (N * C);
+  const long long cid    = (long long)blockIdx.x * C + q;
+  const bool      active = cid < g.ncells;
+  int             e[3]   = {0, 0, 0};
+  T               u[N], v[N];
+
+  if (active) DecodeCell(g, cid, e);
+  /* this thread's column: nodes (gx, gy, gz0 + l) */
+  const int  gx = (N - 1) * e[0] + a, gy = (N - 1) * e[1] + b, gz0 = (N - 1) * e[2];
+  const bool bxy = g.dirichlet && (OnEdge(gx, g.nodes[0]) || OnEdge(gy, g.nodes[1]));
+  const long long pin = (long long)g.in_size[0] * g.in_size[1], pout = (long long)g.out_size[0] * g.out_size[1];
+
+  if (active) {
+    const T *xp = x + (((long long)(gz0 - g.in_start[2]) * g.in_size[1] + (gy - g.in_start[1])) * g.in_size[0] + (gx - g.in_start[0]));
+#pragma unroll
+    for (int l = 0; l < N; l++) u[l] = DirichletZ(g, bxy, gz0 + l) ? T(0) : xp[l * pin];
+  } else {
+#pragma unroll
+    for (int l = 0; l < N; l++) u[l] = T(0);
+  }
+  CellPasses3D<T, N>(cf, s0 + q * CS, s1 + q * CS, a, b, u, v);
+  if (active) {
+    T *yp = y + (((long long)(gz0 - g.out_start[2]) * g.out_size[1] + (gy - g.out_start[1])) * g.out_size[0] + (gx - g.out_start[0]));
+#pragma unroll
+    for (int l = 0; l < N; l++)
+      if (!DirichletZ(g, bxy, gz0 + l)) yp[l * pout] += v[l];
+  }
+}
+
+/* The 3D apply with atomic scatter, marching in z (see the top): block (bx, bz) takes the cells
+   bx C .. bx C + C - 1 of the launch's x-y cell grid (lexicographic) through the z cells
+   bz zchunk .. bz zchunk + zchunk - 1. The z loop runs the same number of times in every thread. */
+template <typename T, int N, typename CF>
+__global__ void __launch_bounds__(Lay3<N>::C * N * N, Lay3<N>::MINB) Apply3D(const CF cf, const Geom g, int zchunk, const T *__restrict__ x, T *__restrict__ y)
+{
+  constexpr int C = Lay3<N>::C, CS = Lay3<N>::CS;
+  __shared__ T  s0[C * CS], s1[C * CS];
+  const int     t = threadIdx.x, a = t % N, q = (t / N) % C, b = t / (N * C), lane = t & 31;
+  const long long cxy = (long long)g.count[0] * g.count[1], cid = (long long)blockIdx.x * C + q;
+  const bool      active = cid < cxy;
+  const int       ty = active ? (int)(cid / g.count[0]) : 0, tx = active ? (int)(cid - (long long)ty * g.count[0]) : 0;
+  const int       tz0 = blockIdx.y * zchunk, tz1 = min(tz0 + zchunk, g.count[2]);
+  const int       gx = (N - 1) * (g.first[0] + tx) + a, gy = (N - 1) * (g.first[1] + ty) + b;
+  const bool      bxy = g.dirichlet && (OnEdge(gx, g.nodes[0]) || OnEdge(gy, g.nodes[1]));
+  /* give: this lane's output goes to lane t-1, which holds the same node (n-1 of the cell before in
+     the row); recv: lane t+1 gives to this one. Both lanes are in this warp. */
+  const bool     give = active && a == 0 && q > 0 && tx > 0 && lane != 0;
+  const bool     recv = active && a == N - 1 && q < C - 1 && cid + 1 < cxy && tx + 1 < g.count[0] && lane != 31;
+  const int      warp_threads = min(32, (int)blockDim.x - (t & ~31));
+  const unsigned mask = warp_threads == 32 ? 0xffffffffu : (1u << warp_threads) - 1;
+  const long long pin = (long long)g.in_size[0] * g.in_size[1], pout = (long long)g.out_size[0] * g.out_size[1];
+  int             gz0 = (N - 1) * (g.first[2] + tz0);
+  const T        *xp = x + (((long long)(gz0 - g.in_start[2]) * g.in_size[1] + (gy - g.in_start[1])) * g.in_size[0] + (gx - g.in_start[0]));
+  T              *yp = y + (((long long)(gz0 - g.out_start[2]) * g.out_size[1] + (gy - g.out_start[1])) * g.out_size[0] + (gx - g.out_start[0]));
+  T               xtop = T(0), ytop = T(0); /* the top node of the previous cell's input and output column */
+
+  for (int tz = tz0; tz < tz1; tz++, gz0 += N - 1, xp += (N - 1) * pin, yp += (N - 1) * pout) {
+    T u[N], v[N];
+
     if (active) {
-      const long long plane = (long long)g.out_size[0] * g.out_size[1];
-      T *yp = y + (((long long)(gz0 - g.out_start[2]) * g.out_size[1] + (gy - g.out_start[1])) * g.out_size[0] + (gx - g.out_start[0]));
-      PassZ<T, N>(cf, cv, dv, v);
+      u[0] = tz == tz0 ? xp[0] : xtop;
+#pragma unroll
+      for (int l = 1; l < N; l++) u[l] = xp[l * pin];
+      xtop = u[N - 1];
 #pragma unroll
       for (int l = 0; l < N; l++)
-        if (!(g.dirichlet && (bxy || OnEdge(gz0 + l, g.nodes[2])))) AddOut<ATOMIC>(yp + l * plane, v[l]);
+        if (DirichletZ(g, bxy, gz0 + l)) u[l] = T(0);
+    } else {
+#pragma unroll
+      for (int l = 0; l < N; l++) u[l] = T(0);
+    }
+    CellPasses3D<T, N>(cf, s0 + q * CS, s1 + q * CS, a, b, u, v);
+    /* nodes 0..n-2 are final here (node 0 with the top of the cell below); node n-1 waits for the cell above */
+    v[0] += ytop;
+    ytop = v[N - 1];
+#pragma unroll
+    for (int l = 0; l < N - 1; l++) {
+      const T w = __shfl_down_sync(mask, v[l], 1);
+      if (recv) v[l] += w;
+    }
+    if (active && !give) {
+#pragma unroll
+      for (int l = 0; l < N - 1; l++)
+        if (!DirichletZ(g, bxy, gz0 + l)) atomicAdd(yp + l * pout, v[l]);
     }
   }
+  /* the top face of the last cell */
+  const T w = __shfl_down_sync(mask, ytop, 1);
+  if (recv) ytop += w;
+  if (active && !give && tz1 > tz0 && !DirichletZ(g, bxy, gz0)) atomicAdd(yp, ytop);
 }
 
 template <typename T, int N, bool ATOMIC>
@@ -600,10 +683,18 @@ static cudaError_t ZeroOut(const PatchworkTensorDesc *d, T *y, cudaStream_t s)
 template <typename T, int N, typename CF>
 static cudaError_t Launch3(const PatchworkTensorDesc *d, const CF &cf, const T *x, T *y, cudaStream_t s)
 {
-  constexpr int C = Lay3<N>::C, threads = C * N * N;
+  constexpr int C = Lay3<N>::C, Z = Lay3<N>::Z, threads = C * N * N;
+
+  if (d->scatter == PW_SCATTER_ATOMIC) {
+    const Geom      g      = GeomFromDesc(d);
+    const long long cxy    = (long long)g.count[0] * g.count[1];
+    const int       zchunk = std::max(Z, (g.count[2] + 65534) / 65535); /* gridDim.y <= 65535 */
+
+    Apply3D<T, N, CF><<<dim3((unsigned)((cxy + C - 1) / C), (unsigned)((g.count[2] + zchunk - 1) / zchunk)), threads, 0, s>>>(cf, g, zchunk, x, y);
+    return cudaGetLastError();
+  }
   return LaunchScatter(
-    d, C, [&](const Geom &g, unsigned blocks) { Apply3D<T, N, true, CF><<<blocks, threads, 0, s>>>(cf, g, x, y); },
-    [&](const Geom &g, unsigned blocks) { Apply3D<T, N, false, CF><<<blocks, threads, 0, s>>>(cf, g, x, y); });
+    d, C, [&](const Geom &, unsigned) {}, [&](const Geom &g, unsigned blocks) { Apply3DColored<T, N, CF><<<blocks, threads, 0, s>>>(cf, g, x, y); });
 }
 
 template <typename T, int N>
