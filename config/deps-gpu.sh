@@ -45,26 +45,31 @@
 # stamped under $BUILD so a rerun resumes after a failure; changed configure
 # options reconfigure and rebuild.  The new install is staged next to $PREFIX
 # and swapped in only once complete and checked (others compile against it).
-# Logs: /tmp/petsc-gpu-build/*.log
+# Logs: /tmp/petsc-gpu-build/*.log (/tmp/petsc-gpu-build64 with INDEX64=1)
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DEPS=$REPO/deps
-ARCHIVE=$DEPS/petsc-cuda.tar.xz
-INFO=$DEPS/petsc-cuda.info
-PREFIX=/opt/patchwork/petsc-cuda
-BUILD=/tmp/petsc-gpu-build
+# INDEX64=1: a second PETSc with 64-bit PetscInt (for grids beyond 2^31 index entries, e.g. the
+# 721M-DoF Q7 grid, whose DMDA coordinate vector has 3 x 721M entries), under its own names and
+# without hypre (whose 32-bit build cannot serve it): deps/petsc-cuda64.tar.xz -> /opt/patchwork/petsc-cuda64
+INDEX64=${INDEX64:-0}
+NAME=petsc-cuda$([ "$INDEX64" = 1 ] && echo 64)
+ARCHIVE=$DEPS/$NAME.tar.xz
+INFO=$DEPS/$NAME.info
+PREFIX=/opt/patchwork/$NAME
+BUILD=/tmp/$([ "$INDEX64" = 1 ] && echo petsc-gpu-build64 || echo petsc-gpu-build)
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/patchwork-deps
 CUDA_DIR=${CUDA_DIR:-/usr/local/cuda}
 PETSC_VERSIONS=${PETSC_VERSIONS:-"3.26.1 3.25.6"}
-PETSC_ARCH=arch-patchwork-cuda
+PETSC_ARCH=arch-patchwork-cuda$([ "$INDEX64" = 1 ] && echo 64)
 JOBS=${JOBS:-2}
-WITH_HYPRE=${WITH_HYPRE:-1}
+WITH_HYPRE=${WITH_HYPRE:-$([ "$INDEX64" = 1 ] && echo 0 || echo 1)}
 HYPRE_VERSION=2.32.0
 HYPRE_SHA256=2277b6f01de4a7d0b01cfe12615255d9640eaa02268565a7ce1a769beab25fa1
 HYPRE_SUITE=trixie                       # the Debian release whose source package has it
 HYPRE_PREFIX=$BUILD/hypre-install        # built here, copied into $PREFIX at install
-FEATURES="cuda hypre=$([ "$WITH_HYPRE" = 1 ] && echo "host-$HYPRE_VERSION" || echo no)"
+FEATURES="cuda hypre=$([ "$WITH_HYPRE" = 1 ] && echo "host-$HYPRE_VERSION" || echo no)$([ "$INDEX64" = 1 ] && echo " index64")"
 
 if [ -f "$ARCHIVE" ] && grep -qxF "features: $FEATURES" "$INFO" 2>/dev/null; then
   echo "deps-gpu: $ARCHIVE already exists ($FEATURES)"
@@ -172,6 +177,7 @@ download() {
 
 configure_opts() {
   local src=$1 extra=()
+  [ "$INDEX64" = 1 ] && extra+=(--with-64-bit-indices=1)
   if [ "$WITH_HYPRE" = 1 ]; then
     extra+=(--with-hypre-include=$HYPRE_PREFIX/include --with-hypre-lib=$HYPRE_PREFIX/lib/libHYPRE.so)
   else
@@ -344,7 +350,7 @@ phase pack pack
 SIZE=$(stat -c %s "$ARCHIVE")
 {
   echo "archive: $ARCHIVE"
-  echo "unpack:  tar -C / -xJf deps/petsc-cuda.tar.xz   -> $PREFIX"
+  echo "unpack:  tar -C / -xJf deps/$NAME.tar.xz   -> $PREFIX"
   echo "size:    $SIZE bytes ($((SIZE / 1048576)) MiB); installed tree $(du -sh "$PREFIX" | cut -f1)"
   echo "sha256:  $(sha256sum "$ARCHIVE" | cut -d' ' -f1)"
   echo "petsc:   $VERSION (PyPI sdist)"

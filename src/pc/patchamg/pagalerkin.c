@@ -63,7 +63,8 @@ static PetscErrorCode RestoreCSR(PetscBool dev, Mat A, PatchworkCSR *csr)
 }
 
 /* A PETSc matrix of A's type over the host arrays of M, which move to *keep (the caller frees them
-   with PatchworkCSRMatrixFree after the matrix is destroyed: such matrices do not own them) */
+   with PatchworkCSRMatrixFree after the matrix is destroyed: such matrices do not own them). Only
+   reached with 32-bit PetscInt (PCPatchAMGUseProductKernels), where the int arrays are PetscInt's. */
 static PetscErrorCode MatFromCSR(Mat A, PatchworkCSRMatrix *M, PatchworkCSRMatrix *keep, Mat *B)
 {
   PetscBool cusparse;
@@ -71,7 +72,8 @@ static PetscErrorCode MatFromCSR(Mat A, PatchworkCSRMatrix *M, PatchworkCSRMatri
   PetscFunctionBegin;
   *keep = *M;
   PetscCall(PetscMemzero(M, sizeof(*M)));
-  PetscCall(MatCreateSeqAIJWithArrays(PETSC_COMM_SELF, keep->nrow, keep->ncol, keep->ptr, keep->col, keep->val, B));
+  PetscCheck(sizeof(PetscInt) == sizeof(int), PETSC_COMM_SELF, PETSC_ERR_PLIB, "The product kernels need 32-bit PetscInt");
+  PetscCall(MatCreateSeqAIJWithArrays(PETSC_COMM_SELF, keep->nrow, keep->ncol, (PetscInt *)keep->ptr, (PetscInt *)keep->col, keep->val, B));
   PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &cusparse, MATSEQAIJCUSPARSE, MATAIJCUSPARSE, ""));
   if (cusparse) PetscCall(MatConvert(*B, MATSEQAIJCUSPARSE, MAT_INPLACE_MATRIX, B));
   PetscFunctionReturn(PETSC_SUCCESS);
