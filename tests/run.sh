@@ -240,6 +240,7 @@ run vertexpatch/fmg              $B/examples/poisson -dim 3 -degree 3 -cells 8 -
 run pcmg/chebyshev-jacobi        vp_its 3 4 8 1 12 -pc_type mg -mg_levels_ksp_type chebyshev -mg_levels_pc_type jacobi
 run pcmg/vertexpatch-smoother    vp_its 3 4 8 1 4 -pc_type mg -mg_levels_ksp_type richardson -mg_levels_pc_type vertexpatch -mg_levels_pc_vertexpatch_levels 1
 run pcmg/mpi-n2                  vp_mpi 2 3 3 8 -pc_type mg -mg_levels_pc_type jacobi
+run pcmg/sor-table3              $B/tests/mat/test_mg_sor
 run vertexpatch/err-levels       expect_fail "cannot be coarsened to 5 levels" $B/examples/poisson -dim 2 -degree 2 -cells 8 $VP -pc_vertexpatch_levels 5
 run vertexpatch/err-natural      expect_fail "Dirichlet conditions only" $B/examples/poisson -dim 2 -degree 2 -cells 8 $VP -mat_patchwork_bc natural
 
