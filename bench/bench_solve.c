@@ -20,6 +20,9 @@ static const char help[] = "Time to solution of the Q_k Poisson problem -div(gra
                            "  -max_it <10000>        iteration limit\n"
                            "  -reps <2>              timed solves per run from a zero initial guess; the fastest is reported\n"
                            "  -max_nnz <1e9>         gamg only when the assembled matrix has at most this many nonzeros\n"
+                           "  -breakdown             vp-*: where the timed solves spend their time, per component and level (the\n"
+                           "                         paper's figures 10 and 11), from Patchwork's log events; turns logging on, and\n"
+                           "                         with CUDA vectors PETSc's GPU timers (each kernel synchronized: slower solves)\n"
                            "Each solver's KSP has an options prefix for tuning: -vp_ (vp-single and vp-double; the precision is\n"
                            "the solver's), -mgcheb_, -gamg_, -cgj_, -cglor_ (its AMG: -cglor_lor_pc_type ...); e.g. -gamg_pc_gamg_threshold 0.01 -vp_ksp_view.\n"
                            "-dm_vec_type cuda runs everything on the GPU; -log_view has one stage per solver.\n"
@@ -43,7 +46,7 @@ static const char *const SolverPrefixes[] = {"vp_", "vp_", "mgcheb_", "gamg_", "
 typedef struct {
   PetscInt  restart, maxit, reps;
   PetscReal rtol, maxnnz;
-  PetscBool fmg;
+  PetscBool fmg, breakdown;
 } Settings;
 
 typedef struct {
@@ -199,6 +202,64 @@ static PetscErrorCode AssembleForGAMG(DM dm, PetscInt dim, PetscInt k, PetscInt 
   PetscFunctionReturn(0);
 }
 
+/* Time of the event called name in stage (device time with CUDA vectors, where the kernels run); 0
+   for an event never registered */
+static PetscErrorCode EventTime(PetscLogStage stage, const char name[], PetscBool device, PetscLogDouble *t)
+{
+  PetscLogEvent      ev = -1;
+  PetscEventPerfInfo info;
+  PetscErrorCode     ierr;
+
+  PetscFunctionBeginUser;
+  *t = 0;
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL)); /* unknown names: an error on some versions, -1 on others */
+  ierr = PetscLogEventGetId(name, &ev);
+  PetscCall(PetscPopErrorHandler());
+  if (ierr || ev < 0) PetscFunctionReturn(0);
+  PetscCall(PetscLogEventGetPerfInfo(stage, ev, &info));
+  *t = info.time;
+#if defined(PETSC_HAVE_CUDA)
+  if (device) *t = info.GpuTime;
+#else
+  (void)device;
+#endif
+  PetscFunctionReturn(0);
+}
+
+/* -breakdown: the components of the timed vp-* solves (stage), per solve, against the mean measured
+   wall time of one solve (wall): smoothing, residual and transfers per level, the coarse solve, and the rest
+   (the outer Krylov method, FMG's vector work, launches and synchronization) */
+static PetscErrorCode PrintBreakdown(PC pc, PetscLogStage stage, PetscInt reps, PetscBool device, PetscLogDouble wall)
+{
+  static const char *const parts[] = {"PWVPSmooth", "PWVPResidual", "PWVPTransfer"};
+  PetscInt                 nlevels;
+  PetscLogDouble           sum[3] = {0, 0, 0}, coarse, total = 0;
+
+  PetscFunctionBeginUser;
+  PetscCall(PCVertexPatchGetLevels(pc, &nlevels));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "breakdown (rank 0's %s time per solve, %" PetscInt_FMT " solves; %% of the wall time %.4f s):\n", device ? "GPU" : "CPU", reps, wall));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-6s %12s %12s %12s\n", "level", "smooth s", "residual s", "transfer s"));
+  for (PetscInt l = nlevels - 1; l >= 0; l--) {
+    PetscLogDouble t[3];
+
+    for (int i = 0; i < 3; i++) {
+      char name[64];
+
+      PetscCall(PetscSNPrintf(name, sizeof(name), "%s L%" PetscInt_FMT, parts[i], l));
+      PetscCall(EventTime(stage, name, device, &t[i]));
+      t[i] /= reps;
+      sum[i] += t[i];
+    }
+    if (t[0] + t[1] + t[2] > 0) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  L%-5" PetscInt_FMT " %12.5f %12.5f %12.5f\n", l, t[0], t[1], t[2]));
+  }
+  PetscCall(EventTime(stage, "PWVPCoarse", device, &coarse));
+  coarse /= reps;
+  for (int i = 0; i < 3; i++) total += sum[i];
+  total += coarse;
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  smoothing %.5f s (%.1f%%), residuals %.5f s (%.1f%%), transfers %.5f s (%.1f%%), coarse %.5f s (%.1f%%), rest %.5f s (%.1f%%)\n", sum[0], 100 * sum[0] / wall, sum[1], 100 * sum[1] / wall, sum[2], 100 * sum[2] / wall, coarse, 100 * coarse / wall, wall - total, 100 * (wall - total) / wall));
+  PetscFunctionReturn(0);
+}
+
 /* One solver on one problem, everything made and destroyed here */
 static PetscErrorCode RunOne(DM dm, PetscInt k, Solver solver, const Settings *set, PetscLogStage stage, Result *res)
 {
@@ -210,6 +271,8 @@ static PetscErrorCode RunOne(DM dm, PetscInt k, Solver solver, const Settings *s
   PC             pc;
   PetscBool      isvp = PETSC_FALSE, vpsolver = (PetscBool)(solver == SOLVER_VP_SINGLE || solver == SOLVER_VP_DOUBLE);
   PetscLogDouble t0, t1;
+  PetscLogStage  solves = -1; /* -breakdown: the timed solves' stage */
+  PetscLogDouble tsum   = 0;  /* of the timed solves */
 
   PetscFunctionBeginUser;
   PetscCall(DMGetDimension(dm, &dim));
@@ -266,6 +329,13 @@ static PetscErrorCode RunOne(DM dm, PetscInt k, Solver solver, const Settings *s
   }
   if (vpsolver && !isvp) PetscCall(PetscSNPrintf(res->note, sizeof(res->note), "PC overridden by options: no FMG, precision not set"));
 
+  if (set->breakdown && isvp) { /* a stage of their own for the timed solves */
+    char name[64];
+
+    PetscCall(PetscSNPrintf(name, sizeof(name), "%s k=%" PetscInt_FMT " N=%" PetscInt_FMT " solves", SolverNames[solver], k, res->N));
+    PetscCall(PetscLogStageRegister(name, &solves));
+    PetscCall(PetscLogStagePush(solves));
+  }
   for (PetscInt r = 0; r < set->reps; r++) {
     PetscCall(VecSet(u, 0.0));
     PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_FALSE));
@@ -276,8 +346,16 @@ static PetscErrorCode RunOne(DM dm, PetscInt k, Solver solver, const Settings *s
     }
     PetscCall(KSPSolve(ksp, b, u));
     PetscCall(Mark(comm, &t1));
+    tsum += t1 - t0;
     if (!r) res->tfirst = t1 - t0;
     res->tsolve = r ? PetscMin(res->tsolve, t1 - t0) : t1 - t0;
+  }
+  if (solves >= 0) {
+    PetscBool device;
+
+    PetscCall(PetscLogStagePop());
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)u, &device, VECSEQCUDA, VECMPICUDA, ""));
+    PetscCall(PrintBreakdown(pc, solves, set->reps, device, tsum / set->reps));
   }
   PetscCall(KSPGetIterationNumber(ksp, &res->its));
   PetscCall(KSPGetConvergedReason(ksp, &res->reason));
@@ -343,7 +421,7 @@ int main(int argc, char **argv)
   PetscReal      dofs[16] = {1e7};
   char          *names[16];
   Solver         solvers[16] = {SOLVER_VP_SINGLE, SOLVER_VP_DOUBLE, SOLVER_MG_CHEB, SOLVER_GAMG};
-  Settings       set = {5, 10000, 2, 1e-9, 1e9, PETSC_TRUE};
+  Settings       set = {5, 10000, 2, 1e-9, 1e9, PETSC_TRUE, PETSC_FALSE};
   PetscBool      flg, cellsset, dofsset, solversset, hashelp;
   PetscLogStage  stages[SOLVER_COUNT];
   Result        *res;
@@ -365,11 +443,18 @@ int main(int argc, char **argv)
   if (!solversset) nsolvers = 4;
   PetscCall(PetscOptionsInt("-restart", "FGMRES restart of the vp-* solvers", NULL, set.restart, &set.restart, NULL));
   PetscCall(PetscOptionsBool("-fmg", "vp-*: initial guess by one full multigrid cycle, timed with the solve", NULL, set.fmg, &set.fmg, NULL));
+  PetscCall(PetscOptionsBool("-breakdown", "vp-*: time per component and level of the timed solves", NULL, set.breakdown, &set.breakdown, NULL));
   PetscCall(PetscOptionsReal("-rtol", "Relative residual reduction", NULL, set.rtol, &set.rtol, NULL));
   PetscCall(PetscOptionsInt("-max_it", "Iteration limit", NULL, set.maxit, &set.maxit, NULL));
   PetscCall(PetscOptionsInt("-reps", "Timed solves per run (the fastest is reported)", NULL, set.reps, &set.reps, NULL));
   PetscCall(PetscOptionsReal("-max_nnz", "gamg only up to this many nonzeros of the assembled matrix", NULL, set.maxnnz, &set.maxnnz, NULL));
   PetscOptionsEnd();
+  if (set.breakdown) { /* the events need logging; on the GPU, kernel times need PETSc's GPU timers */
+    PetscCall(PetscLogDefaultBegin());
+#if defined(PETSC_HAVE_CUDA)
+    PetscCall(PetscLogGpuTime());
+#endif
+  }
 
   PetscCheck(dim == 2 || dim == 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-dim %" PetscInt_FMT ": use 2 or 3", dim);
   PetscCheck(ndeg >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-degrees needs at least one degree");
