@@ -251,6 +251,68 @@ static PetscErrorCode NodeCoordinates(DM dm, PatchworkPlexData *px, PetscInt dim
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Node coordinates through the coordinate field's own basis: tabulated once at the lexicographic
+   Gauss-Lobatto points of the reference cell and contracted with each cell's coordinate closure (what
+   DMPlexReferenceToCoordinates() does per cell, tabulating each time). *done stays false when the
+   coordinates are not one PetscFE field of the DM's dimension (vertex coordinates without a field,
+   localized coordinates): the caller then projects. */
+static PetscErrorCode NodeCoordinatesTabulated(DM dm, PatchworkPlexData *px, PetscInt dim, PetscInt degree, PetscBool *done)
+{
+  DM              cdm;
+  Vec             X;
+  PetscObject     obj;
+  PetscClassId    id;
+  PetscBool       localized;
+  PetscInt        nf, Nb, Nc, cdim, n = degree + 1, cStart, cEnd, e = 0;
+  PetscReal      *ref;
+  PetscTabulation T;
+  double          gll[PW_MAX_N], w[PW_MAX_N];
+
+  PetscFunctionBegin;
+  *done = PETSC_FALSE;
+  PetscCall(DMGetCoordinatesLocalized(dm, &localized));
+  PetscCall(DMGetCoordinateDim(dm, &cdim));
+  PetscCall(DMGetCoordinateDM(dm, &cdm));
+  PetscCall(DMGetNumFields(cdm, &nf));
+  PetscCall(DMGetCoordinatesLocal(dm, &X));
+  if (localized || cdim != dim || nf != 1 || !X) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(DMGetField(cdm, 0, NULL, &obj));
+  PetscCall(PetscObjectGetClassId(obj, &id));
+  if (id != PETSCFE_CLASSID) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscFEGetNumComponents((PetscFE)obj, &Nc));
+  PetscCall(PetscFEGetDimension((PetscFE)obj, &Nb));
+  if (Nc != cdim) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCheck(!PatchworkGaussLobatto((int)n, gll, w), PETSC_COMM_SELF, PETSC_ERR_LIB, "Gauss-Lobatto points of degree %" PetscInt_FMT " failed", degree);
+  PetscCall(PetscMalloc1(px->nodes * dim, &ref));
+  for (PetscInt i = 0; i < px->nodes; i++) /* node i = a + n (b + n c): reference coordinates on [-1,1] */
+    for (PetscInt d = 0, r = i; d < dim; d++, r /= n) ref[i * dim + d] = 2 * (PetscReal)gll[r % n] - 1;
+  PetscCall(PetscFECreateTabulation((PetscFE)obj, 1, px->nodes, ref, 0, &T));
+  PetscCall(PetscFree(ref));
+  PetscCall(DMPlexGetHeightStratum(dm, 0, &cStart, &cEnd));
+  for (PetscInt c = cStart; c < cEnd; c++) {
+    DMPolytopeType ct;
+    PetscScalar   *cx = NULL;
+    PetscInt       csize;
+
+    PetscCall(DMPlexGetCellType(dm, c, &ct));
+    if (ct == DM_POLYTOPE_FV_GHOST) continue;
+    PetscCall(DMPlexVecGetClosure(cdm, NULL, X, c, &csize, &cx));
+    PetscCheck(csize == Nb, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cell %" PetscInt_FMT " has %" PetscInt_FMT " coordinate values, its field %" PetscInt_FMT " basis functions", c, csize, Nb);
+    for (PetscInt i = 0; i < px->nodes; i++)
+      for (PetscInt d = 0; d < dim; d++) {
+        PetscReal x = 0;
+
+        for (PetscInt b = 0; b < Nb; b++) x += T->T[0][(i * Nb + b) * Nc + d] * PetscRealPart(cx[b]);
+        px->coords[(e * dim + d) * px->nodes + i] = x;
+      }
+    PetscCall(DMPlexVecRestoreClosure(cdm, NULL, X, c, &csize, &cx));
+    e++;
+  }
+  PetscCall(PetscTabulationDestroy(&T));
+  *done = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The element restriction in tensor (lexicographic) order, from a copy of the local section with the
    tensor closure permutation, so that the user's DM keeps its own closure order. With one rank the
    kernels index the global vector directly; the global index of each local entry is found by
@@ -353,6 +415,7 @@ PetscErrorCode PatchworkPlexCreate(DM dm, PetscInt degree, PatchworkTensorInfo *
   PatchworkPlexData *px;
   PetscInt           dim;
   PetscMPIInt        size;
+  PetscBool          tabulated;
 
   PetscFunctionBegin;
   PetscCall(CheckCells(dm, &dim));
@@ -365,7 +428,8 @@ PetscErrorCode PatchworkPlexCreate(DM dm, PetscInt degree, PatchworkTensorInfo *
   for (PetscInt d = 0; d < dim; d++) px->nodes *= degree + 1;
   PetscCall(ElementMap(dm, px, size == 1 ? PETSC_TRUE : PETSC_FALSE));
   PetscCall(PetscMalloc1(px->ncells * dim * px->nodes, &px->coords));
-  PetscCall(NodeCoordinates(dm, px, dim));
+  PetscCall(NodeCoordinatesTabulated(dm, px, dim, degree, &tabulated));
+  if (!tabulated) PetscCall(NodeCoordinates(dm, px, dim));
   PetscCall(PetscLogEventEnd(PATCHWORK_PlexElements, dm, 0, 0, 0));
   PetscCall(CoordinateDegree(dm, &px->coord_degree));
   if (px->coord_degree > degree) PetscCall(PetscInfo(dm, "The coordinate field has degree %" PetscInt_FMT " > %" PetscInt_FMT ": the operator's geometry is its Q%" PetscInt_FMT " interpolation at the nodes\n", px->coord_degree, degree, degree));
