@@ -629,18 +629,25 @@ static int GeomColor(const PatchworkTensorDesc *d, int color, Geom *g)
   return g->ncells > 0;
 }
 
-/* Launch kern over g (atomic) or over the 2^dim colors (colored), `per_block` cells per block */
+/* Blocks of per_block cells (or threads) each for count of them */
+static unsigned BlocksOf(long long count, long long per_block)
+{
+  return (unsigned)((count + per_block - 1) / per_block);
+}
+
+/* launch_atomic(g) over the whole cell range, or launch_colored(g) over each of the 2^dim colors; each
+   launch sizes its own grid from g */
 template <typename LaunchA, typename LaunchC>
-static cudaError_t LaunchScatter(const PatchworkTensorDesc *d, long long per_block, LaunchA launch_atomic, LaunchC launch_colored)
+static cudaError_t LaunchScatter(const PatchworkTensorDesc *d, LaunchA launch_atomic, LaunchC launch_colored)
 {
   Geom g = GeomFromDesc(d);
 
   if (d->scatter == PW_SCATTER_ATOMIC) {
-    launch_atomic(g, (unsigned)((g.ncells + per_block - 1) / per_block));
+    launch_atomic(g);
   } else {
     for (int color = 0; color < (1 << d->dim); color++) {
       if (!GeomColor(d, color, &g)) continue;
-      launch_colored(g, (unsigned)((g.ncells + per_block - 1) / per_block));
+      launch_colored(g);
     }
   }
   return cudaGetLastError();
@@ -685,16 +692,14 @@ static cudaError_t Launch3(const PatchworkTensorDesc *d, const CF &cf, const T *
 {
   constexpr int C = Lay3<N>::C, Z = Lay3<N>::Z, threads = C * N * N;
 
-  if (d->scatter == PW_SCATTER_ATOMIC) {
-    const Geom      g      = GeomFromDesc(d);
-    const long long cxy    = (long long)g.count[0] * g.count[1];
-    const int       zchunk = std::max(Z, (g.count[2] + 65534) / 65535); /* gridDim.y <= 65535 */
-
-    Apply3D<T, N, CF><<<dim3((unsigned)((cxy + C - 1) / C), (unsigned)((g.count[2] + zchunk - 1) / zchunk)), threads, 0, s>>>(cf, g, zchunk, x, y);
-    return cudaGetLastError();
-  }
   return LaunchScatter(
-    d, C, [&](const Geom &, unsigned) {}, [&](const Geom &g, unsigned blocks) { Apply3DColored<T, N, CF><<<blocks, threads, 0, s>>>(cf, g, x, y); });
+    d,
+    [&](const Geom &g) { /* C cells of the x-y grid per block in x, chunks of z cells in y */
+      const int zchunk = std::max(Z, (g.count[2] + 65534) / 65535); /* gridDim.y <= 65535 */
+
+      Apply3D<T, N, CF><<<dim3(BlocksOf((long long)g.count[0] * g.count[1], C), BlocksOf(g.count[2], zchunk)), threads, 0, s>>>(cf, g, zchunk, x, y);
+    },
+    [&](const Geom &g) { Apply3DColored<T, N, CF><<<BlocksOf(g.ncells, C), threads, 0, s>>>(cf, g, x, y); });
 }
 
 template <typename T, int N>
@@ -741,8 +746,8 @@ static cudaError_t Apply2(const PatchworkTensorDesc *d, const T *x, T *y, cudaSt
   }
   constexpr int C = Lay2<N>::C, threads = C * N;
   return LaunchScatter(
-    d, C, [&](const Geom &g, unsigned blocks) { Apply2D<T, N, true><<<blocks, threads, 0, s>>>(cf, g, x, y); },
-    [&](const Geom &g, unsigned blocks) { Apply2D<T, N, false><<<blocks, threads, 0, s>>>(cf, g, x, y); });
+    d, [&](const Geom &g) { Apply2D<T, N, true><<<BlocksOf(g.ncells, C), threads, 0, s>>>(cf, g, x, y); },
+    [&](const Geom &g) { Apply2D<T, N, false><<<BlocksOf(g.ncells, C), threads, 0, s>>>(cf, g, x, y); });
 }
 
 template <typename T>
@@ -811,17 +816,9 @@ extern "C" int PatchworkTensorDiagonalCUDA(const PatchworkTensorDesc *d, double 
   dc.cs[1] = d->coef_stiff[1];
   dc.cs[2] = d->dim == 3 ? d->coef_stiff[2] : 0.0;
   /* 256 threads per block over (cell, column) pairs */
-  Geom g = GeomFromDesc(d);
-  auto blocks_of = [&](const Geom &gg) { return (unsigned)((gg.ncells * per + 255) / 256); };
-  if (d->scatter == PW_SCATTER_ATOMIC) {
-    Diagonal<true><<<blocks_of(g), 256, 0, s>>>(dc, g, y);
-  } else {
-    for (int color = 0; color < (1 << d->dim); color++) {
-      if (!GeomColor(d, color, &g)) continue;
-      Diagonal<false><<<blocks_of(g), 256, 0, s>>>(dc, g, y);
-    }
-  }
-  return (int)cudaGetLastError();
+  return (int)LaunchScatter(
+    d, [&](const Geom &g) { Diagonal<true><<<BlocksOf(g.ncells * per, 256), 256, 0, s>>>(dc, g, y); },
+    [&](const Geom &g) { Diagonal<false><<<BlocksOf(g.ncells * per, 256), 256, 0, s>>>(dc, g, y); });
 }
 
 extern "C" int PatchworkTensorBoundaryCUDA(const PatchworkTensorDesc *d, const double *x, double *y, void *stream)
