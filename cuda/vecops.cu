@@ -94,3 +94,28 @@ extern "C" int PatchworkVecHashFillCUDA(ptrdiff_t n, ptrdiff_t first, unsigned s
   HashFill<<<Blocks(n), 256, 0, (cudaStream_t)stream>>>(n, first, seed, y);
   return (int)cudaGetLastError();
 }
+
+namespace {
+
+/* the halo exchange's gathers and scatters: several entries i may add into one y entry, so adds are
+   atomic; NULL index arrays are the identity, a branch every thread takes the same way */
+template <bool Add>
+__global__ void ScatterFloat(ptrdiff_t n, const int *__restrict__ ix, const float *__restrict__ x, const int *__restrict__ iy, float *y)
+{
+  for (ptrdiff_t i = blockIdx.x * (ptrdiff_t)blockDim.x + threadIdx.x; i < n; i += (ptrdiff_t)gridDim.x * blockDim.x) {
+    const ptrdiff_t s = ix ? ix[i] : i, d = iy ? iy[i] : i;
+
+    if (Add) atomicAdd(&y[d], x[s]);
+    else y[d] = x[s];
+  }
+}
+
+} // namespace
+
+extern "C" int PatchworkVecScatterFloatCUDA(ptrdiff_t n, const int *ix, const float *x, const int *iy, float *y, int add, void *stream)
+{
+  if (n <= 0) return (int)cudaSuccess;
+  if (add) ScatterFloat<true><<<Blocks(n), 256, 0, (cudaStream_t)stream>>>(n, ix, x, iy, y);
+  else ScatterFloat<false><<<Blocks(n), 256, 0, (cudaStream_t)stream>>>(n, ix, x, iy, y);
+  return (int)cudaGetLastError();
+}

@@ -126,6 +126,23 @@ vp_mpi_history() {
     END { exit !(NR > 1 && !bad) }'
 }
 
+# vp_mpi_single N DIM K CELLS [OPTIONS...]: the float V-cycle on N ranks (inside FGMRES) runs in float
+# (PCView says so), needs the serial float run's iterations (+-1) and reaches the L2 error of the
+# double cycle on N ranks (to 1e-5 relative, as same_error)
+vp_mpi_single() {
+  local n=$1 o="-dim $2 -degree $3 -cells $4 $VPS ${*:5}" out s1 sn dn i1 in
+  s1=$($B/examples/poisson $o | grep summary: | sed -E 's/ solve_s=.*//')
+  out=$($MPIEXEC -n "$n" $B/examples/poisson $o -ksp_view 2>&1) || { echo "$out" | tail -n 20; return 1; }
+  echo "$out" | grep 'precision:' || { echo "no precision line in -ksp_view"; return 1; }
+  sn=$(echo "$out" | grep summary: | sed -E 's/ solve_s=.*//')
+  dn=$($MPIEXEC -n "$n" $B/examples/poisson $o -pc_vertexpatch_precision double | grep summary: | sed -E 's/ solve_s=.*//')
+  echo "1 rank,  single: $s1"; echo "$n ranks, single: $sn"; echo "$n ranks, double: $dn"
+  echo "$out" | grep -q 'precision: single (float V-cycle' || return 1
+  i1=$(echo "$s1" | sed -n 's/.* its=\([0-9]*\) .*/\1/p'); in=$(echo "$sn" | sed -n 's/.* its=\([0-9]*\) .*/\1/p')
+  [ -n "$i1" ] && [ -n "$in" ] && [ $((in - i1)) -le 1 ] && [ $((i1 - in)) -le 1 ] &&
+    awk -v a="$(echo "$dn" | sed 's/.*l2err=//')" -v b="$(echo "$sn" | sed 's/.*l2err=//')" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= 1e-5 * a) }'
+}
+
 # expect_fail PATTERN CMD...: the command fails and says PATTERN
 expect_fail() {
   local pattern=$1 out
@@ -159,6 +176,11 @@ run mat/tensor_aij-n1     $MPIEXEC -n 1 $B/tests/mat/test_tensor_aij
 run mat/tensor_aij-n2     $MPIEXEC -n 2 $B/tests/mat/test_tensor_aij
 run mat/transfer-n1       $MPIEXEC -n 1 $B/tests/mat/test_transfer
 run mat/transfer-n2       $MPIEXEC -n 2 $B/tests/mat/test_transfer
+# the float halo exchange of the single-precision cycles against DMGlobalToLocal/DMLocalToGlobal in double
+run mat/floathalo-n1      $MPIEXEC -n 1 $B/tests/mat/test_floathalo
+run mat/floathalo-n2      $MPIEXEC -n 2 $B/tests/mat/test_floathalo
+run mat/floathalo-n3      $MPIEXEC -n 3 $B/tests/mat/test_floathalo
+run mat/floathalo-n4      $MPIEXEC -n 4 $B/tests/mat/test_floathalo
 run mat/bad_input         $B/tests/mat/test_bad_input
 run mat/lor-n1            $MPIEXEC -n 1 $B/tests/mat/test_lor
 run mat/lor-n2            $MPIEXEC -n 2 $B/tests/mat/test_lor
@@ -229,7 +251,16 @@ run vertexpatch/mpi-n4-3d        vp_mpi 4 3 2 8
 run vertexpatch/mpi-n2-separate  vp_mpi 2 3 3 8 -pc_vertexpatch_kernel separate
 run vertexpatch/mpi-n4-history   vp_mpi_history 4 3 2 8
 run vertexpatch/mpi-n2-history-2d vp_mpi_history 2 2 3 16
-run vertexpatch/mpi-single-falls-back bash -c "$MPIEXEC -n 2 $B/examples/poisson -dim 2 -degree 2 -cells 8 $VPS -ksp_view | grep 'precision: double (single was requested'"
+# the float cycle on several ranks: ghosts exchanged by the PC's float halo (src/sys/floathalo.c)
+run vertexpatch/mpi-single-n2-2d      vp_mpi_single 2 2 4 16
+run vertexpatch/mpi-single-n4-3d      vp_mpi_single 4 3 2 8
+run vertexpatch/mpi-single-n3-separate vp_mpi_single 3 2 3 16 -pc_vertexpatch_kernel separate
+run vertexpatch/mpi-single-n2-global  vp_mpi_single 2 3 3 8 -pc_vertexpatch_kernel global
+run vertexpatch/mpi-single-n2-additive vp_mpi_single 2 2 3 16 -pc_vertexpatch_type additive
+run vertexpatch/mpi-single-n2-coarse-ksp vp_mpi_single 2 2 2 12
+# the default levels respect the partition (3 ranks split the 33 z nodes of 3D Q4 on 8 cells: 2 levels)
+run vertexpatch/mpi-n3-partition-levels vp_mpi 3 3 4 8
+run vertexpatch/err-levels-ranks expect_fail "split over 3 ranks" $MPIEXEC -n 3 $B/examples/poisson -dim 2 -degree 3 -cells 16 $VPS -pc_vertexpatch_levels 4
 run vertexpatch/cg-symmetric     $B/examples/poisson -dim 3 -degree 4 -cells 4 -ksp_type cg -pc_type vertexpatch -pc_vertexpatch_symmetric -ksp_max_it 8
 run vertexpatch/additive         $B/examples/poisson -dim 2 -degree 3 -cells 8 $VP -pc_vertexpatch_type additive -ksp_max_it 40
 run vertexpatch/smoother-only    $B/examples/poisson -dim 2 -degree 3 -cells 8 $VP -pc_vertexpatch_levels 1 -ksp_max_it 200
@@ -446,6 +477,8 @@ run install/pkg-config    installed
 if command -v valgrind >/dev/null 2>&1; then
   run valgrind/poisson    valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $B/examples/poisson -dim 3 -degree 2 -cells 2
+  run valgrind/vertexpatch-n2-single $MPIEXEC -n 2 valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+                            $B/examples/poisson -dim 2 -degree 3 -cells 8 -ksp_type fgmres -pc_type vertexpatch -pc_vertexpatch_kernel separate
   run valgrind/lor        valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
     $B/examples/lor -dim 3 -degree 3 -cells 2
   run valgrind/plex       valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \

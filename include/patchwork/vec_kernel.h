@@ -33,6 +33,12 @@ int PatchworkDeviceMemzero(void *p, size_t bytes, void *stream);
 int PatchworkDeviceCopyToDevice(void *dst, const void *src, size_t bytes, void *stream);
 /* device to host copy, complete on return (waits for the stream's earlier work) */
 int PatchworkDeviceCopyToHost(void *dst, const void *src, size_t bytes, void *stream);
+
+/* y[iy ? iy[i] : i] = x[ix ? ix[i] : i] for i < n, or += when add: the pack, unpack and local parts
+   of the float halo exchange (src/sys/floathalo.c). Without add the iy[i] must be distinct; with add
+   they may repeat: the reference adds in order of i, the CUDA version atomically in any order. */
+void PatchworkVecScatterFloatRef(ptrdiff_t n, const int *ix, const float *x, const int *iy, float *y, int add);
+int  PatchworkVecScatterFloatCUDA(ptrdiff_t n, const int *ix, const float *x, const int *iy, float *y, int add, void *stream);
 #ifdef __cplusplus
 }
 #endif

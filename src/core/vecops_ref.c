@@ -21,3 +21,12 @@ void PatchworkVecHashFillRef(ptrdiff_t n, ptrdiff_t first, unsigned seed, double
 {
   for (ptrdiff_t i = 0; i < n; i++) y[i] = PatchworkHash(seed, (int)(first + i)) * (2.0 / 4294967296.0) - 1.0;
 }
+
+void PatchworkVecScatterFloatRef(ptrdiff_t n, const int *ix, const float *x, const int *iy, float *y, int add)
+{
+  for (ptrdiff_t i = 0; i < n; i++) {
+    const ptrdiff_t s = ix ? ix[i] : i, d = iy ? iy[i] : i;
+
+    y[d] = add ? y[d] + x[s] : x[s];
+  }
+}

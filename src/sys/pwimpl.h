@@ -37,7 +37,7 @@ PETSC_INTERN PetscErrorCode PatchworkTensorFillDesc(const PatchworkTensorInfo *,
 PETSC_INTERN PetscErrorCode PatchworkTensorRequireCartesian(const PatchworkTensorInfo *, MPI_Comm, const char[]);
 /* Levels a grid allows (halving while every direction has an even number of >= 4 cells), and the
    hierarchy: ops[0..n-1] coarse to fine (ops[n-1] is A, referenced), interp[l] from level l-1 to l */
-PETSC_INTERN PetscInt       PatchworkMaxLevels(PetscInt, const PetscInt[]);
+PETSC_INTERN PetscErrorCode PatchworkMaxLevels(const PatchworkTensorInfo *, PetscInt *, char[], size_t);
 PETSC_INTERN PetscErrorCode PatchworkCreateHierarchy(Mat, PetscInt, Mat[], Mat[]);
 /* The kernel descriptor of a MatCreatePatchworkTransfer() (src/mat/transfer) */
 PETSC_INTERN PetscErrorCode PatchworkTransferGetDesc(Mat, PatchworkTransferDesc *);
@@ -50,5 +50,14 @@ PETSC_INTERN PetscErrorCode PatchworkDeviceSynchronize(void);
 /* Turn a kernel launcher's return code into a PETSc error naming the kernel. */
 PETSC_INTERN PetscErrorCode PatchworkCheckKernel(int, const char[]);
 #define PatchworkCallKernel(call) PetscCall(PatchworkCheckKernel((call), #call))
+
+/* DMGlobalToLocal(INSERT_VALUES) and DMLocalToGlobal(ADD_VALUES) of a DMDA on float arrays, in host
+   or device memory (src/sys/floathalo.c): PetscSF cannot reduce MPI_FLOAT when PetscReal is double */
+typedef struct _n_PatchworkFloatHalo *PatchworkFloatHalo;
+PETSC_INTERN PetscErrorCode PatchworkFloatHaloCreate(DM, PetscBool, PatchworkFloatHalo *);
+PETSC_INTERN PetscErrorCode PatchworkFloatHaloGetLocalSize(PatchworkFloatHalo, PetscInt *);
+PETSC_INTERN PetscErrorCode PatchworkFloatHaloToLocal(PatchworkFloatHalo, const float *, float *);
+PETSC_INTERN PetscErrorCode PatchworkFloatHaloAddToGlobal(PatchworkFloatHalo, const float *, float *);
+PETSC_INTERN PetscErrorCode PatchworkFloatHaloDestroy(PatchworkFloatHalo *);
 
 #endif

@@ -104,7 +104,19 @@ for v in "single fused" "double fused" "single separate" "double separate" "sing
   if same_its_err "$vp_cpu" "$vp_gpu"; then row "vertexpatch-gpu-$1-$2" ok "$(echo "$vp_gpu" | sed 's/.*its=/its=/') (cpu $(echo "$vp_cpu" | grep -o 'l2err=.*'))"; else
     row "vertexpatch-gpu-$1-$2" FAIL "cpu: $vp_cpu gpu: ${vp_gpu:-$(tail -n 3 "$L/vertexpatch-gpu-$1-$2.log" | head -1)}"; fi
 done
-check vertexpatch-gpu-n2 $MPI -n 2 build/examples/poisson $VP $GPU -pc_vertexpatch_kernel separate
+check vertexpatch-gpu-n2 $MPI -n 2 build/examples/poisson $VP $GPU -pc_vertexpatch_kernel separate -pc_vertexpatch_precision double
+# the float cycle on 2 and 3 ranks (ghosts exchanged by the PC's float halo, staged through the host) gives
+# the CPU's iterations and error on as many ranks (3 ranks: the 3-way split of the z nodes allows two
+# levels, so the coarse KSP runs too)
+for v in "2 fused" "2 separate" "2 global" "3 fused"; do
+  set -- $v
+  o="$VP -pc_vertexpatch_precision single -pc_vertexpatch_kernel $2 ${*:3}"
+  vp_cpu=$($MPI -n $1 build/examples/poisson $o 2>&1 | grep summary: | sed 's/ solve_s=.*//')
+  vp_gpu=$($MPI -n $1 build/examples/poisson $o $GPU -ksp_view 2>&1 | tee "$L/vertexpatch-gpu-n$1-single-$2.log" | grep summary: | sed 's/ solve_s=.*//')
+  if same_its_err "$vp_cpu" "$vp_gpu" && grep -q 'precision: single' "$L/vertexpatch-gpu-n$1-single-$2.log"; then row "vertexpatch-gpu-n$1-single-$2" ok "$(echo "$vp_gpu" | sed 's/.*its=/its=/') (cpu $(echo "$vp_cpu" | grep -o 'l2err=.*'))"; else
+    row "vertexpatch-gpu-n$1-single-$2" FAIL "cpu: $vp_cpu gpu: ${vp_gpu:-$(tail -n 3 "$L/vertexpatch-gpu-n$1-single-$2.log" | head -1)}"; fi
+done
+check vp-memcheck-n2-single $MPI -n 2 compute-sanitizer --tool memcheck --error-exitcode 1 build/examples/poisson -dim 3 -degree 3 -cells 4 $GPU -pc_type vertexpatch -ksp_type fgmres
 check poisson-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 build/examples/poisson -dim 3 -degree 3 -cells 3 $GPU
 check poisson-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 build/examples/poisson -dim 2 -degree 5 -cells 3 $GPU
 for v in fused separate global; do

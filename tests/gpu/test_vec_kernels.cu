@@ -95,6 +95,81 @@ static void TestLength(ptrdiff_t n)
   CHECK_CUDA(PatchworkDeviceFree(dyf));
 }
 
+/* The gathers and scatters of the float halo exchange against the reference: copies are exact, and
+   so are adds into distinct entries (one rounding each); where several adds meet in one entry the
+   atomics add in any order, so each of the two sums is within c roundings of magnitude at most S
+   (c terms, S the sum of their magnitudes) of the exact one: |gpu - ref| <= c S FLT_EPSILON. */
+static void TestScatter(ptrdiff_t n)
+{
+  const ptrdiff_t     m = 2 * n + 1; /* the arrays indexed are larger than n */
+  std::vector<float>  x(m), y0(m), rf(m), gf(m);
+  std::vector<double> mag(m);
+  std::vector<int>    perm(m), gat(n), dup(n), cnt(m);
+  float              *dy;
+  char                name[80];
+
+  for (ptrdiff_t i = 0; i < m; i++) {
+    x[i]    = (float)Rand();
+    y0[i]   = (float)Rand();
+    perm[i] = (int)i;
+  }
+  for (ptrdiff_t i = m - 1; i > 0; i--) std::swap(perm[i], perm[std::min(i, (ptrdiff_t)((Rand() + 1) * 0.5 * (i + 1)))]);
+  for (ptrdiff_t i = 0; i < n; i++) {
+    gat[i] = std::min((int)(m - 1), (int)((Rand() + 1) * 0.5 * m)); /* entries read twice or never */
+    dup[i] = perm[i] % (int)(n / 4 + 1);                             /* about four adds per entry */
+  }
+  float *dx = Upload(x);
+  int   *dperm = Upload(perm), *dgat = Upload(gat), *ddup = Upload(dup);
+  CHECK_CUDA(PatchworkDeviceMalloc(m * sizeof(float), (void **)&dy));
+  const struct {
+    const char *what;
+    const int  *ix, *dix, *iy, *diy;
+    int         add;
+  } cases[] = {
+    {"copy", NULL, NULL, NULL, NULL, 0},
+    {"gather", gat.data(), dgat, NULL, NULL, 0},
+    {"scatter", NULL, NULL, perm.data(), dperm, 0},
+    {"gather-scatter", gat.data(), dgat, perm.data(), dperm, 0},
+    {"add distinct", gat.data(), dgat, perm.data(), dperm, 1},
+    {"add repeated", NULL, NULL, dup.data(), ddup, 1},
+    {"gather-add repeated", gat.data(), dgat, dup.data(), ddup, 1},
+  };
+  for (const auto &c : cases) {
+    const bool repeated = c.add && c.iy == dup.data();
+
+    rf = y0;
+    PatchworkVecScatterFloatRef(n, c.ix, x.data(), c.iy, rf.data(), c.add);
+    CHECK_CUDA(cudaMemcpyAsync(dy, y0.data(), m * sizeof(float), cudaMemcpyHostToDevice, g_stream));
+    CHECK_CUDA(PatchworkVecScatterFloatCUDA(n, c.dix, dx, c.diy, dy, c.add, g_stream));
+    CHECK_CUDA(cudaMemcpyAsync(gf.data(), dy, m * sizeof(float), cudaMemcpyDeviceToHost, g_stream));
+    CHECK_CUDA(cudaStreamSynchronize(g_stream));
+    snprintf(name, sizeof(name), "scatter %s n=%td", c.what, n);
+    if (!repeated) {
+      ptrdiff_t bad = 0;
+      for (ptrdiff_t i = 0; i < m; i++) bad += gf[i] != rf[i];
+      Report(bad == 0, name, (double)bad, 0);
+    } else {
+      double worst = 0;
+      for (ptrdiff_t j = 0; j < m; j++) {
+        mag[j] = std::fabs(y0[j]);
+        cnt[j] = 1;
+      }
+      for (ptrdiff_t i = 0; i < n; i++) {
+        mag[c.iy[i]] += std::fabs(x[c.ix ? c.ix[i] : i]);
+        cnt[c.iy[i]]++;
+      }
+      for (ptrdiff_t j = 0; j < m; j++)
+        if (mag[j] > 0) worst = std::fmax(worst, std::fabs((double)gf[j] - rf[j]) / (cnt[j] * mag[j]));
+      Report(worst <= FLT_EPSILON, name, worst, FLT_EPSILON);
+    }
+  }
+  CHECK_CUDA(PatchworkDeviceFree(dy));
+  CHECK_CUDA(cudaFree(dx));
+  CHECK_CUDA(cudaFree(dperm));
+  CHECK_CUDA(cudaFree(dgat));
+  CHECK_CUDA(cudaFree(ddup));
+}
+
 int main(int argc, char **argv)
 {
   int ndev = 0;
@@ -107,6 +182,8 @@ int main(int argc, char **argv)
   }
   CHECK_CUDA(cudaStreamCreate(&g_stream));
   for (ptrdiff_t n : {(ptrdiff_t)1, (ptrdiff_t)255, (ptrdiff_t)257, (ptrdiff_t)100003, (ptrdiff_t)5000001}) TestLength(n);
+  for (ptrdiff_t n : {(ptrdiff_t)1, (ptrdiff_t)255, (ptrdiff_t)257, (ptrdiff_t)100003, (ptrdiff_t)1000003}) TestScatter(n);
+  CHECK_CUDA(PatchworkVecScatterFloatCUDA(0, NULL, NULL, NULL, NULL, 1, g_stream));
   /* zero length launches nothing and succeeds */
   CHECK_CUDA(PatchworkVecAYPXFloatCUDA(0, 1.0f, NULL, NULL, g_stream));
   CHECK_CUDA(cudaStreamDestroy(g_stream));

@@ -46,7 +46,11 @@ PetscErrorCode PCMGSetPatchworkHierarchy(PC pc, PetscInt nlevels)
   PetscCheck(ours, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONG, "PCMGSetPatchworkHierarchy() needs the Patchwork tensor-product operator as preconditioning matrix");
   PetscCall(MatPatchworkTensorGetInfo(A, &info));
   PetscCall(PatchworkTensorRequireCartesian(&info, PetscObjectComm((PetscObject)pc), "PCMGSetPatchworkHierarchy()"));
-  if (nlevels == PETSC_DECIDE || nlevels <= 0) nlevels = PatchworkMaxLevels(info.dim, info.cells);
+  if (nlevels == PETSC_DECIDE || nlevels <= 0) {
+    char why[256];
+
+    PetscCall(PatchworkMaxLevels(&info, &nlevels, why, sizeof(why)));
+  }
   PetscCall(PetscMalloc2(nlevels, &ops, nlevels, &interp));
   PetscCall(PatchworkCreateHierarchy(A, nlevels, ops, interp));
   PetscCall(PCMGSetLevels(pc, nlevels, NULL));

@@ -50,7 +50,7 @@ static PetscErrorCode PCView_VertexPatch(PC pc, PetscViewer viewer)
   else PetscCall(PetscViewerASCIIPrintf(viewer, "%s kernel\n", PatchworkVPKernels[vp->kernel]));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  local solver: exact, fast diagonalization of the (2k-1)^%" PetscInt_FMT " = %" PetscInt_FMT " patch unknowns (1D generalized eigenproblems of size %" PetscInt_FMT ")\n", vp->dim, (PetscInt)PetscPowInt(2 * vp->degree - 1, vp->dim), 2 * vp->degree - 1));
   if (vp->single) PetscCall(PetscViewerASCIIPrintf(viewer, "  precision: single (float V-cycle on the %s, double outside)\n", vp->device ? "GPU" : "CPU"));
-  else PetscCall(PetscViewerASCIIPrintf(viewer, "  precision: double%s\n", vp->precision == PATCHWORK_PRECISION_SINGLE ? " (single was requested; it runs on one rank only for now)" : ""));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "  precision: double\n"));
   for (PetscInt l = vp->nlevels - 1; l >= 0; l--) {
     PC_VPLevel *L = &vp->levels[l];
     PetscInt    N;
@@ -161,8 +161,9 @@ static PetscErrorCode PCVertexPatchGetPrecision_VP(PC pc, PatchworkPrecision *p)
   In single precision the whole cycle (smoothers, residuals, transfers, the coarse patch solve) runs
   in float on arrays the PC owns, converted from and to the Krylov method's double vectors once per
   `PCApply()` (Cui et al. 2024, table 7: the final accuracy of the outer double-precision Krylov
-  method is unchanged). It runs on one rank for now; on several the cycle runs in double and
-  `PCView()` says so.
+  method is unchanged). On several ranks the float ghost values are exchanged by the PC itself
+  (PETSc's `PetscSF` cannot add floats when `PetscReal` is double), staged through the host when the
+  arrays are on the device.
 
   The float cycle is a linear operator only up to float rounding. Use a flexible Krylov method
   (`KSPFGMRES`, `KSPGCR`) or left preconditioning: PETSc's right-preconditioned `KSPGMRES` forms

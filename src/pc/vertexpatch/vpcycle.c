@@ -1,7 +1,8 @@
 /* PCVERTEXPATCH apply: the V-cycle. Moves data between global and ghosted local vectors and
    dispatches every kernel to the CPU reference or CUDA by where the vectors live. In double
    precision the level vectors are PETSc Vecs and the operators and transfers their Mats; in single
-   precision (one rank) they are float arrays the PC owns and the kernels are called on them directly. */
+   precision they are float arrays the PC owns, the kernels are called on them directly and, on
+   several ranks, ghosted copies are exchanged by the PC's own float halo (PetscSF cannot add floats). */
 #include "vpimpl.h"
 #include <patchwork/vec_kernel.h>
 
@@ -114,9 +115,48 @@ static PetscErrorCode RunKernel(KernelKind kind, const void *desc, Vec x, Vec b,
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* single precision: the float arrays of the levels */
+/* the arrays of a level: global (this rank's entries) or ghosted copies, in the cycle's precision */
 
-static PetscErrorCode FloatZero(PC_VertexPatch *vp, PC_VPLevel *L, VPVec i)
+typedef struct {
+  PC_VPLevel *L;     /* NULL: no array */
+  PetscBool   local; /* a ghosted copy (VPLoc) rather than a global array (VPVec) */
+  int         i;
+} LevelArray;
+
+static LevelArray Global(PC_VPLevel *L, VPVec i)
+{
+  LevelArray a = {L, PETSC_FALSE, (int)i};
+  return a;
+}
+
+static LevelArray Local(PC_VPLevel *L, VPLoc i)
+{
+  LevelArray a = {L, PETSC_TRUE, (int)i};
+  return a;
+}
+
+static const LevelArray None = {NULL, PETSC_FALSE, 0};
+
+static float *FloatOf(LevelArray a)
+{
+  return a.L ? (a.local ? a.L->floc[a.i] : a.L->f[a.i]) : NULL;
+}
+
+static Vec VecOf(LevelArray a)
+{
+  return a.L ? (a.local ? a.L->loc[a.i] : a.L->v[a.i]) : NULL;
+}
+
+/* One kernel on level arrays: x (and b) read, y written */
+static PetscErrorCode Run(PC_VertexPatch *vp, KernelKind kind, const void *desc, LevelArray x, LevelArray b, LevelArray y, PetscLogDouble flops)
+{
+  PetscFunctionBegin;
+  if (vp->single) PetscCall(RunArrays(vp->device, PETSC_TRUE, kind, desc, FloatOf(x), FloatOf(b), FloatOf(y), flops));
+  else PetscCall(RunKernel(kind, desc, VecOf(x), VecOf(b), VecOf(y), flops));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode FloatZero(PC_VertexPatch *vp, float *a, PetscInt n)
 {
   PetscFunctionBegin;
   if (vp->device) {
@@ -124,9 +164,17 @@ static PetscErrorCode FloatZero(PC_VertexPatch *vp, PC_VPLevel *L, VPVec i)
     void *stream;
 
     PetscCall(PatchworkGetDeviceStream(&stream));
-    PatchworkCallKernel(PatchworkDeviceMemzero(L->f[i], (size_t)L->n * sizeof(float), stream));
+    PatchworkCallKernel(PatchworkDeviceMemzero(a, (size_t)n * sizeof(float), stream));
 #endif
-  } else PetscCall(PetscArrayzero(L->f[i], L->n));
+  } else PetscCall(PetscArrayzero(a, n));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Zero(PC_VertexPatch *vp, LevelArray a)
+{
+  PetscFunctionBegin;
+  if (vp->single) PetscCall(FloatZero(vp, FloatOf(a), a.local ? a.L->nloc : a.L->n));
+  else PetscCall(VecZeroEntries(VecOf(a)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -174,54 +222,62 @@ static PetscErrorCode FloatConvert(PC_VertexPatch *vp, PC_VPLevel *L, Vec v, VPV
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* ---------------------------------------------------------------------------------------------- */
-/* the operations of the cycle, in either precision */
-
-static PetscErrorCode ToLocal(DM dm, Vec g, Vec l)
+/* Ghosted copy l of the level's global array g */
+static PetscErrorCode ToLocal(PC_VertexPatch *vp, PC_VPLevel *L, VPVec g, VPLoc l)
 {
   PetscFunctionBegin;
-  PetscCall(DMGlobalToLocalBegin(dm, g, INSERT_VALUES, l));
-  PetscCall(DMGlobalToLocalEnd(dm, g, INSERT_VALUES, l));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode AddToGlobal(DM dm, Vec l, Vec g)
-{
-  PetscFunctionBegin;
-  PetscCall(DMLocalToGlobalBegin(dm, l, ADD_VALUES, g));
-  PetscCall(DMLocalToGlobalEnd(dm, l, ADD_VALUES, g));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode Zero(PC_VertexPatch *vp, PC_VPLevel *L, VPVec i)
-{
-  PetscFunctionBegin;
-  if (vp->single) PetscCall(FloatZero(vp, L, i));
-  else PetscCall(VecZeroEntries(L->v[i]));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* One patch kernel of one color on level L, reading x (and b), writing y. On one rank it acts on the
-   level's arrays in place; on several, on ghosted copies whose corrections are added back */
-static PetscErrorCode PatchColor(PC_VertexPatch *vp, PC_VPLevel *L, KernelKind kind, int color, VPVec x, VPVec b, VPVec y)
-{
-  PatchworkPatchDesc   d     = L->patch;
-  const PetscLogDouble flops = L->smooth_flops / (1 << vp->dim);
-
-  PetscFunctionBegin;
-  d.color = color;
-  if (vp->single) PetscCall(RunArrays(vp->device, PETSC_TRUE, kind, &d, L->f[x], kind == K_SOLVE ? NULL : L->f[b], L->f[y], flops));
-  else if (vp->serial) PetscCall(RunKernel(kind, &d, L->v[x], kind == K_SOLVE ? NULL : L->v[b], L->v[y], flops));
+  if (vp->single) PetscCall(PatchworkFloatHaloToLocal(L->halo, L->f[g], L->floc[l]));
   else {
-    PetscCall(ToLocal(L->dm, L->v[x], L->xloc));
-    PetscCall(VecZeroEntries(L->yloc));
-    PetscCall(RunKernel(kind, &d, L->xloc, kind == K_SOLVE ? NULL : L->bloc, L->yloc, flops));
-    PetscCall(AddToGlobal(L->dm, L->yloc, L->v[y]));
+    PetscCall(DMGlobalToLocalBegin(L->dm, L->v[g], INSERT_VALUES, L->loc[l]));
+    PetscCall(DMGlobalToLocalEnd(L->dm, L->v[g], INSERT_VALUES, L->loc[l]));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The separate kernels of one color: the local residuals of the color's patches, then their solves */
+/* g += the ghosted copy l, every rank's entries added to their owner */
+static PetscErrorCode AddToGlobal(PC_VertexPatch *vp, PC_VPLevel *L, VPLoc l, VPVec g)
+{
+  PetscFunctionBegin;
+  if (vp->single) PetscCall(PatchworkFloatHaloAddToGlobal(L->halo, L->floc[l], L->f[g]));
+  else {
+    PetscCall(DMLocalToGlobalBegin(L->dm, L->loc[l], ADD_VALUES, L->v[g]));
+    PetscCall(DMLocalToGlobalEnd(L->dm, L->loc[l], ADD_VALUES, L->v[g]));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* One kernel from level X's array x to level Y's array y (y += the kernel's output). On one rank on
+   the global arrays; on several, from a ghosted copy of x (and the ghosted b of X, made by the
+   caller) into a zeroed ghosted copy whose entries are then added to their owners */
+static PetscErrorCode RunThrough(PC_VertexPatch *vp, KernelKind kind, const void *desc, PC_VPLevel *X, VPVec x, PetscBool with_b, PC_VPLevel *Y, VPVec y, PetscLogDouble flops)
+{
+  PetscFunctionBegin;
+  if (vp->serial) PetscCall(Run(vp, kind, desc, Global(X, x), with_b ? Global(X, VP_B) : None, Global(Y, y), flops));
+  else {
+    PetscCall(ToLocal(vp, X, x, VP_LX));
+    PetscCall(Zero(vp, Local(Y, VP_LY)));
+    PetscCall(Run(vp, kind, desc, Local(X, VP_LX), with_b ? Local(X, VP_LB) : None, Local(Y, VP_LY), flops));
+    PetscCall(AddToGlobal(vp, Y, VP_LY, y));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* the operations of the cycle, in either precision */
+
+/* One patch kernel of one color on level L, reading x (and b), writing y */
+static PetscErrorCode PatchColor(PC_VertexPatch *vp, PC_VPLevel *L, KernelKind kind, int color, VPVec x, VPVec y)
+{
+  PatchworkPatchDesc d = L->patch;
+
+  PetscFunctionBegin;
+  d.color = color;
+  PetscCall(RunThrough(vp, kind, &d, L, x, (PetscBool)(kind != K_SOLVE), L, y, L->smooth_flops / (1 << vp->dim)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The separate kernels of one color: the local residuals of the color's patches, then their solves.
+   On several ranks the residual at this rank's patch interiors needs no exchange before the solves */
 static PetscErrorCode PatchColorSeparate(PC_VertexPatch *vp, PC_VPLevel *L, int color)
 {
   PatchworkPatchDesc   d     = L->patch;
@@ -229,18 +285,15 @@ static PetscErrorCode PatchColorSeparate(PC_VertexPatch *vp, PC_VPLevel *L, int 
 
   PetscFunctionBegin;
   d.color = color;
-  if (vp->single) {
-    PetscCall(RunArrays(vp->device, PETSC_TRUE, K_RESIDUAL, &d, L->f[VP_X], L->f[VP_B], L->f[VP_R], 0));
-    PetscCall(RunArrays(vp->device, PETSC_TRUE, K_SOLVE, &d, L->f[VP_R], NULL, L->f[VP_X], flops));
-  } else if (vp->serial) {
-    PetscCall(RunKernel(K_RESIDUAL, &d, L->v[VP_X], L->v[VP_B], L->v[VP_R], 0));
-    PetscCall(RunKernel(K_SOLVE, &d, L->v[VP_R], NULL, L->v[VP_X], flops));
-  } else { /* the residual at this rank's patch interiors needs no exchange before the solves */
-    PetscCall(ToLocal(L->dm, L->v[VP_X], L->xloc));
-    PetscCall(RunKernel(K_RESIDUAL, &d, L->xloc, L->bloc, L->rloc, 0));
-    PetscCall(VecZeroEntries(L->yloc));
-    PetscCall(RunKernel(K_SOLVE, &d, L->rloc, NULL, L->yloc, flops));
-    PetscCall(AddToGlobal(L->dm, L->yloc, L->v[VP_X]));
+  if (vp->serial) {
+    PetscCall(Run(vp, K_RESIDUAL, &d, Global(L, VP_X), Global(L, VP_B), Global(L, VP_R), 0));
+    PetscCall(Run(vp, K_SOLVE, &d, Global(L, VP_R), None, Global(L, VP_X), flops));
+  } else {
+    PetscCall(ToLocal(vp, L, VP_X, VP_LX));
+    PetscCall(Run(vp, K_RESIDUAL, &d, Local(L, VP_LX), Local(L, VP_LB), Local(L, VP_LR), 0));
+    PetscCall(Zero(vp, Local(L, VP_LY)));
+    PetscCall(Run(vp, K_SOLVE, &d, Local(L, VP_LR), None, Local(L, VP_LY), flops));
+    PetscCall(AddToGlobal(vp, L, VP_LY, VP_X));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -251,8 +304,8 @@ static PetscErrorCode Residual(PC_VertexPatch *vp, PC_VPLevel *L)
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(L->ev_residual, 0, 0, 0, 0));
   if (vp->single) { /* Dirichlet rows of r are left at b: restriction and the solves never read them */
-    PetscCall(FloatZero(vp, L, VP_R));
-    PetscCall(RunArrays(vp->device, PETSC_TRUE, K_APPLY, &L->patch.op, L->f[VP_X], NULL, L->f[VP_R], L->apply_flops));
+    PetscCall(Zero(vp, Global(L, VP_R)));
+    PetscCall(RunThrough(vp, K_APPLY, &L->patch.op, L, VP_X, PETSC_FALSE, L, VP_R, L->apply_flops));
     PetscCall(FloatAYPX(vp, L, -1.0f, VP_B, VP_R));
   } else {
     PetscCall(MatMult(L->A, L->v[VP_X], L->v[VP_R]));
@@ -269,12 +322,12 @@ static PetscErrorCode Smooth(PC_VertexPatch *vp, PC_VPLevel *L, PetscBool revers
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(L->ev_smooth, 0, 0, 0, 0));
-  if (!vp->single && !vp->serial && vp->type == PATCHWORK_VP_MULTIPLICATIVE && vp->kernel != PATCHWORK_VP_KERNEL_GLOBAL) PetscCall(ToLocal(L->dm, L->v[VP_B], L->bloc));
+  if (!vp->serial && vp->type == PATCHWORK_VP_MULTIPLICATIVE && vp->kernel != PATCHWORK_VP_KERNEL_GLOBAL) PetscCall(ToLocal(vp, L, VP_B, VP_LB));
   for (PetscInt s = 0; s < vp->smooth_steps; s++) {
     if (vp->type == PATCHWORK_VP_ADDITIVE) { /* every patch from the same residual */
       PetscCall(Residual(vp, L));
-      PetscCall(Zero(vp, L, VP_W));
-      for (int c = 0; c < ncolors; c++) PetscCall(PatchColor(vp, L, K_SOLVE, c, VP_R, VP_R, VP_W));
+      PetscCall(Zero(vp, Global(L, VP_W)));
+      for (int c = 0; c < ncolors; c++) PetscCall(PatchColor(vp, L, K_SOLVE, c, VP_R, VP_W));
       if (vp->single) PetscCall(FloatAYPX(vp, L, 1.0f, VP_W, VP_X));
       else PetscCall(VecAXPY(L->v[VP_X], 1.0, L->v[VP_W]));
       continue;
@@ -284,14 +337,14 @@ static PetscErrorCode Smooth(PC_VertexPatch *vp, PC_VPLevel *L, PetscBool revers
 
       switch (vp->kernel) {
       case PATCHWORK_VP_KERNEL_FUSED:
-        PetscCall(PatchColor(vp, L, K_SMOOTH, c, VP_X, VP_B, VP_X));
+        PetscCall(PatchColor(vp, L, K_SMOOTH, c, VP_X, VP_X));
         break;
       case PATCHWORK_VP_KERNEL_SEPARATE:
         PetscCall(PatchColorSeparate(vp, L, c));
         break;
       case PATCHWORK_VP_KERNEL_GLOBAL:
         PetscCall(Residual(vp, L));
-        PetscCall(PatchColor(vp, L, K_SOLVE, c, VP_R, VP_R, VP_X));
+        PetscCall(PatchColor(vp, L, K_SOLVE, c, VP_R, VP_X));
         break;
       }
     }
@@ -306,8 +359,8 @@ static PetscErrorCode Restrict(PC_VertexPatch *vp, PC_VPLevel *L, VPVec f, PC_VP
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(L->ev_transfer, 0, 0, 0, 0));
   if (vp->single) {
-    PetscCall(FloatZero(vp, C, VP_B));
-    PetscCall(RunArrays(vp->device, PETSC_TRUE, K_RESTRICT, &L->transfer, L->f[f], NULL, C->f[VP_B], 0));
+    PetscCall(Zero(vp, Global(C, VP_B)));
+    PetscCall(RunThrough(vp, K_RESTRICT, &L->transfer, L, f, PETSC_FALSE, C, VP_B, 0));
   } else PetscCall(MatMultTranspose(L->P, L->v[f], C->v[VP_B]));
   PetscCall(PetscLogEventEnd(L->ev_transfer, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -318,7 +371,7 @@ static PetscErrorCode Prolong(PC_VertexPatch *vp, PC_VPLevel *L, PC_VPLevel *C)
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(L->ev_transfer, 0, 0, 0, 0));
-  if (vp->single) PetscCall(RunArrays(vp->device, PETSC_TRUE, K_PROLONG, &L->transfer, C->f[VP_X], NULL, L->f[VP_X], 0));
+  if (vp->single) PetscCall(RunThrough(vp, K_PROLONG, &L->transfer, C, VP_X, PETSC_FALSE, L, VP_X, 0));
   else PetscCall(MatMultAdd(L->P, C->v[VP_X], L->v[VP_X], L->v[VP_X]));
   PetscCall(PetscLogEventEnd(L->ev_transfer, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -332,9 +385,9 @@ static PetscErrorCode CoarseSolve(PC pc, PC_VPLevel *L)
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PATCHWORK_VPCoarse, pc, 0, 0, 0));
   if (vp->coarse_patch) { /* the one patch is the whole problem: one local solve is exact */
-    if (!vp->single && !vp->serial) PetscCall(ToLocal(L->dm, L->v[VP_B], L->bloc)); /* the patch reads b from the ghosted copy */
-    PetscCall(Zero(vp, L, VP_X));
-    PetscCall(PatchColor(vp, L, K_SMOOTH, (1 << vp->dim) - 1, VP_X, VP_B, VP_X));
+    if (!vp->serial) PetscCall(ToLocal(vp, L, VP_B, VP_LB)); /* the patch reads b from the ghosted copy */
+    PetscCall(Zero(vp, Global(L, VP_X)));
+    PetscCall(PatchColor(vp, L, K_SMOOTH, (1 << vp->dim) - 1, VP_X, VP_X));
   } else {
     if (vp->single) PetscCall(FloatConvert(vp, L, L->v[VP_B], VP_B, PETSC_FALSE));
     PetscCall(KSPSolve(vp->coarse_ksp, L->v[VP_B], L->v[VP_X]));
@@ -355,7 +408,7 @@ static PetscErrorCode Cycle(PC pc, PetscInt l, PetscBool zero_guess)
     PetscCall(CoarseSolve(pc, L));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  if (zero_guess) PetscCall(Zero(vp, L, VP_X));
+  if (zero_guess) PetscCall(Zero(vp, Global(L, VP_X)));
   PetscCall(Smooth(vp, L, PETSC_FALSE));
   if (l == 0) PetscFunctionReturn(PETSC_SUCCESS); /* one level: the smoother alone */
   PetscCall(Residual(vp, L));
@@ -421,7 +474,7 @@ static PetscErrorCode FMGBody(PC pc)
   for (PetscInt l = vp->nlevels - 1; l >= 1; l--) PetscCall(Restrict(vp, &vp->levels[l], VP_B, &vp->levels[l - 1]));
   PetscCall(Cycle(pc, 0, PETSC_TRUE));
   for (PetscInt l = 1; l < vp->nlevels; l++) {
-    PetscCall(Zero(vp, &vp->levels[l], VP_X));
+    PetscCall(Zero(vp, Global(&vp->levels[l], VP_X)));
     PetscCall(Prolong(vp, &vp->levels[l], &vp->levels[l - 1]));
     PetscCall(Cycle(pc, l, PETSC_FALSE));
   }

@@ -15,13 +15,26 @@ typedef enum {
   VP_NVEC
 } VPVec;
 
+/* Ghosted copies of a level's vectors, several ranks only: a kernel's input, the right-hand side
+   (ghosted once per smoothing), its output (corrections added to the owners), a local residual */
+typedef enum {
+  VP_LX,
+  VP_LB,
+  VP_LY,
+  VP_LR,
+  VP_NLOC
+} VPLoc;
+
 typedef struct {
   DM                    dm;
   Mat                   A;                     /* the level operator (the user's on the finest level) */
   PetscInt              n;                     /* entries of this rank's level vectors */
   Vec                   v[VP_NVEC];            /* double precision; in single only on level 0 for the coarse KSP */
   float                *f[VP_NVEC];            /* single precision: arrays the PC owns (device or host) */
-  Vec                   xloc, bloc, yloc, rloc; /* ghosted copies, several ranks only */
+  Vec                   loc[VP_NLOC];          /* ghosted copies, several ranks, double precision */
+  float                *floc[VP_NLOC];         /* ghosted copies, several ranks, single precision */
+  PatchworkFloatHalo    halo;                  /* their exchange in single precision */
+  PetscInt              nloc;                  /* entries of the ghosted copies */
   PetscInt              cells[3];
   PatchworkPatchDesc    patch;                 /* smoother; color and vertex range set per call; patch.op applies the operator */
   Mat                   P;                     /* interpolation from the next coarser level (NULL on the coarsest) */

@@ -44,10 +44,11 @@ PetscErrorCode PCReset_VertexPatch(PC pc)
       PetscCall(VecDestroy(&L->v[i]));
       PetscCall(PCVertexPatchFloatFree(vp->device, &L->f[i]));
     }
-    PetscCall(VecDestroy(&L->xloc));
-    PetscCall(VecDestroy(&L->bloc));
-    PetscCall(VecDestroy(&L->yloc));
-    PetscCall(VecDestroy(&L->rloc));
+    for (int i = 0; i < VP_NLOC; i++) {
+      PetscCall(VecDestroy(&L->loc[i]));
+      PetscCall(PCVertexPatchFloatFree(vp->device, &L->floc[i]));
+    }
+    PetscCall(PatchworkFloatHaloDestroy(&L->halo));
     PetscCall(MatDestroy(&L->A));
     PetscCall(MatDestroy(&L->P));
     PetscCall(DMDestroy(&L->dm));
@@ -111,6 +112,7 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
   PetscBool           ours;
   PetscMPIInt         size;
   PetscInt            maxl;
+  char                why[256];
 
   PetscFunctionBegin;
   PetscCall(MatIsPatchworkTensor(pc->pmat, &ours));
@@ -132,13 +134,12 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
   vp->degree = info.degree;
   PetscCallMPI(MPI_Comm_size(comm, &size));
   vp->serial = size == 1 ? PETSC_TRUE : PETSC_FALSE;
-  vp->single = (PetscBool)(vp->precision == PATCHWORK_PRECISION_SINGLE && vp->serial);
-  if (vp->precision == PATCHWORK_PRECISION_SINGLE && !vp->serial) PetscCall(PetscInfo(pc, "Single precision runs on one rank only for now; the cycle runs in double\n"));
+  vp->single = (PetscBool)(vp->precision == PATCHWORK_PRECISION_SINGLE);
   PetscCall(PatchworkMatVectorsOnDevice(pc->pmat, &vp->device));
-  maxl       = PatchworkMaxLevels(info.dim, info.cells);
+  PetscCall(PatchworkMaxLevels(&info, &maxl, why, sizeof(why)));
   if (vp->nlevels_req == PETSC_DECIDE || vp->nlevels_req <= 0) vp->nlevels = maxl;
   else {
-    PetscCheck(vp->nlevels_req <= maxl, comm, PETSC_ERR_ARG_OUTOFRANGE, "The grid of %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " cells cannot be coarsened to %" PetscInt_FMT " levels (at most %" PetscInt_FMT ": every coarsening halves an even number of at least 4 cells per direction)", info.cells[0], info.cells[1], info.dim == 3 ? info.cells[2] : 1, vp->nlevels_req, maxl);
+    PetscCheck(vp->nlevels_req <= maxl, comm, PETSC_ERR_ARG_OUTOFRANGE, "The grid of %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " cells cannot be coarsened to %" PetscInt_FMT " levels (at most %" PetscInt_FMT ": %s)", info.cells[0], info.cells[1], info.dim == 3 ? info.cells[2] : 1, vp->nlevels_req, maxl, why);
     vp->nlevels = vp->nlevels_req;
   }
   PetscCall(PetscCalloc1(vp->nlevels, &vp->levels));
@@ -174,11 +175,16 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
       }
       if (vp->type == PATCHWORK_VP_ADDITIVE) PetscCall(VecDuplicate(L->v[VP_R], &L->v[VP_W]));
     }
-    if (!vp->serial) {
-      PetscCall(DMCreateLocalVector(L->dm, &L->xloc));
-      PetscCall(VecDuplicate(L->xloc, &L->bloc));
-      PetscCall(VecDuplicate(L->xloc, &L->yloc));
-      if (vp->kernel == PATCHWORK_VP_KERNEL_SEPARATE) PetscCall(VecDuplicate(L->xloc, &L->rloc));
+    if (!vp->serial) { /* ghosted copies; a local residual for the separate kernels only */
+      if (vp->single) {
+        PetscCall(PatchworkFloatHaloCreate(L->dm, vp->device, &L->halo));
+        PetscCall(PatchworkFloatHaloGetLocalSize(L->halo, &L->nloc));
+      } else PetscCall(DMCreateLocalVector(L->dm, &L->loc[VP_LX]));
+      for (int i = 0; i < VP_NLOC; i++) {
+        if (i == VP_LR && vp->kernel != PATCHWORK_VP_KERNEL_SEPARATE) continue;
+        if (vp->single) PetscCall(PCVertexPatchFloatAlloc(vp->device, L->nloc, &L->floc[i]));
+        else if (i != VP_LX) PetscCall(VecDuplicate(L->loc[VP_LX], &L->loc[i]));
+      }
     }
     PetscCall(SetUpPatch(vp, L, &li));
     PetscCall(RegisterLevelEvents(L, l));
