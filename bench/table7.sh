@@ -23,8 +23,10 @@ one() { # NAME ARGS...: one bench_solve run, its table appended to $OUT/table7.t
 }
 # 721M DoF (Q7, 128^3 cells) needs a PETSc with 64-bit indices (the DMDA's coordinate vector has
 # 3 x 721M entries): build against the one from `INDEX64=1 make deps-gpu` (PETSC_DIR=
-# /opt/patchwork/petsc-cuda64) and a LIMIT_S of several minutes (it ended within 460 s; the PC set-up
-# alone 31 s; 65 GB of GPU memory with vp-single). 305M is the largest Q7 grid with 32-bit indices.
+# /opt/patchwork/petsc-cuda64) and a LIMIT_S of several minutes: one solver at 721M takes about 270 s
+# (170 s of it the host's DMDA, coordinates and operator; the PC set-up 29-31 s; vp-single peaks at
+# 65 GB of GPU memory), q3-454M with both solvers about 270 s. 305M is the largest Q7 grid with
+# 32-bit indices.
 for run in ${RUNS:-q7-305M cmp}; do
   case $run in
   q7-721M) one q7-721M -degrees 7 -cells 128 -solvers vp-single,vp-double -restart 3 -log_view ;;
