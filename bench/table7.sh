@@ -32,6 +32,7 @@ for run in ${RUNS:-q7-305M cmp}; do
   q7-721M) one q7-721M -degrees 7 -cells 128 -solvers vp-single,vp-double -restart 3 -log_view ;;
   q7-721M-single) one q7-721M-single -degrees 7 -cells 128 -solvers vp-single -restart 3 -log_view ;;
   q7-721M-double) one q7-721M-double -degrees 7 -cells 128 -solvers vp-double -restart 3 -log_view ;;
+  q7-721M-mg) one q7-721M-mg -degrees 7 -cells 128 -solvers mg-cheb -restart 3 ;;
   q7-305M) one q7-305M -degrees 7 -cells 96 -solvers vp-single,vp-double -restart 3 -log_view ;;
   q3-454M) one q3-454M -degrees 3 -cells 256 -solvers vp-single,vp-double -restart 3 ;;
   q1-135M) one q1-135M -degrees 1 -cells 512 -solvers vp-single,vp-double,mg-cheb -restart 3 ;;
