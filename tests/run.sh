@@ -284,7 +284,7 @@ lor_its() {
   shift 3
   for k in 2 3 4 5 6 7 8; do
     for c in $c1 $c2; do
-      its=$($B/examples/poisson -dim "$dim" -degree $k -cells $c -ksp_type cg -ksp_rtol 1e-8 -pc_type lor "$@" | sed -n 's/.*its=\([0-9]*\) reason=CONVERGED.*/\1/p')
+      its=$($B/examples/${EXAMPLE:-poisson} -dim "$dim" -degree $k -cells $c -ksp_type cg -ksp_rtol 1e-8 -pc_type lor "$@" | sed -n 's/.*its=\([0-9]*\) reason=CONVERGED.*/\1/p')
       echo "k=$k cells=$c its=${its:-none}"
     done
   done | awk -v c1="$c1" -v c2="$c2" '{ print; split($1, a, "="); split($2, b, "="); split($3, i, "=");
@@ -295,6 +295,13 @@ lor_its() {
 }
 run lor/its-2d            lor_its 2 8 16
 run lor/its-3d            lor_its 3 3 6
+# on a DMPlex: the curved annulus sector with the variable coefficient 1/(0.05 + 2|x|^2) (EXAMPLE=shell)
+EXAMPLE=shell run lor/plex-its-2d lor_its 2 4 8
+run lor/plex-3d               bash -c "$B/examples/shell -dim 3 -degree 3 -cells 3 -pc_type lor -ksp_rtol 1e-8 -ksp_view | grep -e 'DMPlex' -e 'summary:.*CONVERGED'"
+run lor/plex-n2               bash -c "$MPIEXEC -n 2 $B/examples/shell -dim 2 -degree 4 -cells 6 -pc_type lor -ksp_rtol 1e-8 | grep 'summary:.*its=1[0-9] reason=CONVERGED'"
+run mat/lor-plex-2d           $B/tests/mat/test_lor_plex -dm_plex_simplex 0 -dm_plex_dim 2 -dm_plex_box_faces 3,4 -kmax 8
+run mat/lor-plex-3d-dirichlet $B/tests/mat/test_lor_plex -dm_plex_simplex 0 -dm_plex_dim 3 -dm_plex_box_faces 2,3,2 -kmax 4 -dirichlet
+run mat/lor-plex-n3           $MPIEXEC -n 3 $B/tests/mat/test_lor_plex -dm_plex_simplex 0 -dm_plex_dim 3 -dm_plex_box_faces 3,2,3 -kmax 3 -dirichlet
 run lor/gamg              $B/examples/lor -dim 3 -degree 3 -cells 4 -lor_pc_type gamg
 run lor/gauss-rule        $B/examples/lor -dim 2 -degree 5 -cells 6 -pc_lor_quadrature gauss -ksp_view
 run lor/mpi-n2            bash -c "$MPIEXEC -n 2 $B/examples/lor -dim 3 -degree 4 -cells 4 -ksp_view | grep -e 'rows, [0-9]* nonzeros' -e 'summary:.*CONVERGED'"

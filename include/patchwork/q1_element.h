@@ -16,8 +16,10 @@
 #endif
 
 /* xv: 2^dim vertices, dim coordinates each (interleaved); vertex: nonzero for the Gauss-Lobatto rule;
-   Ke: 2^dim x 2^dim, row major, assigned */
-PW_HOST_DEVICE void PatchworkQ1ElementMatrixRule(int dim, const double *xv, double alpha, double beta, int vertex, double *Ke)
+   r, c: NULL, or the reaction and diffusion coefficients at the 2^dim vertices, which multiply alpha
+   and beta and are interpolated multilinearly to the quadrature points (a variable coefficient's
+   LOR matrix); Ke: 2^dim x 2^dim, row major, assigned */
+PW_HOST_DEVICE void PatchworkQ1ElementMatrixCoef(int dim, const double *xv, double alpha, double beta, const double *r, const double *c, int vertex, double *Ke)
 {
   const int    nv = 1 << dim;
   const double g0 = vertex ? 0.0 : 0.5 - 0.5 / sqrt(3.0), gp[2] = {g0, 1.0 - g0};
@@ -62,13 +64,30 @@ PW_HOST_DEVICE void PatchworkQ1ElementMatrixRule(int dim, const double *xv, doub
         grad[a][i] = 0;
         for (int j = 0; j < dim; j++) grad[a][i] += G[j][i] * dphi[a][j];
       }
+    double aq = alpha, bq = beta;
+    if (r) {
+      double v = 0;
+      for (int a = 0; a < nv; a++) v += phi[a] * r[a];
+      aq *= v;
+    }
+    if (c) {
+      double v = 0;
+      for (int a = 0; a < nv; a++) v += phi[a] * c[a];
+      bq *= v;
+    }
     for (int a = 0; a < nv; a++)
       for (int b = 0; b < nv; b++) {
         double gg = 0;
         for (int i = 0; i < dim; i++) gg += grad[a][i] * grad[b][i];
-        Ke[a * nv + b] += wdet * (alpha * phi[a] * phi[b] + beta * gg);
+        Ke[a * nv + b] += wdet * (aq * phi[a] * phi[b] + bq * gg);
       }
   }
+}
+
+/* Constant coefficients */
+PW_HOST_DEVICE void PatchworkQ1ElementMatrixRule(int dim, const double *xv, double alpha, double beta, int vertex, double *Ke)
+{
+  PatchworkQ1ElementMatrixCoef(dim, xv, alpha, beta, (const double *)0, (const double *)0, vertex, Ke);
 }
 
 /* Gauss points */

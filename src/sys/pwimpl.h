@@ -31,6 +31,19 @@ PETSC_INTERN PetscErrorCode PatchworkVecSetHashRandom(Vec, unsigned);
 /* Whether vectors of the matrix's vector type live on the device */
 PETSC_INTERN PetscErrorCode PatchworkMatVectorsOnDevice(Mat, PetscBool *);
 
+/* What PCLOR reads from the operator on a DMPlex (src/mat/tensor/plex_lor.c): per cell of this rank,
+   the (k+1)^dim nodes in lexicographic order with their global rows (-1: constrained, not an
+   unknown) and coordinates, and the coefficients at the nodes (NULL: constant) */
+typedef struct {
+  PetscInt      dim, degree, ncells, nodes;
+  PetscReal     alpha, beta;          /* alpha*r*M + beta*c*K */
+  PetscInt     *rows;                 /* ncells x nodes */
+  const double *coords;               /* ncells x dim x nodes (the operator's own array) */
+  double       *reaction, *diffusion; /* ncells x nodes, or NULL */
+} PatchworkPlexLORData;
+PETSC_INTERN PetscErrorCode PatchworkPlexGetLORData(Mat, PatchworkPlexLORData *);
+PETSC_INTERN PetscErrorCode PatchworkPlexRestoreLORData(PatchworkPlexLORData *);
+
 /* Kernel descriptors of a tensor-product operator from its public description (src/mat/tensor) */
 PETSC_INTERN PetscErrorCode PatchworkTensorFillDesc(const PatchworkTensorInfo *, PatchworkScatter, PetscBool, PatchworkTensorDesc *, PatchworkTensorDesc *, PetscLogDouble *);
 /* Error unless the operator is on a Cartesian DMDA with constant coefficients (what who needs) */

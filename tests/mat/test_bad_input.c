@@ -205,7 +205,21 @@ static PetscErrorCode BadPlex(void)
     PetscCall(Expect(PCSetUp(pc), "PCVERTEXPATCH on a DMPlex operator", "on a Cartesian DMDA mesh"));
     PetscCall(KSPDestroy(&ksp));
   }
-  PetscCall(TryLOR(A, NULL, 0, 1.0, "PCLOR on a DMPlex operator", "on a Cartesian DMDA mesh"));
+  { /* PCLOR takes coefficients at the nodes: a Vec at Gauss points cannot give them */
+    Vec      Xq, c;
+    PetscInt n, dim;
+
+    PetscCall(MatPatchworkTensorGetQuadraturePoints(A, &Xq));
+    PetscCall(VecGetLocalSize(Xq, &n));
+    PetscCall(VecGetBlockSize(Xq, &dim));
+    PetscCall(VecCreateMPI(PETSC_COMM_WORLD, n / dim, PETSC_DETERMINE, &c));
+    PetscCall(VecSet(c, 1.0));
+    PetscCall(MatPatchworkTensorSetCoefficientVecs(A, c, NULL));
+    PetscCall(TryLOR(A, NULL, 0, 1.0, "PCLOR, DMPlex operator, coefficient Vec at Gauss points", "coefficient at the nodes"));
+    PetscCall(MatPatchworkTensorSetCoefficientVecs(A, NULL, NULL));
+    PetscCall(VecDestroy(&c));
+    PetscCall(VecDestroy(&Xq));
+  }
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&y));
   PetscCall(MatDestroy(&A));

@@ -17,6 +17,7 @@ static const char help[] = "Compares the Patchwork tensor-product operator on a 
 #include <petscds.h>
 #include <petscfe.h>
 #include <petscsnes.h>
+#include "compare.h"
 
 typedef struct {
   PetscBool curved, variable, vecs, dirichlet, gll, gmsh;
@@ -341,16 +342,7 @@ static PetscErrorCode CompareDegree(MPI_Comm comm, const Options *o, PetscInt k,
   PetscCall(VecDuplicate(x, &y1));
   PetscCall(PetscRandomCreate(comm, &rnd));
   PetscCall(PetscRandomSetFromOptions(rnd));
-  *err_mult = 0;
-  for (PetscInt t = 0; t < 3; t++) {
-    PetscCall(VecSetRandom(x, rnd));
-    PetscCall(MatMult(J, x, y1));
-    PetscCall(MatMult(A, x, y2));
-    PetscCall(VecNorm(y1, NORM_2, &n1));
-    PetscCall(VecAXPY(y2, -1.0, y1));
-    PetscCall(VecNorm(y2, NORM_2, &nd));
-    *err_mult = PetscMax(*err_mult, nd / n1);
-  }
+  PetscCall(PatchworkTestCompareMult(J, A, rnd, 3, err_mult));
   PetscCall(MatGetDiagonal(J, y1));
   PetscCall(MatGetDiagonal(A, y2));
   PetscCall(VecNorm(y1, NORM_2, &n1));

@@ -313,17 +313,45 @@ static PetscErrorCode NodeCoordinatesTabulated(DM dm, PatchworkPlexData *px, Pet
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The element restriction in tensor (lexicographic) order, from a copy of the local section with the
-   tensor closure permutation, so that the user's DM keeps its own closure order. With one rank the
-   kernels index the global vector directly; the global index of each local entry is found by
-   scattering the global indices themselves (constrained entries stay -1). */
-static PetscErrorCode ElementMap(DM dm, PatchworkPlexData *px, PetscBool serial)
+/* The global index of every entry of dm's local vector, -1 for constrained ones: the global indices
+   themselves, scattered to the local vector. Host arrays whatever the DM's vector type. */
+PetscErrorCode PatchworkPlexLocalGlobalIndices(DM dm, PetscInt *nloc, PetscInt **gl)
 {
-  PetscSection       s, sc;
-  PetscInt           cStart, cEnd, lo, hi, nloc, ncon = 0;
+  PetscInt           lo, hi;
   Vec                g, l;
   PetscScalar       *ga;
   const PetscScalar *la;
+
+  PetscFunctionBegin;
+  PetscCall(DMCreateGlobalVector(dm, &g));
+  PetscCall(DMCreateLocalVector(dm, &l));
+  PetscCall(VecSetType(g, VECSTANDARD));
+  PetscCall(VecSetType(l, VECSTANDARD));
+  PetscCall(VecGetOwnershipRange(g, &lo, &hi));
+  PetscCheck(hi <= PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_SUP, "More than 2^31 indices");
+  PetscCall(VecGetArray(g, &ga));
+  for (PetscInt i = lo; i < hi; i++) ga[i - lo] = (PetscScalar)i;
+  PetscCall(VecRestoreArray(g, &ga));
+  PetscCall(VecSet(l, -1.0));
+  PetscCall(DMGlobalToLocalBegin(dm, g, INSERT_VALUES, l));
+  PetscCall(DMGlobalToLocalEnd(dm, g, INSERT_VALUES, l));
+  PetscCall(VecGetLocalSize(l, nloc));
+  PetscCall(PetscMalloc1(*nloc, gl));
+  PetscCall(VecGetArrayRead(l, &la));
+  for (PetscInt i = 0; i < *nloc; i++) (*gl)[i] = (PetscInt)PetscRealPart(la[i]);
+  PetscCall(VecRestoreArrayRead(l, &la));
+  PetscCall(VecDestroy(&g));
+  PetscCall(VecDestroy(&l));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The element restriction in tensor (lexicographic) order, from a copy of the local section with the
+   tensor closure permutation, so that the user's DM keeps its own closure order. With one rank the
+   kernels index the global vector directly (constrained entries are -1). */
+static PetscErrorCode ElementMap(DM dm, PatchworkPlexData *px, PetscBool serial)
+{
+  PetscSection s, sc;
+  PetscInt     cStart, cEnd, nloc, ncon = 0, *gl;
 
   PetscFunctionBegin;
   PetscCall(DMGetLocalSection(dm, &s));
@@ -352,32 +380,18 @@ static PetscErrorCode ElementMap(DM dm, PatchworkPlexData *px, PetscBool serial)
   }
   PetscCall(PetscSectionDestroy(&sc));
 
-  PetscCall(DMCreateGlobalVector(dm, &g));
-  PetscCall(DMCreateLocalVector(dm, &l));
-  PetscCall(VecSetType(g, VECSTANDARD)); /* host arrays for this setup step, whatever the DM's vector type */
-  PetscCall(VecSetType(l, VECSTANDARD));
-  PetscCall(VecGetOwnershipRange(g, &lo, &hi));
-  PetscCheck(hi <= PETSC_MAX_INT && px->ncells * px->nodes <= PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_SUP, "More than 2^31 indices on one rank");
-  PetscCall(VecGetArray(g, &ga));
-  for (PetscInt i = lo; i < hi; i++) ga[i - lo] = (PetscScalar)i;
-  PetscCall(VecRestoreArray(g, &ga));
-  PetscCall(VecSet(l, -1.0));
-  PetscCall(DMGlobalToLocalBegin(dm, g, INSERT_VALUES, l));
-  PetscCall(DMGlobalToLocalEnd(dm, g, INSERT_VALUES, l));
-  PetscCall(VecGetLocalSize(l, &nloc));
-  PetscCall(VecGetArrayRead(l, &la));
+  PetscCall(PatchworkPlexLocalGlobalIndices(dm, &nloc, &gl));
+  PetscCheck(px->ncells * px->nodes <= PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_SUP, "More than 2^31 indices on one rank");
   for (PetscInt i = 0; i < px->ncells * px->nodes; i++) {
     const PetscInt li = px->elem_local[i];
     PetscInt       gi;
 
     PetscCheck(li >= 0 && li < nloc, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Closure index %" PetscInt_FMT " outside the local vector (size %" PetscInt_FMT ")", li, nloc);
-    gi = (PetscInt)PetscRealPart(la[li]);
+    gi = gl[li];
     if (gi < 0) ncon++;
     px->elem[i] = gi < 0 ? -1 : (int)(serial ? gi : li);
   }
-  PetscCall(VecRestoreArrayRead(l, &la));
-  PetscCall(VecDestroy(&g));
-  PetscCall(VecDestroy(&l));
+  PetscCall(PetscFree(gl));
   PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &ncon, 1, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)dm)));
   px->constrained = ncon > 0 ? PETSC_TRUE : PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -39,7 +39,8 @@ static PetscErrorCode PCSetUp_LOR(PC pc)
 {
   PC_LOR     *lor = (PC_LOR *)pc->data;
   PetscInt    old_nodes[3], old_rows[3], old_start[3], old_deg = lor->desc.degree, old_bc = lor->desc.dirichlet;
-  PetscBool   same = PETSC_FALSE;
+  PetscBool   same = PETSC_FALSE, old_plex = lor->plex;
+  DM          old_dm = lor->dm; /* compared, not used */
   const char *prefix;
   char        lprefix[256];
 
@@ -53,11 +54,20 @@ static PetscErrorCode PCSetUp_LOR(PC pc)
   /* the pattern depends on the grid, its partition and the boundary condition only: when those are
      unchanged (new coefficients, a new operator on the same grid), only the values are recomputed */
   if (lor->A) {
-    same = (PetscBool)(old_deg == lor->desc.degree && old_bc == lor->desc.dirichlet);
+    same = (PetscBool)(old_deg == lor->desc.degree && old_bc == lor->desc.dirichlet && old_plex == lor->plex && old_dm == lor->dm);
     for (int i = 0; i < 3; i++) same = (PetscBool)(same && old_nodes[i] == lor->desc.nodes[i] && old_rows[i] == lor->desc.row_size[i] && old_start[i] == lor->desc.row_start[i]);
   }
-  if (!same) PetscCall(PCLORCreatePattern(pc));
-  PetscCall(PCLORAssemble(pc));
+  if (lor->plex) {
+    PatchworkPlexLORData d;
+
+    PetscCall(PatchworkPlexGetLORData(pc->pmat, &d));
+    if (!same) PetscCall(PCLORCreatePatternPlex(pc, &d));
+    PetscCall(PCLORAssemblePlex(pc, &d));
+    PetscCall(PatchworkPlexRestoreLORData(&d));
+  } else {
+    if (!same) PetscCall(PCLORCreatePattern(pc));
+    PetscCall(PCLORAssemble(pc));
+  }
 
   if (!lor->inner) {
     PetscCall(PCCreate(PetscObjectComm((PetscObject)pc), &lor->inner));
@@ -143,6 +153,7 @@ static PetscErrorCode PCView_LOR(PC pc, PetscViewer viewer)
   PetscCall(MatGetType(lor->A, &mtype));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  low-order-refined Q1 matrix of the Q%" PetscInt_FMT " operator in %dD: every cell split at its Gauss-Lobatto nodes into %" PetscInt_FMT " Q1 cells\n", lor->info.degree, lor->desc.dim, (PetscInt)PetscPowInt(lor->info.degree, lor->desc.dim)));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  %g*M + %g*K (%s), %s conditions; %" PetscInt_FMT " rows, %.0f nonzeros, type %s, values computed on the %s\n", (double)lor->info.alpha, (double)lor->info.beta, lor->from_tensor ? "from the Patchwork operator" : "from PCLORSetCoefficients()", PatchworkTensorBCs[lor->info.bc], N, (double)info.nz_used, mtype, lor->device ? "GPU" : "CPU"));
+  if (lor->plex) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on a DMPlex mesh: assembled cell by cell on the CPU; variable coefficients enter as their Q1 interpolants from the nodes\n"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  sub-cells integrated at %s; pattern built %" PetscInt_FMT " time(s)\n", lor->quadrature == PATCHWORK_QUADRATURE_GAUSSLOBATTO ? (lor->axis_only ? "their vertices (box cells: couplings along the axes only)" : "their vertices") : "2 Gauss points per direction", lor->npattern));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner of the LOR matrix (options prefix %slor_):\n", ((PetscObject)pc)->prefix ? ((PetscObject)pc)->prefix : ""));
   PetscCall(PetscViewerASCIIPushTab(viewer));

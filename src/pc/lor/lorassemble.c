@@ -49,8 +49,25 @@ PetscErrorCode PCLORSetUpDiscretization(PC pc)
   PetscCheck(pc->pmat, comm, PETSC_ERR_ARG_WRONGSTATE, "PCLOR has no operator: call KSPSetOperators() or PCSetOperators() first");
   PetscCall(MatIsPatchworkTensor(pc->pmat, &istensor));
   lor->from_tensor = istensor;
+  lor->plex        = PETSC_FALSE;
   if (istensor) {
     PetscCall(MatPatchworkTensorGetInfo(pc->pmat, &lor->info));
+    if (lor->info.mesh == PATCHWORK_MESH_GENERAL) { /* a DMPlex: lorplex.c assembles cell by cell */
+      lor->plex = PETSC_TRUE;
+      PetscCheck(lor->info.alpha >= 0 && lor->info.beta > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "PCLOR needs alpha >= 0 and beta > 0 (alpha*M + beta*K), got %g and %g", (double)lor->info.alpha, (double)lor->info.beta);
+      if (lor->dm != lor->info.dm) {
+        PetscCall(PetscObjectReference((PetscObject)lor->info.dm));
+        PetscCall(DMDestroy(&lor->dm));
+        lor->dm = lor->info.dm;
+      }
+      PetscCall(PetscMemzero(d, sizeof(*d)));
+      d->dim         = (int)lor->info.dim;
+      d->degree      = (int)lor->info.degree;
+      d->dirichlet   = lor->info.bc == PATCHWORK_BC_DIRICHLET;
+      d->vertex_rule = lor->quadrature == PATCHWORK_QUADRATURE_GAUSSLOBATTO;
+      lor->axis_only = PETSC_FALSE;
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
     PetscCall(PatchworkTensorRequireCartesian(&lor->info, comm, "PCLOR"));
   } else {
     PetscCall(PCGetDM(pc, &dm));
@@ -145,13 +162,9 @@ PetscErrorCode PCLORCreatePattern(PC pc)
   const long              nrow = PatchworkLORRowCount(d);
   ISLocalToGlobalMapping  ltog;
   const PetscInt         *l2g;
-  PetscInt               *ci, *cj, N;
+  PetscInt               *ci, *cj;
   long long              *keep;
   PetscCount              n = 0;
-  MatType                 mtype = MATAIJ;
-  PetscBool               vecdev;
-  const char             *prefix;
-  char                    lprefix[256];
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PATCHWORK_LORPattern, pc, 0, 0, 0));
@@ -190,25 +203,7 @@ PetscErrorCode PCLORCreatePattern(PC pc)
   }
   PetscCall(ISLocalToGlobalMappingRestoreIndices(ltog, &l2g));
   lor->nkeep = n;
-
-  PetscCall(MatGetSize(pc->pmat, &N, NULL));
-  PetscCall(MatCreate(PetscObjectComm((PetscObject)pc), &lor->A));
-  PetscCall(MatSetSizes(lor->A, (PetscInt)nrow, (PetscInt)nrow, N, N));
-  PetscCall(PatchworkMatVectorsOnDevice(pc->pmat, &vecdev));
-#if defined(PATCHWORK_HAVE_CUDA)
-  if (vecdev) mtype = MATAIJCUSPARSE;
-#endif
-  PetscCall(MatSetType(lor->A, mtype));
-  PetscCall(PCGetOptionsPrefix(pc, &prefix));
-  PetscCall(PetscSNPrintf(lprefix, sizeof(lprefix), "%slor_", prefix ? prefix : ""));
-  PetscCall(MatSetOptionsPrefix(lor->A, lprefix));
-  PetscCall(MatSetFromOptions(lor->A));
-  lor->device = PETSC_FALSE;
-#if defined(PATCHWORK_HAVE_CUDA)
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)lor->A, &lor->device, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, ""));
-#endif
-  PetscCall(MatSetOption(lor->A, MAT_NO_OFF_PROC_ENTRIES, PETSC_TRUE));
-  PetscCall(MatSetPreallocationCOO(lor->A, n, ci, cj));
+  PetscCall(PCLORCreateMatrixCOO(pc, n, ci, cj, PETSC_FALSE));
   PetscCall(PetscFree2(ci, cj));
   if (lor->device) {
 #if defined(PATCHWORK_HAVE_CUDA)
@@ -222,11 +217,46 @@ PetscErrorCode PCLORCreatePattern(PC pc)
 #endif
     PetscCall(PetscFree(keep));
   } else lor->keep = keep;
-  /* symmetric always; definite with a mass term or Dirichlet conditions (both checked in setup) */
-  PetscCall(MatSetOption(lor->A, MAT_SYMMETRIC, PETSC_TRUE));
-  if (lor->info.alpha > 0 || d->dirichlet) PetscCall(MatSetOption(lor->A, MAT_SPD, PETSC_TRUE));
   lor->npattern++;
   PetscCall(PetscLogEventEnd(PATCHWORK_LORPattern, pc, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The LOR matrix with the operator's layout and the COO pattern (ci, cj): AIJCUSPARSE when the
+   operator's vectors live on the device, options prefix lor_; offproc: some entries belong to rows
+   of other ranks (PETSc sends them) */
+PetscErrorCode PCLORCreateMatrixCOO(PC pc, PetscCount n, PetscInt ci[], PetscInt cj[], PetscBool offproc)
+{
+  PC_LOR     *lor   = (PC_LOR *)pc->data;
+  MatType     mtype = MATAIJ;
+  PetscInt    m, N;
+  PetscBool   vecdev;
+  const char *prefix;
+  char        lprefix[256];
+
+  PetscFunctionBegin;
+  PetscCall(MatGetLocalSize(pc->pmat, &m, NULL));
+  PetscCall(MatGetSize(pc->pmat, &N, NULL));
+  PetscCall(MatCreate(PetscObjectComm((PetscObject)pc), &lor->A));
+  PetscCall(MatSetSizes(lor->A, m, m, N, N));
+  PetscCall(PatchworkMatVectorsOnDevice(pc->pmat, &vecdev));
+#if defined(PATCHWORK_HAVE_CUDA)
+  if (vecdev) mtype = MATAIJCUSPARSE;
+#endif
+  PetscCall(MatSetType(lor->A, mtype));
+  PetscCall(PCGetOptionsPrefix(pc, &prefix));
+  PetscCall(PetscSNPrintf(lprefix, sizeof(lprefix), "%slor_", prefix ? prefix : ""));
+  PetscCall(MatSetOptionsPrefix(lor->A, lprefix));
+  PetscCall(MatSetFromOptions(lor->A));
+  lor->device = PETSC_FALSE;
+#if defined(PATCHWORK_HAVE_CUDA)
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)lor->A, &lor->device, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, ""));
+#endif
+  if (!offproc) PetscCall(MatSetOption(lor->A, MAT_NO_OFF_PROC_ENTRIES, PETSC_TRUE));
+  PetscCall(MatSetPreallocationCOO(lor->A, n, ci, cj));
+  /* symmetric always; definite with a mass term or Dirichlet conditions (both checked in setup) */
+  PetscCall(MatSetOption(lor->A, MAT_SYMMETRIC, PETSC_TRUE));
+  if (lor->info.alpha > 0 || lor->info.bc == PATCHWORK_BC_DIRICHLET) PetscCall(MatSetOption(lor->A, MAT_SPD, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -23,6 +23,7 @@ typedef struct {
   long long        *keep;        /* their positions among the rows x slots (device memory when device) */
   PetscInt          npattern;    /* how often the pattern was built (once, unless the grid changes) */
   PetscBool         axis_only;   /* box cells and vertex rule: only neighbours along an axis couple */
+  PetscBool         plex;        /* the operator lives on a DMPlex (lorplex.c) */
   Mat               A;           /* the LOR matrix */
   PC                inner;       /* preconditioner of A, options prefix lor_ */
 } PC_LOR;
@@ -31,5 +32,8 @@ PETSC_INTERN PetscErrorCode PCLORSetUpDiscretization(PC);
 PETSC_INTERN PetscErrorCode PCLORCreatePattern(PC);
 PETSC_INTERN PetscErrorCode PCLORDestroyPattern(PC);
 PETSC_INTERN PetscErrorCode PCLORAssemble(PC);
+PETSC_INTERN PetscErrorCode PCLORCreateMatrixCOO(PC, PetscCount, PetscInt[], PetscInt[], PetscBool);
+PETSC_INTERN PetscErrorCode PCLORCreatePatternPlex(PC, const PatchworkPlexLORData *);
+PETSC_INTERN PetscErrorCode PCLORAssemblePlex(PC, const PatchworkPlexLORData *);
 
 #endif
