@@ -3,7 +3,8 @@ static const char help[] = "PCLOR on the Patchwork operator of a DMPlex mesh: th
                            "      (DMPlexSNESComputeJacobianFEM) on distorted bilinear cells, with coefficients linear in x\n"
                            "      (which the LOR matrix interpolates exactly), with or without Dirichlet conditions.\n"
                            "  Q2..Qkmax on the unit box: the LOR quadratic form of the nodal values of u = 1 and of u = a.x is\n"
-                           "      alpha*int u^2 + beta*int |grad u|^2, which the sub-cells' Gauss rule integrates exactly.\n"
+                           "      alpha*int u^2 + beta*int |grad u|^2, which the sub-cells' Gauss rule integrates exactly; again\n"
+                           "      after new coefficients, which must keep the matrix (its pattern) and change its values.\n"
                            "  -kmax <4>  -dirichlet  -distort <0.2>  plus -dm_plex_dim, -dm_plex_box_faces\n";
 
 #include <patchwork.h>
@@ -167,13 +168,28 @@ static PetscErrorCode CheckForms(PetscInt k, PetscReal *err)
   exact[1] = Alpha * u2 + Beta * a2;
   PetscCall(MatCreateVecs(L, &v, &w));
   *err = 0;
-  for (int i = 0; i < 2; i++) {
-    PetscScalar form;
+  for (int pass = 0; pass < 2; pass++) {
+    for (int i = 0; i < 2; i++) {
+      PetscScalar form;
 
-    PetscCall(DMProjectFunction(dm, 0.0, &fn[i], NULL, INSERT_VALUES, v));
-    PetscCall(MatMult(L, v, w));
-    PetscCall(VecDot(v, w, &form));
-    *err = PetscMax(*err, PetscAbsReal(PetscRealPart(form) - exact[i]) / exact[i]);
+      PetscCall(DMProjectFunction(dm, 0.0, &fn[i], NULL, INSERT_VALUES, v));
+      PetscCall(MatMult(L, v, w));
+      PetscCall(VecDot(v, w, &form));
+      *err = PetscMax(*err, PetscAbsReal(PetscRealPart(form) - exact[i]) / exact[i]);
+    }
+    if (pass == 0) { /* new coefficients: the same matrix (pattern kept), the new values */
+      PetscInt64 id, id2; /* object ids are never reused, unlike addresses */
+
+      PetscCall(PetscObjectGetId((PetscObject)L, &id));
+      PetscCall(MatPatchworkTensorSetCoefficients(A, 2 * Alpha, Beta));
+      PetscCall(PCSetOperators(pc, A, A));
+      PetscCall(PCSetUp(pc));
+      PetscCall(PCLORGetMatrix(pc, &L));
+      PetscCall(PetscObjectGetId((PetscObject)L, &id2));
+      if (id2 != id) *err = PETSC_MAX_REAL;
+      exact[0] = 2 * Alpha;
+      exact[1] = 2 * Alpha * u2 + Beta * a2;
+    }
   }
   PetscCall(VecDestroy(&v));
   PetscCall(VecDestroy(&w));
