@@ -37,37 +37,37 @@ static PetscErrorCode FillGeomDesc(const Mat_PatchworkTensor *ctx, PatchworkPlex
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Coefficient values at the quadrature points of this rank's cells, from the function or the Vec; NULL when constant */
-static PetscErrorCode CoefficientValues(Mat A, const PatchworkPlexGeomDesc *g, PatchworkCoefficientFn fn, Vec v, const char *name, const double *xq, double **values)
+/* Coefficient values at npts points of each of this rank's cells (what: "quadrature point" or
+   "node"; x: their coordinates, (cell * dim + d) * npts + point), from the function or the Vec;
+   NULL when constant */
+PetscErrorCode PatchworkPlexCoefficientValues(const PatchworkPlexData *px, PetscInt dim, PetscInt npts, const char *what, PatchworkCoefficientFn fn, Vec v, const char *name, const double *x, double **values)
 {
-  Mat_PatchworkTensor *ctx;
-  const PetscInt       nqd = Pow(g->nq, g->dim), n = g->ncells * nqd;
+  const PetscInt n = px->ncells * npts;
 
   PetscFunctionBegin;
-  PetscCall(MatShellGetContext(A, &ctx));
   *values = NULL;
   if (!fn && !v) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscMalloc1(n, values));
   if (fn) {
-    for (PetscInt c = 0; c < g->ncells; c++)
-      for (PetscInt q = 0; q < nqd; q++) {
-        PetscReal x[3], val;
+    for (PetscInt c = 0; c < px->ncells; c++)
+      for (PetscInt q = 0; q < npts; q++) {
+        PetscReal p[3], val;
 
-        for (PetscInt d = 0; d < g->dim; d++) x[d] = xq[(c * g->dim + d) * nqd + q];
-        PetscCall((*fn)(g->dim, x, &val, ctx->plex->fnctx));
-        (*values)[c * nqd + q] = val;
+        for (PetscInt d = 0; d < dim; d++) p[d] = x[(c * dim + d) * npts + q];
+        PetscCall((*fn)(dim, p, &val, px->fnctx));
+        (*values)[c * npts + q] = val;
       }
   } else {
     const PetscScalar *a;
     PetscInt           nv;
 
     PetscCall(VecGetLocalSize(v, &nv));
-    PetscCheck(nv == n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "The %s Vec has local size %" PetscInt_FMT ", expected %" PetscInt_FMT " (%d cells x %" PetscInt_FMT " quadrature points)", name, nv, n, g->ncells, nqd);
+    PetscCheck(nv == n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "The %s Vec has local size %" PetscInt_FMT ", expected %" PetscInt_FMT " (%" PetscInt_FMT " cells x %" PetscInt_FMT " %ss)", name, nv, n, px->ncells, npts, what);
     PetscCall(VecGetArrayRead(v, &a));
     for (PetscInt i = 0; i < n; i++) (*values)[i] = PetscRealPart(a[i]);
     PetscCall(VecRestoreArrayRead(v, &a));
   }
-  for (PetscInt i = 0; i < n; i++) PetscCheck(PetscIsNormalReal((*values)[i]) || (*values)[i] == 0, PETSC_COMM_SELF, PETSC_ERR_FP, "The %s coefficient is %g at quadrature point %" PetscInt_FMT " of local cell %" PetscInt_FMT ": coefficients must be finite", name, (*values)[i], i % nqd, i / nqd);
+  for (PetscInt i = 0; i < n; i++) PetscCheck(PetscIsNormalReal((*values)[i]) || (*values)[i] == 0, PETSC_COMM_SELF, PETSC_ERR_FP, "The %s coefficient is %g at %s %" PetscInt_FMT " of local cell %" PetscInt_FMT ": coefficients must be finite", name, (*values)[i], what, i % npts, i / npts);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -109,8 +109,8 @@ PetscErrorCode PatchworkPlexSetUpGeometry(Mat A)
     PetscCall(PetscMalloc1(g.ncells * g.dim * nqd, &xq));
     PatchworkPlexQuadCoordsRef(&g, xq);
   }
-  PetscCall(CoefficientValues(A, &g, px->diffusion_fn, px->diffusion, "diffusion", xq, &cdiff));
-  PetscCall(CoefficientValues(A, &g, px->reaction_fn, px->reaction, "reaction", xq, &creact));
+  PetscCall(PatchworkPlexCoefficientValues(px, g.dim, nqd, "quadrature point", px->diffusion_fn, px->diffusion, "diffusion", xq, &cdiff));
+  PetscCall(PatchworkPlexCoefficientValues(px, g.dim, nqd, "quadrature point", px->reaction_fn, px->reaction, "reaction", xq, &creact));
   PetscCall(PetscFree(xq));
   PetscCall(PatchworkMatVectorsOnDevice(A, &device));
   PetscCall(PetscFree(px->geom));

@@ -8,34 +8,11 @@
    lexicographic); NULL when the coefficient is constant */
 static PetscErrorCode NodeValues(Mat_PatchworkTensor *ctx, PatchworkCoefficientFn fn, Vec v, const char *name, double **values)
 {
-  const PatchworkPlexData *px  = ctx->plex;
-  const PetscInt           dim = ctx->info.dim, n = px->ncells * px->nodes;
+  const PatchworkPlexData *px = ctx->plex;
 
   PetscFunctionBegin;
-  *values = NULL;
-  if (!fn && !v) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscMalloc1(n, values));
-  if (fn) {
-    for (PetscInt c = 0; c < px->ncells; c++)
-      for (PetscInt i = 0; i < px->nodes; i++) {
-        PetscReal x[3], val;
-
-        for (PetscInt d = 0; d < dim; d++) x[d] = px->coords[(c * dim + d) * px->nodes + i];
-        PetscCall((*fn)(dim, x, &val, px->fnctx));
-        (*values)[c * px->nodes + i] = val;
-      }
-  } else {
-    const PetscScalar *a;
-    PetscInt           nv;
-
-    PetscCheck(ctx->info.quadrature == PATCHWORK_QUADRATURE_GAUSSLOBATTO && ctx->info.qpoints == ctx->info.degree + 1, PetscObjectComm((PetscObject)v), PETSC_ERR_SUP, "PCLOR needs the %s coefficient at the nodes: with a coefficient Vec the operator's quadrature must be Gauss-Lobatto with k+1 points (its points are then the nodes), or give the coefficient as a function (MatPatchworkTensorSetCoefficientFunctions())", name);
-    PetscCall(VecGetLocalSize(v, &nv));
-    PetscCheck(nv == n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "The %s Vec has local size %" PetscInt_FMT ", expected %" PetscInt_FMT, name, nv, n);
-    PetscCall(VecGetArrayRead(v, &a));
-    for (PetscInt i = 0; i < n; i++) (*values)[i] = PetscRealPart(a[i]);
-    PetscCall(VecRestoreArrayRead(v, &a));
-  }
-  for (PetscInt i = 0; i < n; i++) PetscCheck(PetscIsNormalReal((*values)[i]) || (*values)[i] == 0, PETSC_COMM_SELF, PETSC_ERR_FP, "The %s coefficient is %g at node %" PetscInt_FMT " of local cell %" PetscInt_FMT ": coefficients must be finite", name, (*values)[i], i % px->nodes, i / px->nodes);
+  PetscCheck(fn || !v || (ctx->info.quadrature == PATCHWORK_QUADRATURE_GAUSSLOBATTO && ctx->info.qpoints == ctx->info.degree + 1), PetscObjectComm((PetscObject)v), PETSC_ERR_SUP, "PCLOR needs the %s coefficient at the nodes: with a coefficient Vec the operator's quadrature must be Gauss-Lobatto with k+1 points (its points are then the nodes), or give the coefficient as a function (MatPatchworkTensorSetCoefficientFunctions())", name);
+  PetscCall(PatchworkPlexCoefficientValues(px, ctx->info.dim, px->nodes, "node", fn, v, name, px->coords, values));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -49,6 +49,7 @@ PETSC_INTERN PetscErrorCode MatGetDiagonal_PatchworkTensor(Mat, Vec);
 PETSC_INTERN PetscErrorCode PatchworkPlexCreate(DM, PetscInt, PatchworkTensorInfo *, PatchworkPlexData **);
 PETSC_INTERN PetscErrorCode PatchworkPlexDestroy(PatchworkPlexData **);
 PETSC_INTERN PetscErrorCode PatchworkPlexLocalGlobalIndices(DM, PetscInt *, PetscInt **);
+PETSC_INTERN PetscErrorCode PatchworkPlexCoefficientValues(const PatchworkPlexData *, PetscInt, PetscInt, const char *, PatchworkCoefficientFn, Vec, const char *, const double *, double **);
 PETSC_INTERN PetscErrorCode PatchworkPlexSetUpGeometry(Mat);
 PETSC_INTERN PetscErrorCode PatchworkPlexApplyOrDiagonal(Mat, Vec, Vec);
 PETSC_INTERN PetscErrorCode PatchworkPlexView(Mat, PetscViewer);

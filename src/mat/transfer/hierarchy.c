@@ -29,13 +29,13 @@ static PetscInt MaxLevelsOfCells(PetscInt dim, const PetscInt cells[])
 PetscErrorCode PatchworkMaxLevels(const PatchworkTensorInfo *info, PetscInt *maxl, char why[], size_t len)
 {
   MPI_Comm comm = PetscObjectComm((PetscObject)info->dm);
-  PetscInt ranks[3], start[3], width[3], wmin[3];
+  PetscInt ranks[3], width[3], wmin[3];
 
   PetscFunctionBegin;
   *maxl = MaxLevelsOfCells(info->dim, info->cells);
   PetscCall(PetscSNPrintf(why, len, "every coarsening halves an even number of at least 4 cells per direction"));
   PetscCall(DMDAGetInfo(info->dm, NULL, NULL, NULL, NULL, &ranks[0], &ranks[1], &ranks[2], NULL, NULL, NULL, NULL, NULL, NULL));
-  PetscCall(DMDAGetCorners(info->dm, &start[0], &start[1], &start[2], &width[0], &width[1], &width[2]));
+  PetscCall(DMDAGetCorners(info->dm, NULL, NULL, NULL, &width[0], &width[1], &width[2]));
   PetscCallMPI(MPI_Allreduce(width, wmin, 3, MPIU_INT, MPI_MIN, comm));
   for (PetscInt d = 0; d < info->dim; d++) {
     PetscInt l = 0, w = wmin[d];

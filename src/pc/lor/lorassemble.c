@@ -52,23 +52,8 @@ PetscErrorCode PCLORSetUpDiscretization(PC pc)
   lor->plex        = PETSC_FALSE;
   if (istensor) {
     PetscCall(MatPatchworkTensorGetInfo(pc->pmat, &lor->info));
-    if (lor->info.mesh == PATCHWORK_MESH_GENERAL) { /* a DMPlex: lorplex.c assembles cell by cell */
-      lor->plex = PETSC_TRUE;
-      PetscCheck(lor->info.alpha >= 0 && lor->info.beta > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "PCLOR needs alpha >= 0 and beta > 0 (alpha*M + beta*K), got %g and %g", (double)lor->info.alpha, (double)lor->info.beta);
-      if (lor->dm != lor->info.dm) {
-        PetscCall(PetscObjectReference((PetscObject)lor->info.dm));
-        PetscCall(DMDestroy(&lor->dm));
-        lor->dm = lor->info.dm;
-      }
-      PetscCall(PetscMemzero(d, sizeof(*d)));
-      d->dim         = (int)lor->info.dim;
-      d->degree      = (int)lor->info.degree;
-      d->dirichlet   = lor->info.bc == PATCHWORK_BC_DIRICHLET;
-      d->vertex_rule = lor->quadrature == PATCHWORK_QUADRATURE_GAUSSLOBATTO;
-      lor->axis_only = PETSC_FALSE;
-      PetscFunctionReturn(PETSC_SUCCESS);
-    }
-    PetscCall(PatchworkTensorRequireCartesian(&lor->info, comm, "PCLOR"));
+    lor->plex = (PetscBool)(lor->info.mesh == PATCHWORK_MESH_GENERAL); /* a DMPlex: lorplex.c assembles cell by cell */
+    if (!lor->plex) PetscCall(PatchworkTensorRequireCartesian(&lor->info, comm, "PCLOR"));
   } else {
     PetscCall(PCGetDM(pc, &dm));
     PetscCheck(dm, comm, PETSC_ERR_ARG_WRONGSTATE, "PCLOR needs to know the discretization: use an operator from MatCreatePatchworkTensor(), or give the Q_k node grid with PCSetDM() (a DMDA) and the degree with PCLORSetDegree() or -pc_lor_degree");
@@ -84,15 +69,24 @@ PetscErrorCode PCLORSetUpDiscretization(PC pc)
   k = lor->info.degree;
   PetscCheck(k >= 1 && k <= PW_MAX_DEGREE, comm, PETSC_ERR_ARG_OUTOFRANGE, "PCLOR supports degrees 1..%d, not %" PetscInt_FMT, PW_MAX_DEGREE, k);
   PetscCheck(lor->info.alpha >= 0 && lor->info.beta > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "PCLOR needs alpha >= 0 and beta > 0 (alpha*M + beta*K), got %g and %g", (double)lor->info.alpha, (double)lor->info.beta);
-  PetscCall(CheckGrid(lor->info.dm, k, cells, &dim));
-  if (!istensor) {
-    lor->info.dim = dim;
-    for (PetscInt i = 0; i < 3; i++) lor->info.cells[i] = cells[i];
-  }
   if (lor->dm != lor->info.dm) {
     PetscCall(PetscObjectReference((PetscObject)lor->info.dm));
     PetscCall(DMDestroy(&lor->dm));
     lor->dm = lor->info.dm;
+  }
+  if (lor->plex) { /* no grid descriptor: what PCView and PCSetUp compare */
+    PetscCall(PetscMemzero(d, sizeof(*d)));
+    d->dim         = (int)lor->info.dim;
+    d->degree      = (int)k;
+    d->dirichlet   = lor->info.bc == PATCHWORK_BC_DIRICHLET;
+    d->vertex_rule = lor->quadrature == PATCHWORK_QUADRATURE_GAUSSLOBATTO;
+    lor->axis_only = PETSC_FALSE;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(CheckGrid(lor->info.dm, k, cells, &dim));
+  if (!istensor) {
+    lor->info.dim = dim;
+    for (PetscInt i = 0; i < 3; i++) lor->info.cells[i] = cells[i];
   }
 
   PetscCall(DMDAGetCorners(lor->dm, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
