@@ -520,7 +520,24 @@ __global__ void Compact(long long n, const long long *__restrict__ map, const do
 {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) out[i] = vals[map[i]];
 }
+/* DMPlex: one thread per sub-cell, its element matrix in registers (the loops unroll for DIM) */
+template <int DIM>
+__global__ void PlexValues(PatchworkLORPlexDesc d, long long nsubs, int nsub, const double *coords, const double *reaction, const double *diffusion, const unsigned char *mask, const long long *offset, double *v)
+{
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < nsubs; i += (long long)gridDim.x * blockDim.x) PatchworkLORPlexSubcell(DIM, &d, (long)(i / nsub), (int)(i % nsub), coords, reaction, diffusion, mask[i], v + offset[i]);
+}
 } // namespace
+
+extern "C" int PatchworkLORPlexValuesCUDA(const PatchworkLORPlexDesc *d, const double *coords, const double *reaction, const double *diffusion, const unsigned char *mask, const long long *offset, double *v, void *stream)
+{
+  const int       nsub  = d->dim == 3 ? d->degree * d->degree * d->degree : d->degree * d->degree;
+  const long long nsubs = (long long)d->ncells * nsub;
+
+  if (nsubs <= 0) return (int)cudaSuccess;
+  if (d->dim == 3) PlexValues<3><<<Blocks(nsubs, 128), 128, 0, (cudaStream_t)stream>>>(*d, nsubs, nsub, coords, reaction, diffusion, mask, offset, v);
+  else PlexValues<2><<<Blocks(nsubs, 128), 128, 0, (cudaStream_t)stream>>>(*d, nsubs, nsub, coords, reaction, diffusion, mask, offset, v);
+  return (int)cudaGetLastError();
+}
 
 extern "C" int PatchworkLORCompactCUDA(long n, const long long *map, const double *vals, double *out, void *stream)
 {

@@ -301,7 +301,7 @@ run lor/plex-3d               bash -c "$B/examples/shell -dim 3 -degree 3 -cells
 run lor/plex-n2               bash -c "$MPIEXEC -n 2 $B/examples/shell -dim 2 -degree 4 -cells 6 -pc_type lor -ksp_rtol 1e-8 | grep 'summary:.*its=1[0-9] reason=CONVERGED'"
 run mat/lor-plex-2d           $B/tests/mat/test_lor_plex -dm_plex_simplex 0 -dm_plex_dim 2 -dm_plex_box_faces 3,4 -kmax 8
 run mat/lor-plex-3d-dirichlet $B/tests/mat/test_lor_plex -dm_plex_simplex 0 -dm_plex_dim 3 -dm_plex_box_faces 2,3,2 -kmax 4 -dirichlet
-run mat/lor-plex-n3           $MPIEXEC -n 3 $B/tests/mat/test_lor_plex -dm_plex_simplex 0 -dm_plex_dim 3 -dm_plex_box_faces 3,2,3 -kmax 3 -dirichlet
+run mat/lor-plex-n3           $MPIEXEC -n 3 $B/tests/mat/test_lor_plex -dm_plex_simplex 0 -dm_plex_dim 3 -dm_plex_box_faces 3,2,3 -kmax 3 -dirichlet -compare_host
 run lor/gamg              $B/examples/lor -dim 3 -degree 3 -cells 4 -lor_pc_type gamg
 run lor/gauss-rule        $B/examples/lor -dim 2 -degree 5 -cells 6 -pc_lor_quadrature gauss -ksp_view
 run lor/mpi-n2            bash -c "$MPIEXEC -n 2 $B/examples/lor -dim 3 -degree 4 -cells 4 -ksp_view | grep -e 'rows, [0-9]* nonzeros' -e 'summary:.*CONVERGED'"

@@ -28,6 +28,7 @@
 #define PATCHWORK_LOR_KERNEL_H
 
 #include <patchwork/tensor_kernel.h>
+#include <patchwork/q1_element.h>
 
 #define PW_LOR_MAX_SLOTS 27 /* 3^dim neighbours of a LOR node */
 
@@ -68,6 +69,43 @@ static inline int PatchworkLOROnBoundary(const PatchworkLORDesc *d, const int g[
   return 0;
 }
 
+/* PCLOR on a DMPlex mesh (src/pc/lor/lorplex.c): every cell of the operator is a macro element with
+   its own (k+1)^dim nodes (lexicographic, x fastest), their coordinates stored per cell and direction
+   (coords[(c*dim + e)*nodes + node]) and the coefficients at the nodes (reaction, diffusion:
+   [c*nodes + node], NULL when constant). Sub-cell sub of cell c (k^dim of them, lexicographic) has
+   the 2^dim vertices a (lexicographic); bit a of mask[c*k^dim + sub] is set when vertex a is an
+   unknown (not a constrained node). The sub-cell's entries (a, b) with both bits set, a slower,
+   are its values in the matrix's COO pattern, from v[offset[c*k^dim + sub]] on. */
+typedef struct {
+  int    dim, degree, nodes; /* nodes = (k+1)^dim */
+  long   ncells;
+  double alpha, beta;        /* alpha*r*M + beta*c*K */
+  int    vertex_rule;        /* as in PatchworkLORDesc */
+} PatchworkLORPlexDesc;
+
+/* The kept entries of one sub-cell (the reference and the kernel share it; dim a literal there, so
+   that the loops unroll) */
+PW_HOST_DEVICE void PatchworkLORPlexSubcell(int dim, const PatchworkLORPlexDesc *d, long c, int sub, const double *coords, const double *reaction, const double *diffusion, unsigned mask, double *v)
+{
+  const int k = d->degree, nv = 1 << dim;
+  const int s[3] = {sub % k, (sub / k) % k, sub / (k * k)};
+  double    xv[24], r[8], dc[8], Ke[64];
+  int       n = 0;
+
+  for (int a = 0; a < nv; a++) {
+    const int node = (s[0] + (a & 1)) + (k + 1) * ((s[1] + ((a >> 1) & 1)) + (k + 1) * (dim == 3 ? s[2] + ((a >> 2) & 1) : 0));
+    for (int e = 0; e < dim; e++) xv[a * dim + e] = coords[(c * dim + e) * d->nodes + node];
+    if (reaction) r[a] = reaction[c * d->nodes + node];
+    if (diffusion) dc[a] = diffusion[c * d->nodes + node];
+  }
+  PatchworkQ1ElementMatrixCoef(dim, xv, d->alpha, d->beta, reaction ? r : (const double *)0, diffusion ? dc : (const double *)0, d->vertex_rule, Ke);
+  for (int a = 0; a < nv; a++) {
+    if (!((mask >> a) & 1)) continue;
+    for (int b = 0; b < nv; b++)
+      if ((mask >> b) & 1) v[n++] = Ke[a * nv + b];
+  }
+}
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -95,6 +133,11 @@ int PatchworkLORMacroCUDA(const PatchworkLORDesc *d, const double *coords, doubl
 int PatchworkLORGatherCUDA(const PatchworkLORDesc *d, const double *Ae, double *vals, void *stream);
 int PatchworkLORDirichletCUDA(const PatchworkLORDesc *d, double *vals, void *stream);
 int PatchworkLORCompactCUDA(long n, const long long *map, const double *vals, double *out, void *stream);
+
+/* DMPlex: the values of every sub-cell of every cell (PatchworkLORPlexSubcell), on the host and
+   by one CUDA thread per sub-cell (results equal but for FMA contractions) */
+void PatchworkLORPlexValuesRef(const PatchworkLORPlexDesc *d, const double *coords, const double *reaction, const double *diffusion, const unsigned char *mask, const long long *offset, double *v);
+int  PatchworkLORPlexValuesCUDA(const PatchworkLORPlexDesc *d, const double *coords, const double *reaction, const double *diffusion, const unsigned char *mask, const long long *offset, double *v, void *stream);
 
 #ifdef __cplusplus
 }

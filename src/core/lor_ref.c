@@ -164,3 +164,15 @@ void PatchworkLORCompactRef(long n, const long long *map, const double *vals, do
 {
   for (long i = 0; i < n; i++) out[i] = vals[map[i]];
 }
+
+void PatchworkLORPlexValuesRef(const PatchworkLORPlexDesc *d, const double *coords, const double *reaction, const double *diffusion, const unsigned char *mask, const long long *offset, double *v)
+{
+  const int nsub = d->dim == 3 ? d->degree * d->degree * d->degree : d->degree * d->degree;
+
+  for (long c = 0; c < d->ncells; c++)
+    for (int sub = 0; sub < nsub; sub++) {
+      const long i = c * nsub + sub;
+      if (d->dim == 3) PatchworkLORPlexSubcell(3, d, c, sub, coords, reaction, diffusion, mask[i], v + offset[i]);
+      else PatchworkLORPlexSubcell(2, d, c, sub, coords, reaction, diffusion, mask[i], v + offset[i]);
+    }
+}

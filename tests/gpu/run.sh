@@ -163,6 +163,19 @@ check lor-gpu-n2 $MPI -n 2 build/examples/lor -dim 3 -degree 3 -cells 8 $GPU
 check lor-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 build/examples/lor -dim 3 -degree 3 -cells 3 $GPU
 # cuSPARSE's csrmv kernel (GAMG's SpMV) reports shared-memory hazards of its own: ours only
 check lor-racecheck compute-sanitizer --tool racecheck --kernel-name-exclude kns=cusparse --error-exitcode 1 build/examples/lor -dim 2 -degree 5 -cells 3 $GPU
+# PCLOR on DMPlex: the values by the CUDA kernel equal the host's (and the independent checks of
+# test_lor_plex hold on the device matrix); the curved shell converges as on the CPU
+LP="build/tests/mat/test_lor_plex -dm_plex_simplex 0 -compare_host $GPU"
+check lor-plex-gpu-3d $LP -dm_plex_dim 3 -dm_plex_box_faces 2,3,2 -kmax 6 -dirichlet
+check lor-plex-gpu-2d $LP -dm_plex_dim 2 -dm_plex_box_faces 3,4 -kmax 8
+check lor-plex-gpu-n2 $MPI -n 2 $LP -dm_plex_dim 3 -dm_plex_box_faces 3,2,3 -kmax 4 -dirichlet
+SL="build/examples/shell -dim 3 -degree 4 -cells 4 -pc_type lor -lor_pc_type gamg"
+sl_cpu=$($SL 2>&1 | grep -o 'its=[0-9]* reason=[A-Z_]*')
+sl_gpu=$($SL $GPU -ksp_view -log_view 2>&1 | tee "$L/lor-plex-shell-gpu.log" | grep -o 'its=[0-9]* reason=[A-Z_]*')
+if grep -q 'values computed on the GPU' "$L/lor-plex-shell-gpu.log" && [ -n "$sl_gpu" ] && awk -v a="${sl_cpu#its=}" -v b="${sl_gpu#its=}" 'BEGIN { d = a - b; exit !(d <= 2 && d >= -2) }'; then
+  row lor-plex-shell-gpu-vs-cpu ok "gpu $sl_gpu, cpu $sl_cpu (GAMG; values computed on the GPU)"; else
+  row lor-plex-shell-gpu-vs-cpu FAIL "gpu: ${sl_gpu:-$(tail -n 2 "$L/lor-plex-shell-gpu.log" | head -1)} cpu: $sl_cpu"; fi
+check lor-plex-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 build/tests/mat/test_lor_plex -dm_plex_simplex 0 -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -kmax 3 -dirichlet -compare_host $GPU
 
 fi
 

@@ -5,6 +5,8 @@ static const char help[] = "PCLOR on the Patchwork operator of a DMPlex mesh: th
                            "  Q2..Qkmax on the unit box: the LOR quadratic form of the nodal values of u = 1 and of u = a.x is\n"
                            "      alpha*int u^2 + beta*int |grad u|^2, which the sub-cells' Gauss rule integrates exactly; again\n"
                            "      after new coefficients, which must keep the matrix (its pattern) and change its values.\n"
+                           "  -compare_host: also assemble each LOR matrix on the host (options prefix host_, -host_lor_mat_type aij) and\n"
+                           "      compare (with -dm_vec_type cuda: GPU-assembled against CPU-assembled, to 1e-13)\n"
                            "  -kmax <4>  -dirichlet  -distort <0.2>  plus -dm_plex_dim, -dm_plex_box_faces\n";
 
 #include <patchwork.h>
@@ -79,10 +81,15 @@ static PetscErrorCode CreateMesh(PetscReal distort, DM *dm)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode LORMatrix(Mat A, PatchworkTensorQuadrature rule, PC *pc, Mat *L)
+static PetscBool CompareHost  = PETSC_FALSE;
+static PetscReal HostMismatch = 0; /* the largest |L_host x - L x| / |L x| seen */
+static PetscInt  HostCompared = 0;
+
+static PetscErrorCode LORMatrixPrefix(Mat A, PatchworkTensorQuadrature rule, const char *prefix, PC *pc, Mat *L)
 {
   PetscFunctionBeginUser;
   PetscCall(PCCreate(PetscObjectComm((PetscObject)A), pc));
+  PetscCall(PCSetOptionsPrefix(*pc, prefix));
   PetscCall(PCSetType(*pc, PCLOR));
   PetscCall(PCSetOperators(*pc, A, A));
   PetscCall(PCLORSetQuadrature(*pc, rule));
@@ -91,7 +98,29 @@ static PetscErrorCode LORMatrix(Mat A, PatchworkTensorQuadrature rule, PC *pc, M
   PetscFunctionReturn(0);
 }
 
-/* Q1: |L x - J x| / |J x| on random vectors */
+/* The LOR matrix of A; with -compare_host also assembled on the host and compared */
+static PetscErrorCode LORMatrix(Mat A, PatchworkTensorQuadrature rule, PC *pc, Mat *L)
+{
+  PetscFunctionBeginUser;
+  PetscCall(LORMatrixPrefix(A, rule, NULL, pc, L));
+  if (CompareHost) {
+    PC          hpc;
+    Mat         H;
+    PetscRandom rnd;
+    PetscReal   err;
+
+    PetscCall(LORMatrixPrefix(A, rule, "host_", &hpc, &H));
+    PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
+    PetscCall(PatchworkTestCompareMult(*L, H, rnd, 3, &err));
+    PetscCall(PetscRandomDestroy(&rnd));
+    HostMismatch = PetscMax(HostMismatch, err);
+    HostCompared++;
+    PetscCall(PCDestroy(&hpc));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* Q1: |J x - L x| / |L x| on random vectors (of L's type: a device LOR matrix needs device vectors) */
 static PetscErrorCode CheckQ1(PetscBool dirichlet, PetscReal distort, PetscReal *err)
 {
   DM          dm;
@@ -115,7 +144,7 @@ static PetscErrorCode CheckQ1(PetscBool dirichlet, PetscReal distort, PetscReal 
   PetscCall(MatPatchworkTensorSetCoefficientFunctions(A, CFn, RFn, NULL));
   PetscCall(LORMatrix(A, PATCHWORK_QUADRATURE_GAUSS, &pc, &L));
   PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
-  PetscCall(PatchworkTestCompareMult(J, L, rnd, 3, err));
+  PetscCall(PatchworkTestCompareMult(L, J, rnd, 3, err));
   PetscCall(PetscRandomDestroy(&rnd));
   PetscCall(VecDestroy(&X));
   PetscCall(PCDestroy(&pc));
@@ -211,13 +240,19 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-kmax", &kmax, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-dirichlet", &dirichlet, NULL));
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-distort", &distort, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-compare_host", &CompareHost, NULL));
+  if (CompareHost) PetscCall(PetscOptionsSetValue(NULL, "-host_lor_mat_type", "aij"));
   PetscCall(CheckQ1(dirichlet, distort, &err));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Q1, distorted cells, linear coefficients%s: |L x - J x|/|J x| = %.2e %s\n", dirichlet ? ", Dirichlet" : "", (double)err, err <= tol ? "ok" : "FAIL"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Q1, distorted cells, linear coefficients%s: |J x - L x|/|L x| = %.2e %s\n", dirichlet ? ", Dirichlet" : "", (double)err, err <= tol ? "ok" : "FAIL"));
   if (!(err <= tol)) nfail++;
   for (PetscInt k = 2; k <= kmax; k++) {
     PetscCall(CheckForms(k, &err));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Q%" PetscInt_FMT ", unit box: forms of u = 1 and u = a.x, relative error %.2e %s\n", k, (double)err, err <= tol ? "ok" : "FAIL"));
     if (!(err <= tol)) nfail++;
+  }
+  if (CompareHost) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%" PetscInt_FMT " LOR matrices against their host assembly: max |L_host x - L x|/|L x| = %.2e %s\n", HostCompared, (double)HostMismatch, HostMismatch <= 1e-13 ? "ok" : "FAIL"));
+    if (!(HostMismatch <= 1e-13)) nfail++;
   }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n", nfail ? "FAILED" : "the LOR matrices agree"));
   PetscCall(PetscFinalize());

@@ -153,7 +153,7 @@ static PetscErrorCode PCView_LOR(PC pc, PetscViewer viewer)
   PetscCall(MatGetType(lor->A, &mtype));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  low-order-refined Q1 matrix of the Q%" PetscInt_FMT " operator in %dD: every cell split at its Gauss-Lobatto nodes into %" PetscInt_FMT " Q1 cells\n", lor->info.degree, lor->desc.dim, (PetscInt)PetscPowInt(lor->info.degree, lor->desc.dim)));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  %g*M + %g*K (%s), %s conditions; %" PetscInt_FMT " rows, %.0f nonzeros, type %s, values computed on the %s\n", (double)lor->info.alpha, (double)lor->info.beta, lor->from_tensor ? "from the Patchwork operator" : "from PCLORSetCoefficients()", PatchworkTensorBCs[lor->info.bc], N, (double)info.nz_used, mtype, lor->device ? "GPU" : "CPU"));
-  if (lor->plex) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on a DMPlex mesh: assembled cell by cell on the CPU; variable coefficients enter as their Q1 interpolants from the nodes\n"));
+  if (lor->plex) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on a DMPlex mesh: assembled cell by cell (one thread per sub-cell on the GPU); variable coefficients enter as their Q1 interpolants from the nodes\n"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  sub-cells integrated at %s; pattern built %" PetscInt_FMT " time(s)\n", lor->quadrature == PATCHWORK_QUADRATURE_GAUSSLOBATTO ? (lor->axis_only ? "their vertices (box cells: couplings along the axes only)" : "their vertices") : "2 Gauss points per direction", lor->npattern));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner of the LOR matrix (options prefix %slor_):\n", ((PetscObject)pc)->prefix ? ((PetscObject)pc)->prefix : ""));
   PetscCall(PetscViewerASCIIPushTab(viewer));

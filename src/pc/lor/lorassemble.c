@@ -130,11 +130,17 @@ static PetscErrorCode FreeKeep(PC_LOR *lor)
 {
   PetscFunctionBegin;
 #if defined(PATCHWORK_HAVE_CUDA)
-  if (lor->device) PatchworkCallKernel(PatchworkDeviceFree(lor->keep));
-  else
+  if (lor->device) {
+    PatchworkCallKernel(PatchworkDeviceFree(lor->keep));
+    PatchworkCallKernel(PatchworkDeviceFree(lor->submask));
+  } else
 #endif
+  {
     PetscCall(PetscFree(lor->keep));
-  lor->keep = NULL;
+    PetscCall(PetscFree(lor->submask));
+  }
+  lor->keep    = NULL;
+  lor->submask = NULL;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

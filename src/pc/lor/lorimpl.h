@@ -20,7 +20,9 @@ typedef struct {
   PetscBool         device;      /* values computed by the CUDA kernels into a device matrix */
   PetscCount        ncoo;        /* rows x slots: the entries A2 computes */
   PetscCount        nkeep;       /* of those, the ones the matrix stores (its COO pattern) */
-  long long        *keep;        /* their positions among the rows x slots (device memory when device) */
+  long long        *keep;        /* their positions among the rows x slots (device memory when device);
+                                    DMPlex: the first entry of every sub-cell */
+  unsigned char    *submask;     /* DMPlex: which vertices of every sub-cell are unknowns (lor_kernel.h) */
   PetscInt          npattern;    /* how often the pattern was built (once, unless the grid changes) */
   PetscBool         axis_only;   /* box cells and vertex rule: only neighbours along an axis couple */
   PetscBool         plex;        /* the operator lives on a DMPlex (lorplex.c) */

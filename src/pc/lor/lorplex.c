@@ -4,64 +4,90 @@
    values at the nodes) go into the matrix in COO form, cell by cell. PETSc sums the entries of nodes
    shared by cells and sends those of other ranks' rows to them. Constrained nodes (essential
    conditions) are not unknowns of the operator: their entries are left out, the elimination the
-   operator itself makes. The values are computed on the host, also for a device matrix. */
+   operator itself makes. The values come from PatchworkLORPlexValuesRef() or, for a device matrix,
+   from the CUDA kernel on device arrays (lor_kernel.h). */
 #include "lorimpl.h"
-#include <patchwork/q1_element.h>
+#include <patchwork/vec_kernel.h>
 
-/* Every entry of every sub-cell, in one fixed order: counted (ci, cj, v NULL), the pattern (ci, cj)
-   or the values (v) */
-static void Traverse(const PatchworkPlexLORData *d, PetscBool vertex, PetscCount *n, PetscInt *ci, PetscInt *cj, PetscScalar *v)
+static PetscInt SubcellCount(const PatchworkPlexLORData *d)
 {
-  const PetscInt k = d->degree, dim = d->dim, nv = 1 << dim, nsub = dim == 3 ? k * k * k : k * k;
+  return d->dim == 3 ? d->degree * d->degree * d->degree : d->degree * d->degree;
+}
 
-  *n = 0;
+/* The pattern of every sub-cell, in the kernels' order: its unknown vertices (mask), the position
+   of its first entry (offset) and, when ci is given, the rows and columns of its entries */
+static PetscCount Traverse(const PatchworkPlexLORData *d, unsigned char *mask, long long *offset, PetscInt *ci, PetscInt *cj)
+{
+  const PetscInt k = d->degree, dim = d->dim, nv = 1 << dim, nsub = SubcellCount(d);
+  PetscCount     n = 0;
+
   for (PetscInt c = 0; c < d->ncells; c++) {
     const PetscInt *rows = d->rows + c * d->nodes;
 
     for (PetscInt sub = 0; sub < nsub; sub++) {
       const PetscInt s[3] = {sub % k, (sub / k) % k, sub / (k * k)};
-      PetscInt       node[8];
-      double         xv[24], r[8], dc[8], Ke[64];
+      PetscInt       row[8];
+      unsigned       m = 0;
 
-      for (int a = 0; a < nv; a++) node[a] = (s[0] + (a & 1)) + (k + 1) * ((s[1] + ((a >> 1) & 1)) + (k + 1) * (s[2] + ((a >> 2) & 1)));
-      if (v) {
-        for (int a = 0; a < nv; a++) {
-          for (PetscInt e = 0; e < dim; e++) xv[a * dim + e] = d->coords[(c * dim + e) * d->nodes + node[a]];
-          if (d->reaction) r[a] = d->reaction[c * d->nodes + node[a]];
-          if (d->diffusion) dc[a] = d->diffusion[c * d->nodes + node[a]];
-        }
-        PatchworkQ1ElementMatrixCoef((int)dim, xv, (double)d->alpha, (double)d->beta, d->reaction ? r : NULL, d->diffusion ? dc : NULL, vertex ? 1 : 0, Ke);
-      }
       for (int a = 0; a < nv; a++) {
-        if (rows[node[a]] < 0) continue;
+        row[a] = rows[(s[0] + (a & 1)) + (k + 1) * ((s[1] + ((a >> 1) & 1)) + (k + 1) * (s[2] + ((a >> 2) & 1)))];
+        if (row[a] >= 0) m |= 1u << a;
+      }
+      mask[c * nsub + sub]   = (unsigned char)m;
+      offset[c * nsub + sub] = (long long)n;
+      for (int a = 0; a < nv; a++) {
+        if (row[a] < 0) continue;
         for (int b = 0; b < nv; b++) {
-          if (rows[node[b]] < 0) continue;
+          if (row[b] < 0) continue;
           if (ci) {
-            ci[*n] = rows[node[a]];
-            cj[*n] = rows[node[b]];
+            ci[n] = row[a];
+            cj[n] = row[b];
           }
-          if (v) v[*n] = Ke[a * nv + b];
-          (*n)++;
+          n++;
         }
       }
     }
   }
+  return n;
 }
 
 PetscErrorCode PCLORCreatePatternPlex(PC pc, const PatchworkPlexLORData *d)
 {
-  PC_LOR    *lor = (PC_LOR *)pc->data;
-  PetscCount n;
-  PetscInt  *ci, *cj;
+  PC_LOR        *lor  = (PC_LOR *)pc->data;
+  const size_t   nsub = (size_t)d->ncells * SubcellCount(d);
+  PetscCount     n;
+  PetscInt      *ci, *cj;
+  unsigned char *mask;
+  long long     *offset;
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PATCHWORK_LORPattern, pc, 0, 0, 0));
   PetscCall(PCLORDestroyPattern(pc));
-  Traverse(d, PETSC_FALSE, &n, NULL, NULL, NULL);
+  PetscCall(PetscMalloc1(nsub, &mask));
+  PetscCall(PetscMalloc1(nsub, &offset));
+  n = Traverse(d, mask, offset, NULL, NULL);
   PetscCall(PetscMalloc2(n, &ci, n, &cj));
-  Traverse(d, PETSC_FALSE, &n, ci, cj, NULL);
+  (void)Traverse(d, mask, offset, ci, cj);
   PetscCall(PCLORCreateMatrixCOO(pc, n, ci, cj, PETSC_TRUE));
   PetscCall(PetscFree2(ci, cj));
+  if (lor->device) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    void *stream;
+
+    PetscCall(PatchworkGetDeviceStream(&stream));
+    PatchworkCallKernel(PatchworkDeviceMalloc(nsub * sizeof(long long), (void **)&lor->keep));
+    PatchworkCallKernel(PatchworkDeviceMalloc(nsub, (void **)&lor->submask));
+    PatchworkCallKernel(PatchworkDeviceCopyToDevice(lor->keep, offset, nsub * sizeof(long long), stream));
+    PatchworkCallKernel(PatchworkDeviceCopyToDevice(lor->submask, mask, nsub, stream));
+    PetscCall(PetscLogCpuToGpu((PetscLogDouble)nsub * (sizeof(long long) + 1)));
+    PetscCall(PatchworkDeviceSynchronize()); /* before the host copies go */
+#endif
+    PetscCall(PetscFree(mask));
+    PetscCall(PetscFree(offset));
+  } else {
+    lor->keep    = offset;
+    lor->submask = mask;
+  }
   lor->ncoo = lor->nkeep = n;
   lor->npattern++;
   PetscCall(PetscLogEventEnd(PATCHWORK_LORPattern, pc, 0, 0, 0));
@@ -70,19 +96,62 @@ PetscErrorCode PCLORCreatePatternPlex(PC pc, const PatchworkPlexLORData *d)
 
 PetscErrorCode PCLORAssemblePlex(PC pc, const PatchworkPlexLORData *d)
 {
-  PC_LOR      *lor = (PC_LOR *)pc->data;
-  PetscCount   n;
-  PetscScalar *v;
+  PC_LOR              *lor = (PC_LOR *)pc->data;
+  PatchworkLORPlexDesc desc;
+  double              *v;
 
   PetscFunctionBegin;
-  PetscCall(PetscMalloc1(lor->nkeep, &v));
-  PetscCall(PetscLogEventBegin(PATCHWORK_LORMacro, pc, 0, 0, 0));
-  Traverse(d, (PetscBool)(lor->quadrature == PATCHWORK_QUADRATURE_GAUSSLOBATTO), &n, NULL, NULL, v);
-  PetscCall(PetscLogEventEnd(PATCHWORK_LORMacro, pc, 0, 0, 0));
-  PetscCheck(n == lor->nkeep, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The LOR pattern has %" PetscCount_FMT " entries but the values %" PetscCount_FMT, lor->nkeep, n);
+  desc.dim         = (int)d->dim;
+  desc.degree      = (int)d->degree;
+  desc.nodes       = (int)d->nodes;
+  desc.ncells      = (long)d->ncells;
+  desc.alpha       = (double)d->alpha;
+  desc.beta        = (double)d->beta;
+  desc.vertex_rule = lor->quadrature == PATCHWORK_QUADRATURE_GAUSSLOBATTO;
+  if (lor->device) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    const size_t nn = (size_t)d->ncells * d->nodes;
+    void        *stream;
+    double      *xd, *rd = NULL, *cd = NULL;
+
+    PetscCall(PatchworkGetDeviceStream(&stream));
+    PatchworkCallKernel(PatchworkDeviceMalloc(nn * d->dim * sizeof(double), (void **)&xd));
+    PatchworkCallKernel(PatchworkDeviceCopyToDevice(xd, d->coords, nn * d->dim * sizeof(double), stream));
+    if (d->reaction) {
+      PatchworkCallKernel(PatchworkDeviceMalloc(nn * sizeof(double), (void **)&rd));
+      PatchworkCallKernel(PatchworkDeviceCopyToDevice(rd, d->reaction, nn * sizeof(double), stream));
+    }
+    if (d->diffusion) {
+      PatchworkCallKernel(PatchworkDeviceMalloc(nn * sizeof(double), (void **)&cd));
+      PatchworkCallKernel(PatchworkDeviceCopyToDevice(cd, d->diffusion, nn * sizeof(double), stream));
+    }
+    PetscCall(PetscLogCpuToGpu((PetscLogDouble)nn * (d->dim + !!d->reaction + !!d->diffusion) * sizeof(double)));
+    PatchworkCallKernel(PatchworkDeviceMalloc((size_t)lor->nkeep * sizeof(double), (void **)&v));
+    PetscCall(PetscLogEventBegin(PATCHWORK_LORMacro, pc, 0, 0, 0));
+    PetscCall(PetscLogGpuTimeBegin());
+    PatchworkCallKernel(PatchworkLORPlexValuesCUDA(&desc, xd, rd, cd, lor->submask, lor->keep, v, stream));
+    PetscCall(PetscLogGpuTimeEnd());
+    PetscCall(PetscLogEventEnd(PATCHWORK_LORMacro, pc, 0, 0, 0));
+    /* cudaFree waits for the kernel, so the host arrays may go after it */
+    PatchworkCallKernel(PatchworkDeviceFree(xd));
+    PatchworkCallKernel(PatchworkDeviceFree(rd));
+    PatchworkCallKernel(PatchworkDeviceFree(cd));
+#else
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "A device matrix, but Patchwork was built without CUDA");
+#endif
+  } else {
+    PetscCall(PetscMalloc1(lor->nkeep, &v));
+    PetscCall(PetscLogEventBegin(PATCHWORK_LORMacro, pc, 0, 0, 0));
+    PatchworkLORPlexValuesRef(&desc, d->coords, d->reaction, d->diffusion, lor->submask, lor->keep, v);
+    PetscCall(PetscLogEventEnd(PATCHWORK_LORMacro, pc, 0, 0, 0));
+  }
   PetscCall(PetscLogEventBegin(PATCHWORK_LORSetValues, pc, 0, 0, 0));
   PetscCall(MatSetValuesCOO(lor->A, v, INSERT_VALUES));
   PetscCall(PetscLogEventEnd(PATCHWORK_LORSetValues, pc, 0, 0, 0));
-  PetscCall(PetscFree(v));
+#if defined(PATCHWORK_HAVE_CUDA)
+  if (lor->device) PatchworkCallKernel(PatchworkDeviceFree(v));
+  else
+#endif
+    PetscCall(PetscFree(v));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
