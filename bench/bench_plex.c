@@ -23,29 +23,8 @@ static void G3(PetscInt dim, PetscInt Nf, PetscInt NfAux, const PetscInt uOff[],
 /* The coordinate field has degree min(k, 2): the operator interpolates the geometry at its Q_k nodes */
 static PetscErrorCode CreateMesh(PetscInt dim, PetscInt N, PetscInt k, PetscBool shell, DM *dm)
 {
-  char faces[64];
-
   PetscFunctionBeginUser;
-  PetscCall(PetscSNPrintf(faces, sizeof(faces), dim == 2 ? "%d,%d" : "%d,%d,%d", (int)N, (int)N, (int)N));
-  PetscCall(PetscOptionsSetValue(NULL, "-bench_dm_plex_dim", dim == 2 ? "2" : "3"));
-  PetscCall(PetscOptionsSetValue(NULL, "-bench_dm_plex_simplex", "0"));
-  PetscCall(PetscOptionsSetValue(NULL, "-bench_dm_plex_box_faces", faces));
-  PetscCall(PetscOptionsSetValue(NULL, "-bench_dm_plex_box_lower", dim == 2 ? (shell ? "-1,0.5" : "-1,-1") : (shell ? "-1,-1,0.5" : "-1,-1,-1")));
-  PetscCall(PetscOptionsSetValue(NULL, "-bench_dm_plex_box_upper", dim == 2 ? "1,1" : "1,1,1"));
-  PetscCall(PetscOptionsSetValue(NULL, "-bench_dm_coord_petscspace_degree", shell && k > 1 ? "2" : "1"));
-  PetscCall(DMCreate(PETSC_COMM_WORLD, dm));
-  PetscCall(DMSetType(*dm, DMPLEX));
-  PetscCall(DMSetOptionsPrefix(*dm, "bench_"));
-  PetscCall(DMSetFromOptions(*dm));
-  { /* the vector and matrix types come from the unprefixed options, as for every other benchmark */
-    char      type[64];
-    PetscBool set;
-
-    PetscCall(PetscOptionsGetString(NULL, NULL, "-dm_vec_type", type, sizeof(type), &set));
-    if (set) PetscCall(DMSetVecType(*dm, type));
-    PetscCall(PetscOptionsGetString(NULL, NULL, "-dm_mat_type", type, sizeof(type), &set));
-    if (set) PetscCall(DMSetMatType(*dm, type));
-  }
+  PetscCall(BenchPlexBox(dim, N, dim == 2 ? (shell ? "-1,0.5" : "-1,-1") : (shell ? "-1,-1,0.5" : "-1,-1,-1"), dim == 2 ? "1,1" : "1,1,1", shell && k > 1 ? 2 : 1, dm));
   if (shell) PetscCall(DMPlexRemapGeometry(*dm, 0.0, BoxToShell));
   PetscFunctionReturn(0);
 }

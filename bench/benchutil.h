@@ -23,6 +23,35 @@ static inline PetscErrorCode Sync(void)
   PetscFunctionReturn(0);
 }
 
+/* A DMPlex box of n^dim quadrilaterals or hexahedra on [lower, upper] (comma lists), with a coordinate
+   field of the given degree, through the options of prefix bench_ (DMPlexCreateBoxMesh()'s arguments
+   differ between PETSc versions); the vector and matrix types come from the unprefixed options, as
+   for every other benchmark */
+static inline PetscErrorCode BenchPlexBox(PetscInt dim, PetscInt n, const char *lower, const char *upper, PetscInt coord_degree, DM *dm)
+{
+  char      faces[64], deg[16], type[64];
+  PetscBool set;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscSNPrintf(faces, sizeof(faces), dim == 2 ? "%d,%d" : "%d,%d,%d", (int)n, (int)n, (int)n));
+  PetscCall(PetscSNPrintf(deg, sizeof(deg), "%d", (int)coord_degree));
+  PetscCall(PetscOptionsSetValue(NULL, "-bench_dm_plex_dim", dim == 2 ? "2" : "3"));
+  PetscCall(PetscOptionsSetValue(NULL, "-bench_dm_plex_simplex", "0"));
+  PetscCall(PetscOptionsSetValue(NULL, "-bench_dm_plex_box_faces", faces));
+  PetscCall(PetscOptionsSetValue(NULL, "-bench_dm_plex_box_lower", lower));
+  PetscCall(PetscOptionsSetValue(NULL, "-bench_dm_plex_box_upper", upper));
+  PetscCall(PetscOptionsSetValue(NULL, "-bench_dm_coord_petscspace_degree", deg));
+  PetscCall(DMCreate(PETSC_COMM_WORLD, dm));
+  PetscCall(DMSetType(*dm, DMPLEX));
+  PetscCall(DMSetOptionsPrefix(*dm, "bench_"));
+  PetscCall(DMSetFromOptions(*dm));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-dm_vec_type", type, sizeof(type), &set));
+  if (set) PetscCall(DMSetVecType(*dm, type));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-dm_mat_type", type, sizeof(type), &set));
+  if (set) PetscCall(DMSetMatType(*dm, type));
+  PetscFunctionReturn(0);
+}
+
 static inline int CompareDouble(const void *a, const void *b)
 {
   const double x = *(const double *)a, y = *(const double *)b;

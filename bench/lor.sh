@@ -6,7 +6,9 @@
 #     LOR_SIZES (default 8e6 and 2.7e7) DoF and k = LOR_BIG_KS (2 5 8) at the others, examples/lor
 #     with -log_view_gpu_time;
 #  2. Poisson time to solution beside GAMG on the assembled Q_k matrix (where it fits) and
-#     PCVERTEXPATCH (bench_solve), at about 2e6 DoF (GAMG's assembled matrix must fit).
+#     PCVERTEXPATCH (bench_solve), at about 2e6 DoF (GAMG's assembled matrix must fit);
+#  3. the LOR assembly (DMDA and DMPlex operators) beside PETSc's own FEM assembly of the same Q1
+#     matrix on the refined mesh (bench_lor_fem, FEM_DOFS, default 1e6, degrees FEM_KS).
 # Every run has a time limit (RUN_LIMIT, default 60 s); a run that fails or times out is listed as such.
 set -u
 cd "$(dirname "$0")/.."
@@ -15,6 +17,7 @@ SIZES=${LOR_SIZES:-8e6 2.7e7}
 GPU=${LOR_GPU-"-dm_vec_type cuda -use_gpu_aware_mpi 0"}
 cmp=$(timeout $((4 * LIMIT)) build/bench/bench_solve $GPU -degrees 2,4,6,8 -dofs ${CMP_DOFS:-2e6} -solvers lor,gamg,vp-double,mg-cheb -reps 2 2>&1)
 echo "$cmp" | grep '^run:'
+fem=$(timeout $((5 * LIMIT)) build/bench/bench_lor_fem $GPU -dm_mat_type aijcusparse -dofs ${FEM_DOFS:-1e6} -degrees ${FEM_KS:-2,4,8} 2>&1 || echo "bench_lor_fem failed or timed out (exit $?)")
 rows=()
 first=1
 for n in $SIZES; do
@@ -41,3 +44,5 @@ printf '%s\n' "${rows[@]}"
 echo
 echo "== Poisson time to solution: PCLOR beside GAMG on the assembled Q_k matrix and PCVERTEXPATCH"
 echo "$cmp" | sed -n '/^dim k/,/^err_M/p'
+echo
+echo "$fem" | sed -n '/^== LOR assembly/,$p'
