@@ -5,7 +5,8 @@
 # Prints PCPATCHAMG's own breakdown (PCView) and the -log_view times of the setup events, then one
 # line per solver: setup s, solve s, iterations. Run after a build, from the repository root:
 #   GPU_OPTS="-dm_mat_type aijcusparse -dm_vec_type cuda -use_gpu_aware_mpi 0" bash bench/patchamg_setup.sh
-# N (default 256), REFINE (default 4), PCS (default "patchamg gamg"), CPU_RANKS (GAMG, and hypre's
+# N (default 256), REFINE (default 4), PCS (default "patchamg gamg"; "hypre" runs BoomerAMG on the
+# GPU matrices when PETSc's hypre is a device one, with PETSc's defaults for it plus HYPRE_GPU_OPTS), CPU_RANKS (GAMG, and hypre's
 # BoomerAMG where this PETSc has hypre, on that many CPU ranks too, default none), HYPRE_OPTS
 # (BoomerAMG's options, default below), LOGS (where logs go, default build/bench-logs).
 set -u
@@ -44,11 +45,13 @@ report() { # NAME PC LOG
 declare -a ROWS
 for pc in ${PCS:-patchamg gamg}; do
   log=$LOGS/setup-fd7-$pc.log
-  timeout ${SETUP_TIMEOUT:-240} $AMG -problem fd7 -n ${N:-256} -pc_type $pc -ksp_view $OPTS $LV >"$log" 2>&1
+  popts=
+  [ $pc = hypre ] && popts="-pc_hypre_type boomeramg ${HYPRE_GPU_OPTS:-}"
+  timeout ${SETUP_TIMEOUT:-240} $AMG -problem fd7 -n ${N:-256} -pc_type $pc $popts -ksp_view $OPTS $LV >"$log" 2>&1
   [ $pc = patchamg ] && { echo "== fd7 N=${N:-256}: PCPATCHAMG setup"; grep -E 'levels, operator complexity' "$log"; grep -E "^($EV)" "$log" | awk '{printf "  %-22s %5s calls %9s s\n", $1, $2, $4}'; }
   ROWS+=("$(report "fd7 N=${N:-256}" $pc "$log")")
   log=$LOGS/setup-tets-$pc.log
-  timeout ${SETUP_TIMEOUT:-240} $T -mesh regular -refine ${REFINE:-4} -pc_type $pc -ksp_view $OPTS $LV >"$log" 2>&1
+  timeout ${SETUP_TIMEOUT:-240} $T -mesh regular -refine ${REFINE:-4} -pc_type $pc $popts -ksp_view $OPTS $LV >"$log" 2>&1
   [ $pc = patchamg ] && { echo "== tets regular r=${REFINE:-4}: PCPATCHAMG setup"; grep -E 'levels, operator complexity' "$log"; grep -E "^($EV)" "$log" | awk '{printf "  %-22s %5s calls %9s s\n", $1, $2, $4}'; }
   ROWS+=("$(report "tets regular r=${REFINE:-4}" $pc "$log")")
 done

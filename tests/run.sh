@@ -170,6 +170,7 @@ run unit/amg_graph        $B/tests/unit/test_amg_graph
 run unit/amg_relax_ref    $B/tests/unit/test_amg_relax_ref
 run unit/amg_products     $B/tests/unit/test_amg_products
 run unit/amg_csr          $B/tests/unit/test_amg_csr
+run unit/hanging_ref      $B/tests/unit/test_hanging_ref
 
 # --- the operator against an independently assembled AIJ matrix, serial and parallel
 run mat/tensor_aij-n1     $MPIEXEC -n 1 $B/tests/mat/test_tensor_aij
@@ -496,6 +497,7 @@ if command -v valgrind >/dev/null 2>&1; then
   run valgrind/amg_relax_ref valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_amg_relax_ref
   run valgrind/amg_products valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_amg_products --quick
   run valgrind/amg_csr      valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_amg_csr --quick
+  run valgrind/hanging_ref  valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_hanging_ref
   run valgrind/p1         valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $B/tests/mat/test_p1
   run valgrind/spai       valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
