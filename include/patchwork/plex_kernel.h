@@ -31,6 +31,11 @@ typedef struct {
                               elem[(size_t)c*n^dim + (l*n + j)*n + i]; -1: an eliminated (Dirichlet)
                               node, read as zero and never written */
   const double *geom;      /* ncells x ncomp x nq^dim, see above */
+  const unsigned long long *hang; /* NULL on a conforming mesh, else ncells masks of hanging faces and
+                              edges (hanging_kernel.h); the slots of a cell's hanging faces index the
+                              coarse face's nodes, which the cell interpolates (C) before its
+                              quadrature and C^T after */
+  const double *hangP;     /* 2 x n x n: PatchworkHangingTables() (when hang is set) */
   double        interp[PW_MAX_Q * PW_MAX_N]; /* nq x n, row major: basis function i at point q, [q*n + i] */
   double        deriv[PW_MAX_Q * PW_MAX_Q];  /* nq x nq, row major: derivative at point q of the Lagrange
                                                 polynomial through the quadrature points that is one at p,
@@ -59,7 +64,8 @@ extern "C" {
    requires nq == n (collocation). Returns nonzero on bad sizes. */
 int PatchworkPlex1DTables(int degree, int nq, PatchworkQuadrature q, double *points, double *weights, double *interp, double *deriv);
 
-/* CPU reference (src/core/plex_ref.c). Apply and diagonal ADD into y. */
+/* CPU reference (src/core/plex_ref.c). Apply and diagonal ADD into y (the diagonal of C^T A_c C on
+   cells with hanging faces or edges: one cell apply per unknown there). */
 void PatchworkPlexApplyRef(const PatchworkPlexDesc *d, const double *x, double *y);
 void PatchworkPlexDiagonalRef(const PatchworkPlexDesc *d, double *y);
 /* Geometric factors into geom (ncells x ncomp x nq^dim). Returns the number of cells whose Jacobian

@@ -2,6 +2,7 @@
    sum factorization through quadrature points with stored geometric factors. The CUDA kernels in
    cuda/plex_apply.cu implement the same contract (include/patchwork/plex_kernel.h). */
 #include <patchwork/plex_kernel.h>
+#include <patchwork/hanging_kernel.h>
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
@@ -81,37 +82,79 @@ static int GIndex(int dim, int a, int b)
   return 1 + (dim == 3 ? (a == 0 ? b : a == 1 ? 2 + b : 5) : a + b);
 }
 
-void PatchworkPlexApplyRef(const PatchworkPlexDesc *d, const double *x, double *y)
+/* out = A_c u on cell c (both n^dim, lexicographic) */
+static void CellApply(const PatchworkPlexDesc *d, int c, const double *in, double *out)
 {
-  const int     dim = d->dim, n = d->degree + 1, nq = d->nq, nd = Pow(n, dim), nqd = Pow(nq, dim), ncomp = PW_PLEX_NCOMP(dim);
+  const int     dim = d->dim, n = d->degree + 1, nq = d->nq, nqd = Pow(nq, dim), ncomp = PW_PLEX_NCOMP(dim);
   const double *B[3] = {d->interp, d->interp, d->interp};
-  double        u[PW_MAX_QD], uq[PW_MAX_QD], g[3][PW_MAX_QD], f[3][PW_MAX_QD], w[PW_MAX_QD], work[PW_MAX_QD];
+  const double *gc   = d->geom + (size_t)c * ncomp * nqd;
+  double        uq[PW_MAX_QD], g[3][PW_MAX_QD], f[3][PW_MAX_QD], w[PW_MAX_QD], work[PW_MAX_QD];
   int           s[3] = {1, 1, 1};
 
   for (int a = 0; a < dim; a++) s[a] = nq;
+  if (d->collocated) memcpy(uq, in, sizeof(double) * nqd);
+  else TensorApply(dim, B, nq, n, 0, in, uq, work);
+  for (int a = 0; a < dim; a++) Contract(d->deriv, nq, nq, 0, a, s, uq, g[a]);
+  for (int q = 0; q < nqd; q++) {
+    w[q] = gc[q] * uq[q];
+    for (int a = 0; a < dim; a++) {
+      f[a][q] = 0;
+      for (int b = 0; b < dim; b++) f[a][q] += gc[GIndex(dim, a, b) * nqd + q] * g[b][q];
+    }
+  }
+  for (int a = 0; a < dim; a++) {
+    Contract(d->deriv, nq, nq, 1, a, s, f[a], work);
+    for (int q = 0; q < nqd; q++) w[q] += work[q];
+  }
+  if (d->collocated) memcpy(out, w, sizeof(double) * nqd);
+  else TensorApply(dim, B, nq, n, 1, w, out, work);
+}
+
+static unsigned long long HangMask(const PatchworkPlexDesc *d, int c)
+{
+  return d->hang ? d->hang[c] : 0;
+}
+
+void PatchworkPlexApplyRef(const PatchworkPlexDesc *d, const double *x, double *y)
+{
+  const int dim = d->dim, n = d->degree + 1, nd = Pow(n, dim);
+  double    u[PW_MAX_QD], v[PW_MAX_QD];
+
   for (int c = 0; c < d->ncells; c++) {
-    const int    *e  = d->elem + (size_t)c * nd;
-    const double *gc = d->geom + (size_t)c * ncomp * nqd;
+    const int               *e    = d->elem + (size_t)c * nd;
+    const unsigned long long mask = HangMask(d, c);
 
     for (int i = 0; i < nd; i++) u[i] = e[i] < 0 ? 0 : x[e[i]];
-    if (d->collocated) memcpy(uq, u, sizeof(double) * nqd);
-    else TensorApply(dim, B, nq, n, 0, u, uq, work);
-    for (int a = 0; a < dim; a++) Contract(d->deriv, nq, nq, 0, a, s, uq, g[a]);
-    for (int q = 0; q < nqd; q++) {
-      w[q] = gc[q] * uq[q];
-      for (int a = 0; a < dim; a++) {
-        f[a][q] = 0;
-        for (int b = 0; b < dim; b++) f[a][q] += gc[GIndex(dim, a, b) * nqd + q] * g[b][q];
-      }
-    }
-    for (int a = 0; a < dim; a++) {
-      Contract(d->deriv, nq, nq, 1, a, s, f[a], work);
-      for (int q = 0; q < nqd; q++) w[q] += work[q];
-    }
-    if (d->collocated) memcpy(u, w, sizeof(double) * nqd);
-    else TensorApply(dim, B, nq, n, 1, w, u, work);
+    if (mask) PatchworkHangingApplyRef(dim, d->degree, mask, d->hangP, u);
+    CellApply(d, c, u, v);
+    if (mask) PatchworkHangingApplyTransposeRef(dim, d->degree, mask, d->hangP, v);
     for (int i = 0; i < nd; i++)
-      if (e[i] >= 0) y[e[i]] += u[i];
+      if (e[i] >= 0) y[e[i]] += v[i];
+  }
+}
+
+/* The diagonal of C^T A_c C of a cell with hanging faces or edges, column by column: the unknown of
+   slot i, with every slot that holds the same unknown */
+static void HangingCellDiagonal(const PatchworkPlexDesc *d, int c, unsigned long long mask, double *y)
+{
+  const int  dim = d->dim, n = d->degree + 1, nd = Pow(n, dim);
+  const int *e   = d->elem + (size_t)c * nd;
+  double     u[PW_MAX_QD], v[PW_MAX_QD];
+
+  for (int i = 0; i < nd; i++) {
+    int    seen = 0;
+    double sum  = 0;
+
+    if (e[i] < 0) continue;
+    for (int j = 0; j < i && !seen; j++) seen = e[j] == e[i];
+    if (seen) continue;
+    for (int j = 0; j < nd; j++) u[j] = e[j] == e[i] ? 1.0 : 0.0;
+    PatchworkHangingApplyRef(dim, d->degree, mask, d->hangP, u);
+    CellApply(d, c, u, v);
+    PatchworkHangingApplyTransposeRef(dim, d->degree, mask, d->hangP, v);
+    for (int j = 0; j < nd; j++)
+      if (e[j] == e[i]) sum += v[j];
+    y[e[i]] += sum;
   }
 }
 
@@ -143,6 +186,10 @@ void PatchworkPlexDiagonalRef(const PatchworkPlexDesc *d, double *y)
     const int    *e  = d->elem + (size_t)c * nd;
     const double *gc = d->geom + (size_t)c * ncomp * nqd;
 
+    if (HangMask(d, c)) {
+      HangingCellDiagonal(d, c, HangMask(d, c), y);
+      continue;
+    }
     memset(diag, 0, sizeof(double) * nd);
     for (int m = 0; m < ncomp; m++) {
       const double *S[3] = {bb, bb, bb};

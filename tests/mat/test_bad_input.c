@@ -140,6 +140,46 @@ static PetscErrorCode QuadMesh(PetscBool simplex, DM *dm)
 
 /* The operator on a DMPlex: cell types, the field, coefficients, geometry, and the preconditioners
    that need a Cartesian mesh */
+/* Hanging nodes: anchors that do not come from a tree, and PCLOR (which does not take them yet) */
+static PetscErrorCode BadHanging(void)
+{
+  DM           dm, ref, nc;
+  PetscSection sec;
+  IS           is;
+  Mat          A;
+  PetscInt     vStart, vEnd, pStart, pEnd, anchor;
+
+  PetscFunctionBeginUser;
+  PetscCall(QuadMesh(PETSC_FALSE, &dm));
+  PetscCall(DMPlexGetDepthStratum(dm, 0, &vStart, &vEnd));
+  PetscCall(DMPlexGetChart(dm, &pStart, &pEnd));
+  PetscCall(PetscSectionCreate(PETSC_COMM_SELF, &sec));
+  PetscCall(PetscSectionSetChart(sec, vStart, vStart + 1));
+  PetscCall(PetscSectionSetDof(sec, vStart, 1));
+  PetscCall(PetscSectionSetUp(sec));
+  anchor = vStart + 1;
+  PetscCall(ISCreateGeneral(PETSC_COMM_SELF, 1, &anchor, PETSC_COPY_VALUES, &is));
+  PetscCall(DMPlexSetAnchors(dm, sec, is)); /* takes both */
+  PetscCall(PetscSectionDestroy(&sec));
+  PetscCall(ISDestroy(&is));
+  PetscCall(PatchworkDMPlexSetQkField(dm, 2, PETSC_FALSE));
+  PetscCall(TryOperator(dm, 2, "a DMPlex with anchors but no tree", "anchor constraints but no tree"));
+  PetscCall(DMDestroy(&dm));
+
+  PetscCall(QuadMesh(PETSC_FALSE, &dm));
+  PetscCall(DMPlexCreateDefaultReferenceTree(PETSC_COMM_WORLD, 2, PETSC_FALSE, &ref));
+  PetscCall(DMPlexSetReferenceTree(dm, ref));
+  PetscCall(DMDestroy(&ref));
+  PetscCall(DMPlexTreeRefineCell(dm, 0, &nc));
+  PetscCall(DMDestroy(&dm));
+  PetscCall(PatchworkDMPlexSetQkField(nc, 3, PETSC_FALSE));
+  PetscCall(MatCreatePatchworkTensor(nc, 3, &A));
+  PetscCall(TryLOR(A, NULL, 0, 1.0, "PCLOR on a mesh with hanging nodes", "does not support meshes with hanging nodes"));
+  PetscCall(MatDestroy(&A));
+  PetscCall(DMDestroy(&nc));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode BadPlex(void)
 {
   DM      dm;
@@ -474,6 +514,7 @@ int main(int argc, char **argv)
 
   PetscCall(BadLOR());
   PetscCall(BadPlex());
+  PetscCall(BadHanging());
   PetscCall(BadPatchAMG());
   PetscCall(PetscPopErrorHandler());
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "test_bad_input: %" PetscInt_FMT " cases, %" PetscInt_FMT " failed\n", cases, failures));

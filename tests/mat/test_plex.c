@@ -10,6 +10,9 @@ static const char help[] = "Compares the Patchwork tensor-product operator on a 
                            "  -extra_points <0>           Gauss points per direction beyond k+1 (0..2)\n"
                            "  -gausslobatto               collocated Gauss-Lobatto quadrature instead of Gauss\n"
                            "  -gmsh_rotated               read a Gmsh mesh whose cells have randomly rotated vertex orders\n"
+                           "  -tree_cell <c>              split cell c by DMPlexTreeRefineCell(): hanging faces (and, in 3D, edges)\n"
+                           "                              whose constraints PETSc's assembly applies through its anchors\n"
+                           "                              (-curved then moves the vertices: the tree has no coordinate field)\n"
                            "  -tol <1e-12>                relative tolerance\n"
                            "plus the DMPlex options (-dm_plex_dim, -dm_plex_box_faces, ...).\n\n";
 
@@ -21,7 +24,7 @@ static const char help[] = "Compares the Patchwork tensor-product operator on a 
 
 typedef struct {
   PetscBool curved, variable, vecs, dirichlet, gll, gmsh;
-  PetscInt  extra;
+  PetscInt  extra, tree_cell;
   PetscReal alpha, beta, tol;
 } Options;
 
@@ -168,6 +171,18 @@ static PetscErrorCode CreateMesh(MPI_Comm comm, const Options *o, DM *dm)
   PetscCall(DMCreate(comm, dm));
   PetscCall(DMSetType(*dm, DMPLEX));
   PetscCall(DMSetFromOptions(*dm));
+  if (o->tree_cell >= 0) { /* hanging nodes: that cell split into 2^dim by PETSc's reference tree */
+    DM       ref, nc;
+    PetscInt dim;
+
+    PetscCall(DMGetDimension(*dm, &dim));
+    PetscCall(DMPlexCreateDefaultReferenceTree(comm, dim, PETSC_FALSE, &ref));
+    PetscCall(DMPlexSetReferenceTree(*dm, ref));
+    PetscCall(DMDestroy(&ref));
+    PetscCall(DMPlexTreeRefineCell(*dm, o->tree_cell, &nc));
+    PetscCall(DMDestroy(dm));
+    *dm = nc;
+  }
   { /* the boundary of the unit box by geometry, before any map: an independent boundary label */
     DMLabel  label;
     PetscInt fStart, fEnd, dim;
@@ -199,7 +214,26 @@ static PetscErrorCode CreateMesh(MPI_Comm comm, const Options *o, DM *dm)
     }
     PetscCall(DMPlexLabelComplete(*dm, label));
   }
-  if (o->curved) PetscCall(DMPlexRemapGeometry(*dm, 0.0, Bend));
+  if (o->curved && o->tree_cell < 0) PetscCall(DMPlexRemapGeometry(*dm, 0.0, Bend));
+  else if (o->curved) { /* a tree's coordinates are vertex values only: move the vertices (general multilinear cells) */
+    Vec          c;
+    PetscScalar *a;
+    PetscInt     n, dim;
+
+    PetscCall(DMGetDimension(*dm, &dim));
+    PetscCall(DMGetCoordinates(*dm, &c));
+    PetscCall(VecGetLocalSize(c, &n));
+    PetscCall(VecGetArray(c, &a));
+    for (PetscInt v = 0; v < n / dim; v++) {
+      PetscReal x[3], y[3];
+
+      for (PetscInt d = 0; d < dim; d++) x[d] = PetscRealPart(a[v * dim + d]);
+      Bend(dim, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, x, 0, NULL, y);
+      for (PetscInt d = 0; d < dim; d++) a[v * dim + d] = y[d];
+    }
+    PetscCall(VecRestoreArray(c, &a));
+    PetscCall(DMSetCoordinates(*dm, c));
+  }
   PetscCall(DMViewFromOptions(*dm, NULL, "-dm_view"));
   PetscFunctionReturn(0);
 }
@@ -333,6 +367,7 @@ static PetscErrorCode CompareDegree(MPI_Comm comm, const Options *o, PetscInt k,
       PetscCall(PetscOptionsGetInt(NULL, NULL, "-gmsh_cells", &faces[0], NULL));
       faces[1] = faces[2] = faces[0];
     } else PetscCall(PetscOptionsGetIntArray(NULL, NULL, "-dm_plex_box_faces", faces, &nf, &known));
+    if (o->tree_cell >= 0) known = PETSC_FALSE; /* hanging nodes add unknowns */
     for (PetscInt d = 0; d < dim; d++) expect *= k * faces[d] + (o->dirichlet ? -1 : 1);
     PetscCall(VecGetSize(x, &N));
     PetscCheck(!known || N == expect, comm, PETSC_ERR_PLIB, "%" PetscInt_FMT " unknowns, expected %" PetscInt_FMT, N, expect);
@@ -363,7 +398,7 @@ static PetscErrorCode CompareDegree(MPI_Comm comm, const Options *o, PetscInt k,
 
 int main(int argc, char **argv)
 {
-  Options  o     = {PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, 0, 0.7, 1.3, 1e-12};
+  Options  o     = {PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, 0, -1, 0.7, 1.3, 1e-12};
   PetscInt kmin = 1, kmax = 4, nfail = 0;
 
   PetscFunctionBeginUser;
@@ -379,6 +414,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-gausslobatto", &o.gll, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-gmsh_rotated", &o.gmsh, NULL));
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol", &o.tol, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-tree_cell", &o.tree_cell, NULL));
   for (PetscInt k = kmin; k <= kmax; k++) {
     PetscReal em, ed;
 

@@ -113,6 +113,7 @@ PetscErrorCode PatchworkPlexSetUpGeometry(Mat A)
   PetscCall(PatchworkPlexCoefficientValues(px, g.dim, nqd, "quadrature point", px->reaction_fn, px->reaction, "reaction", xq, &creact));
   PetscCall(PetscFree(xq));
   PetscCall(PatchworkMatVectorsOnDevice(A, &device));
+  PetscCheck(!(device && px->hang), PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "The mesh has hanging nodes, which the operator supports on the CPU only so far: use host vectors (-dm_vec_type standard)");
   PetscCall(PetscFree(px->geom));
 #if defined(PATCHWORK_HAVE_CUDA)
   if (px->geom_dev) PatchworkCallKernel(PatchworkDeviceFree(px->geom_dev));
@@ -158,6 +159,8 @@ PetscErrorCode PatchworkPlexSetUpGeometry(Mat A)
   px->desc.ncells     = g.ncells;
   px->desc.elem       = device ? (const int *)px->elem_dev : px->elem;
   px->desc.geom       = device ? (const double *)px->geom_dev : px->geom;
+  px->desc.hang       = px->hang;
+  px->desc.hangP      = px->hangP;
   PetscCall(PetscArraycpy(px->desc.interp, g.interp, PW_MAX_Q * PW_MAX_N));
   PetscCall(PetscArraycpy(px->desc.deriv, g.deriv, PW_MAX_Q * PW_MAX_Q));
   px->on_device = device;

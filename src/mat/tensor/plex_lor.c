@@ -26,6 +26,7 @@ PetscErrorCode PatchworkPlexGetLORData(Mat A, PatchworkPlexLORData *d)
   PetscCall(PatchworkTensorGetContext(A, &ctx));
   px = ctx->plex;
   PetscCheck(px, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "The operator lives on a DMDA, not a DMPlex");
+  PetscCheck(!px->hang, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "PCLOR does not support meshes with hanging nodes yet");
   PetscCall(PetscMemzero(d, sizeof(*d)));
   d->dim    = ctx->info.dim;
   d->degree = ctx->info.degree;

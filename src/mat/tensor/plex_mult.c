@@ -79,6 +79,12 @@ PetscErrorCode PatchworkPlexView(Mat A, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPrintf(viewer, "quadrature: %s, %" PetscInt_FMT " points per direction; geometric factors stored per quadrature point (%d per point)\n", PatchworkTensorQuadratures[ctx->info.quadrature], ctx->info.qpoints, PW_PLEX_NCOMP((int)ctx->info.dim)));
   PetscCall(PetscViewerASCIIPrintf(viewer, "geometry: coordinate field of degree %" PetscInt_FMT ", %s\n", px->coord_degree, px->coord_degree <= ctx->info.degree ? "represented exactly at the Q_k nodes" : "interpolated at the Q_k nodes (isoparametric approximation)"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "boundary conditions: %s\n", px->constrained ? "essential conditions of the DM (constrained nodes are not unknowns)" : "natural (no constrained nodes)"));
+  if (px->hang) {
+    PetscInt nh = px->nhanging;
+
+    PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &nh, 1, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)A)));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "hanging nodes: %" PetscInt_FMT " cells with hanging faces or edges, constrained inside the cell kernel (sum-factorized interpolation from the coarse face)\n", nh));
+  }
   PetscCall(PetscViewerASCIIPrintf(viewer, "backend: %s, %s\n", px->geomvalid ? (px->on_device ? "CUDA kernels on device vectors" : "CPU sum factorization") : "not set up yet", ctx->serial ? "one rank: no ghost exchange" : "ghost exchange through the DMPlex"));
   PetscCall(PetscViewerASCIIPopTab(viewer));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -24,13 +24,12 @@ static PetscErrorCode Coordinate(PetscInt dim, PetscReal t, const PetscReal x[],
   return PETSC_SUCCESS;
 }
 
-/* Every cell of this rank must be a quadrilateral (2D) or hexahedron (3D); no hanging-node anchors */
+/* Every cell of this rank must be a quadrilateral (2D) or hexahedron (3D) */
 static PetscErrorCode CheckCells(DM dm, PetscInt *dim)
 {
   MPI_Comm       comm = PetscObjectComm((PetscObject)dm);
   PetscBool      isplex;
   PetscInt       cStart, cEnd;
-  PetscSection   anchors;
   DMPolytopeType want;
 
   PetscFunctionBegin;
@@ -47,8 +46,6 @@ static PetscErrorCode CheckCells(DM dm, PetscInt *dim)
     if (ct == DM_POLYTOPE_FV_GHOST) continue;
     PetscCheck(ct == want, PETSC_COMM_SELF, PETSC_ERR_SUP, "Cell %" PetscInt_FMT " is a %s: the tensor-product operator needs %s cells (for simplex meshes use PCPATCHAMG on an assembled matrix)", c, DMPolytopeTypes[ct], DMPolytopeTypes[want]);
   }
-  PetscCall(DMPlexGetAnchors(dm, &anchors, NULL));
-  PetscCheck(!anchors, comm, PETSC_ERR_SUP, "The DMPlex has anchor (hanging-node) constraints: non-conforming meshes are not supported by the tensor-product operator yet");
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -346,12 +343,13 @@ PetscErrorCode PatchworkPlexLocalGlobalIndices(DM dm, PetscInt *nloc, PetscInt *
 }
 
 /* The element restriction in tensor (lexicographic) order, from a copy of the local section with the
-   tensor closure permutation, so that the user's DM keeps its own closure order. With one rank the
-   kernels index the global vector directly (constrained entries are -1). */
-static PetscErrorCode ElementMap(DM dm, PatchworkPlexData *px, PetscBool serial)
+   tensor closure permutation, so that the user's DM keeps its own closure order */
+static PetscErrorCode ElementMap(DM dm, PatchworkPlexData *px)
 {
   PetscSection s, sc;
-  PetscInt     cStart, cEnd, nloc, ncon = 0, *gl;
+  PetscInt     cStart, cEnd, nloc;
+  Vec          iv;
+  PetscScalar *ia;
 
   PetscFunctionBegin;
   PetscCall(DMGetLocalSection(dm, &s));
@@ -366,24 +364,45 @@ static PetscErrorCode ElementMap(DM dm, PatchworkPlexData *px, PetscBool serial)
     if (ct != DM_POLYTOPE_FV_GHOST) px->ncells++;
   }
   PetscCall(PetscMalloc2(px->ncells * px->nodes, &px->elem_local, px->ncells * px->nodes, &px->elem));
+  /* the closure of a vector holding its own indices: DMPlexGetClosureIndices() would replace the nodes
+     of hanging faces by their anchors, the closure of values keeps them (plex_hanging.c reads them) */
+  PetscCall(PetscSectionGetStorageSize(sc, &nloc));
+  PetscCall(VecCreateSeq(PETSC_COMM_SELF, nloc, &iv));
+  PetscCall(VecGetArray(iv, &ia));
+  for (PetscInt i = 0; i < nloc; i++) ia[i] = (PetscScalar)i;
+  PetscCall(VecRestoreArray(iv, &ia));
   for (PetscInt c = cStart, e = 0; c < cEnd; c++) {
     DMPolytopeType ct;
-    PetscInt       nidx, *idx;
+    PetscInt       nidx;
+    PetscScalar   *idx = NULL;
 
     PetscCall(DMPlexGetCellType(dm, c, &ct));
     if (ct == DM_POLYTOPE_FV_GHOST) continue;
-    PetscCall(DMPlexGetClosureIndices(dm, sc, sc, c, PETSC_TRUE, &nidx, &idx, NULL, NULL));
-    PetscCheck(nidx == px->nodes, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cell %" PetscInt_FMT " has %" PetscInt_FMT " closure indices, expected %" PetscInt_FMT, c, nidx, px->nodes);
-    for (PetscInt i = 0; i < nidx; i++) px->elem_local[e * px->nodes + i] = idx[i] < 0 ? -(idx[i] + 1) : idx[i]; /* constrained entries come encoded */
-    PetscCall(DMPlexRestoreClosureIndices(dm, sc, sc, c, PETSC_TRUE, &nidx, &idx, NULL, NULL));
+    PetscCall(DMPlexVecGetClosure(dm, sc, iv, c, &nidx, &idx));
+    PetscCheck(nidx == px->nodes, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cell %" PetscInt_FMT " has %" PetscInt_FMT " closure values, expected %" PetscInt_FMT, c, nidx, px->nodes);
+    for (PetscInt i = 0; i < nidx; i++) px->elem_local[e * px->nodes + i] = (PetscInt)PetscRealPart(idx[i]);
+    PetscCall(DMPlexVecRestoreClosure(dm, sc, iv, c, &nidx, &idx));
     e++;
   }
+  PetscCall(VecDestroy(&iv));
   PetscCall(PetscSectionDestroy(&sc));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
+/* The kernels' map from the element restriction with the coarse nodes on hanging faces: on one rank
+   the kernels index the global vector directly (constrained entries are -1) */
+static PetscErrorCode KernelMap(DM dm, PatchworkPlexData *px, PetscInt degree, PetscBool serial)
+{
+  PetscInt nloc, ncon = 0, *gl, *kl;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(px->ncells * px->nodes, &kl));
+  PetscCall(PetscArraycpy(kl, px->elem_local, px->ncells * px->nodes));
+  PetscCall(PatchworkPlexSetUpHanging(dm, degree, px, kl));
   PetscCall(PatchworkPlexLocalGlobalIndices(dm, &nloc, &gl));
   PetscCheck(px->ncells * px->nodes <= PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_SUP, "More than 2^31 indices on one rank");
   for (PetscInt i = 0; i < px->ncells * px->nodes; i++) {
-    const PetscInt li = px->elem_local[i];
+    const PetscInt li = kl[i];
     PetscInt       gi;
 
     PetscCheck(li >= 0 && li < nloc, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Closure index %" PetscInt_FMT " outside the local vector (size %" PetscInt_FMT ")", li, nloc);
@@ -392,6 +411,7 @@ static PetscErrorCode ElementMap(DM dm, PatchworkPlexData *px, PetscBool serial)
     px->elem[i] = gi < 0 ? -1 : (int)(serial ? gi : li);
   }
   PetscCall(PetscFree(gl));
+  PetscCall(PetscFree(kl));
   PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &ncon, 1, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)dm)));
   px->constrained = ncon > 0 ? PETSC_TRUE : PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -440,7 +460,8 @@ PetscErrorCode PatchworkPlexCreate(DM dm, PetscInt degree, PatchworkTensorInfo *
   PetscCall(PetscNew(&px));
   px->nodes = 1;
   for (PetscInt d = 0; d < dim; d++) px->nodes *= degree + 1;
-  PetscCall(ElementMap(dm, px, size == 1 ? PETSC_TRUE : PETSC_FALSE));
+  PetscCall(ElementMap(dm, px));
+  PetscCall(KernelMap(dm, px, degree, size == 1 ? PETSC_TRUE : PETSC_FALSE));
   PetscCall(PetscMalloc1(px->ncells * dim * px->nodes, &px->coords));
   PetscCall(NodeCoordinatesTabulated(dm, px, dim, degree, &tabulated));
   if (!tabulated) PetscCall(NodeCoordinates(dm, px, dim));
@@ -465,6 +486,7 @@ PetscErrorCode PatchworkPlexDestroy(PatchworkPlexData **plex)
   PetscCall(PetscFree2(px->elem_local, px->elem));
   PetscCall(PetscFree(px->coords));
   PetscCall(PetscFree(px->geom));
+  PetscCall(PetscFree(px->hang));
 #if defined(PATCHWORK_HAVE_CUDA)
   if (px->elem_dev) PatchworkCallKernel(PatchworkDeviceFree(px->elem_dev));
   if (px->geom_dev) PatchworkCallKernel(PatchworkDeviceFree(px->geom_dev));

@@ -12,7 +12,8 @@
 typedef struct {
   PetscInt               ncells, nodes; /* cells on this rank, nodes per cell (k+1)^dim */
   PetscInt              *elem_local;    /* ncells x nodes: local-vector index of every node (constrained ones too) */
-  int                   *elem;          /* the kernels' map: global index on one rank, local index otherwise; -1: constrained */
+  int                   *elem;          /* the kernels' map: global index on one rank, local index otherwise; -1: constrained;
+                                           on hanging faces and edges the coarse face's nodes (plex_hanging.c) */
   double                *coords;        /* ncells x dim x nodes: node coordinates */
   double                *geom;          /* host geometric factors (CPU route) */
   void                  *elem_dev, *geom_dev; /* device copies (CUDA route) */
@@ -20,6 +21,9 @@ typedef struct {
   PetscBool              geomvalid;     /* geom matches coefficients and quadrature */
   PetscBool              constrained;   /* the DM has essential boundary conditions */
   PetscInt               coord_degree;  /* of the DM's coordinate field */
+  unsigned long long    *hang;          /* NULL, or per cell its hanging faces and edges (plex_hanging.c) */
+  PetscInt               nhanging;      /* cells of this rank with hanging faces or edges */
+  double                 hangP[2 * PW_MAX_N * PW_MAX_N]; /* PatchworkHangingTables() */
   PatchworkCoefficientFn diffusion_fn, reaction_fn;
   void                  *fnctx;
   Vec                    diffusion, reaction; /* quadrature-point values (referenced) */
@@ -48,6 +52,7 @@ PETSC_INTERN PetscErrorCode MatGetDiagonal_PatchworkTensor(Mat, Vec);
 /* General meshes (plex_*.c) */
 PETSC_INTERN PetscErrorCode PatchworkPlexCreate(DM, PetscInt, PatchworkTensorInfo *, PatchworkPlexData **);
 PETSC_INTERN PetscErrorCode PatchworkPlexDestroy(PatchworkPlexData **);
+PETSC_INTERN PetscErrorCode PatchworkPlexSetUpHanging(DM, PetscInt, PatchworkPlexData *, PetscInt *);
 PETSC_INTERN PetscErrorCode PatchworkPlexLocalGlobalIndices(DM, PetscInt *, PetscInt **);
 PETSC_INTERN PetscErrorCode PatchworkPlexCoefficientValues(const PatchworkPlexData *, PetscInt, PetscInt, const char *, PatchworkCoefficientFn, Vec, const char *, const double *, double **);
 PETSC_INTERN PetscErrorCode PatchworkPlexSetUpGeometry(Mat);
