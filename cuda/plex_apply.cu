@@ -41,6 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <patchwork/plex_kernel.h>
+#include <patchwork/hanging_kernel.h>
 
 namespace {
 
@@ -187,14 +188,14 @@ __device__ __forceinline__ void Points2(const double *g, double (&u)[NQ], double
 
 /* 3D apply; see the top of the file for the passes */
 template <int N, int NQ, bool COLLOC>
-__global__ void __launch_bounds__(Lay<3, N, NQ>::THREADS, Lay<3, N, NQ>::MINB) Apply3(const Tab<N, NQ> tb, const int *__restrict__ elem, const double *__restrict__ geom, long long ncells, const double *__restrict__ x, double *__restrict__ y)
+__global__ void __launch_bounds__(Lay<3, N, NQ>::THREADS, Lay<3, N, NQ>::MINB) Apply3(const Tab<N, NQ> tb, const int *__restrict__ elem, const double *__restrict__ geom, long long ncells, const unsigned long long *__restrict__ hang, const double *__restrict__ x, double *__restrict__ y)
 {
   using L = Lay<3, N, NQ>;
   constexpr int LD = L::LD, PS = NQ * LD, NN = N * N, NQN = NQ * N;
   extern __shared__ __align__(16) double smem[];
   const int       t = threadIdx.x, slot = t / L::T, r = t - slot * L::T;
   const long long c0 = (long long)blockIdx.x * L::C, cell = c0 + slot;
-  const bool      active = cell < ncells;
+  const bool      active = cell < ncells && !(hang && hang[cell]); /* hanging cells: ApplyGeneric */
   const double   *gsrc   = geom + c0 * L::GS;
   double *const   sg     = smem + (((uintptr_t)gsrc & 15) ? 1 : 0);
   double *const   S0     = smem + L::C * L::GS + 1 + slot * L::CS, *const S1 = S0 + L::C * L::CS, *const S2 = S1 + L::C * L::CS;
@@ -412,14 +413,14 @@ __global__ void __launch_bounds__(Lay<3, N, NQ>::THREADS, Lay<3, N, NQ>::MINB) A
 
 /* 2D apply: the same with one line of NQ threads per cell */
 template <int N, int NQ, bool COLLOC>
-__global__ void __launch_bounds__(Lay<2, N, NQ>::THREADS, Lay<2, N, NQ>::MINB) Apply2(const Tab<N, NQ> tb, const int *__restrict__ elem, const double *__restrict__ geom, long long ncells, const double *__restrict__ x, double *__restrict__ y)
+__global__ void __launch_bounds__(Lay<2, N, NQ>::THREADS, Lay<2, N, NQ>::MINB) Apply2(const Tab<N, NQ> tb, const int *__restrict__ elem, const double *__restrict__ geom, long long ncells, const unsigned long long *__restrict__ hang, const double *__restrict__ x, double *__restrict__ y)
 {
   using L = Lay<2, N, NQ>;
   constexpr int LD = L::LD;
   extern __shared__ __align__(16) double smem[];
   const int       t = threadIdx.x, slot = t / L::T, r = t - slot * L::T;
   const long long c0 = (long long)blockIdx.x * L::C, cell = c0 + slot;
-  const bool      active = cell < ncells;
+  const bool      active = cell < ncells && !(hang && hang[cell]); /* hanging cells: ApplyGeneric */
   const double   *gsrc   = geom + c0 * L::GS;
   double *const   sg     = smem + (((uintptr_t)gsrc & 15) ? 1 : 0);
   double *const   S0     = smem + L::C * L::GS + 1 + slot * L::CS, *const S1 = S0 + L::C * L::CS;
@@ -585,14 +586,134 @@ static __device__ __forceinline__ int GIdx3(int a, int b) /* index of G_ab in th
   return a == 0 ? 1 + b : a == 1 ? 3 + b : 6;
 }
 
-/* Generic apply, the same passes as Apply3/Apply2 with run-time sizes */
-__global__ void __launch_bounds__(256) ApplyGeneric(const Tables tb, const Group g, const int *__restrict__ elem, const double *__restrict__ geom, const double *__restrict__ x, double *__restrict__ y)
+/* Hanging-node constraints of one cell (contract: include/patchwork/hanging_kernel.h; CPU reference:
+   src/core/hanging_ref.c, sum-factorized). Here one thread per node, each from the raw copy: a node's
+   value comes from the first hanging face or edge that holds it (its claim), the transpose gathers into
+   a raw slot every claimed node of every constraint whose grid holds the slot. */
+struct HangCon {
+  int base, st0, st1, s0, s1, m; /* nodes base + i st0 + j st1 (m = 2) or base + i st0 (m = 1), halves s0, s1 */
+};
+
+/* Constraint q (faces 0..2 dim-1, then the 12 edges of 3D) of the mask, if it hangs */
+static __device__ bool HangGet(int dim, int n, unsigned long long mask, int q, HangCon *c)
+{
+  const int st[3] = {1, n, n * n};
+
+  if (q < 2 * dim) {
+    const int d = q / 2, side = q % 2;
+    int       t[2], k = 0;
+
+    if (!((mask >> q) & 1)) return false;
+    for (int e = 0; e < dim; e++)
+      if (e != d) t[k++] = e;
+    c->m    = dim - 1;
+    c->base = side * (n - 1) * st[d];
+    c->st0  = st[t[0]];
+    c->st1  = dim == 3 ? st[t[1]] : 0;
+    c->s0   = (int)((mask >> (PW_HANG_FACE_POS + (dim - 1) * q)) & 1);
+    c->s1   = dim == 3 ? (int)((mask >> (PW_HANG_FACE_POS + (dim - 1) * q + 1)) & 1) : 0;
+    return true;
+  }
+  q -= 2 * dim;
+  if (dim != 3 || q >= 12 || !((mask >> (PW_HANG_EDGE + q)) & 1)) return false;
+  {
+    const int d = q / 4, a = q % 2, b = (q / 2) % 2, o0 = d == 0 ? 1 : 0, o1 = d == 2 ? 1 : 2;
+    c->m    = 1;
+    c->base = a * (n - 1) * st[o0] + b * (n - 1) * st[o1];
+    c->st0  = st[d];
+    c->st1  = 0;
+    c->s0   = (int)((mask >> (PW_HANG_EDGE_POS + q)) & 1);
+    c->s1   = 0;
+  }
+  return true;
+}
+
+/* Whether node `node` lies on constraint c, and where (i, j) */
+static __device__ bool HangOn(const HangCon &c, int n, int node, int *i, int *j)
+{
+  const int r = node - c.base;
+
+  if (r < 0) return false;
+  for (int jj = 0; jj < (c.m == 2 ? n : 1); jj++)
+    for (int ii = 0; ii < n; ii++)
+      if (ii * c.st0 + jj * c.st1 == r) {
+        *i = ii;
+        *j = jj;
+        return true;
+      }
+  return false;
+}
+
+/* The first hanging constraint that holds node (its claim), -1 if none */
+static __device__ int HangClaim(int dim, int n, unsigned long long mask, int node)
+{
+  HangCon c;
+  int     i, j;
+
+  for (int q = 0; q < 2 * dim + (dim == 3 ? 12 : 0); q++)
+    if (HangGet(dim, n, mask, q, &c) && HangOn(c, n, node, &i, &j)) return q;
+  return -1;
+}
+
+/* C raw at node */
+static __device__ double HangForward(int dim, int n, unsigned long long mask, const double *P, const double *raw, int node)
+{
+  HangCon   c;
+  int       i, j;
+  double    v = 0;
+  const int q = HangClaim(dim, n, mask, node);
+
+  if (q < 0) return raw[node];
+  HangGet(dim, n, mask, q, &c);
+  HangOn(c, n, node, &i, &j);
+  for (int qq = 0; qq < (c.m == 2 ? n : 1); qq++) {
+    const double wj = c.m == 2 ? P[(c.s1 * n + j) * n + qq] : 1.0;
+    for (int p = 0; p < n; p++) v += P[(c.s0 * n + i) * n + p] * wj * raw[c.base + p * c.st0 + qq * c.st1];
+  }
+  return v;
+}
+
+/* C^T y at raw slot node */
+static __device__ double HangTranspose(int dim, int n, unsigned long long mask, const double *P, const double *y, int node)
+{
+  HangCon c;
+  int     p, qq;
+  double  v = HangClaim(dim, n, mask, node) < 0 ? y[node] : 0.0;
+
+  for (int q = 0; q < 2 * dim + (dim == 3 ? 12 : 0); q++) {
+    if (!HangGet(dim, n, mask, q, &c) || !HangOn(c, n, node, &p, &qq)) continue;
+    for (int j = 0; j < (c.m == 2 ? n : 1); j++)
+      for (int i = 0; i < n; i++) {
+        const int o = c.base + i * c.st0 + j * c.st1;
+        if (HangClaim(dim, n, mask, o) != q) continue;
+        v += P[(c.s0 * n + i) * n + p] * (c.m == 2 ? P[(c.s1 * n + j) * n + qq] : 1.0) * y[o];
+      }
+  }
+  return v;
+}
+
+/* What the generic apply does beyond plain cells: hanging constraints (mask, P), a list of cells to take
+   (NULL: all), and the diagonal mode, in which each list entry c*nd + i is one column of C^T A_c C */
+struct HangArgs {
+  const unsigned long long *mask;
+  const double             *P;
+  const long long          *list;
+  int                       diag;
+};
+
+/* Generic apply, the same passes as Apply3/Apply2 with run-time sizes; cells with hanging faces or
+   edges interpolate their raw values first and apply the transpose last */
+__global__ void __launch_bounds__(256) ApplyGeneric(const Tables tb, const Group g, const HangArgs h, const int *__restrict__ elem, const double *__restrict__ geom, const double *__restrict__ x, double *__restrict__ y)
 {
   extern __shared__ __align__(16) double smem[];
   const int       n = g.n, nq = g.nq, nd = g.nd, nqd = g.nqd, nt = g.TG, ncomp = PW_PLEX_NCOMP(g.dim);
   const int       slot = threadIdx.x / nt, tid = threadIdx.x - slot * nt;
-  const long long cell = (long long)blockIdx.x * g.C + slot;
-  const bool      active = cell < g.ncells;
+  const long long entry = (long long)blockIdx.x * g.C + slot;
+  const bool      active = entry < g.ncells;
+  const long long item = active && h.list ? h.list[entry] : entry;
+  const long long cell = h.diag ? item / nd : item;
+  const int       dslot = h.diag ? (int)(item % nd) : -1;
+  const unsigned long long mask = active && h.mask ? h.mask[cell] : 0;
   double         *B = smem, *Bd = smem + nq * n;
   double         *u = smem + 2 * nq * n + (size_t)slot * g.cellsz;
   const int       sa = g.dim == 3 ? nq * n * n : nq * n, sc = g.dim == 3 ? nq * nq * n : 0;
@@ -608,8 +729,15 @@ __global__ void __launch_bounds__(256) ApplyGeneric(const Tables tb, const Group
   if (active)
     for (int i = tid; i < nd; i += nt) {
       const int ei = el[i];
-      u[i]         = ei >= 0 ? x[ei] : 0.0;
+      u[i]         = h.diag ? (el[i] == el[dslot] ? 1.0 : 0.0) : ei >= 0 ? x[ei] : 0.0;
     }
+  __syncthreads();
+  if (mask) { /* u = C raw, through a (scratch until the first pass) */
+    for (int i = tid; i < nd; i += nt) a[i] = u[i];
+  }
+  __syncthreads();
+  if (mask)
+    for (int i = tid; i < nd; i += nt) u[i] = HangForward(g.dim, n, mask, h.P, a, i);
   __syncthreads();
   if (g.dim == 3) {
     if (active) {
@@ -683,7 +811,21 @@ __global__ void __launch_bounds__(256) ApplyGeneric(const Tables tb, const Group
     }
   }
   __syncthreads();
-  if (active)
+  if (mask) { /* u = C^T u, through a */
+    for (int i = tid; i < nd; i += nt) a[i] = u[i];
+  }
+  __syncthreads();
+  if (mask)
+    for (int i = tid; i < nd; i += nt) u[i] = HangTranspose(g.dim, n, mask, h.P, a, i);
+  __syncthreads();
+  if (active && h.diag) { /* the column's entry at its unknown: the sum over the slots that hold it */
+    if (tid == 0) {
+      double v = 0;
+      for (int i = 0; i < nd; i++)
+        if (el[i] == el[dslot]) v += u[i];
+      if (el[dslot] >= 0) atomicAdd(y + el[dslot], v);
+    }
+  } else if (active)
     for (int i = tid; i < nd; i += nt) {
       const int ei = el[i];
       if (ei >= 0) atomicAdd(y + ei, u[i]);
@@ -696,13 +838,13 @@ __global__ void __launch_bounds__(256) ApplyGeneric(const Tables tb, const Group
      y  U1 = BB T1 + DD T3 + DB T6, U2 = BB T2, U3 = DB T4 + BB T5
      x  diag = BB U1 + DD U2 + DB U3
    2D:  y  T1 = BB g0 + DD G11, T2 = BB G00, T3 = 2 DB G01;  x  diag = BB T1 + DD T2 + DB T3 */
-__global__ void __launch_bounds__(256) DiagonalGeneric(const Tables tb, const Group g, const int *__restrict__ elem, const double *__restrict__ geom, double *__restrict__ y)
+__global__ void __launch_bounds__(256) DiagonalGeneric(const Tables tb, const Group g, const unsigned long long *__restrict__ hang, const int *__restrict__ elem, const double *__restrict__ geom, double *__restrict__ y)
 {
   extern __shared__ __align__(16) double smem[];
   const int       n = g.n, nq = g.nq, nd = g.nd, nqd = g.nqd, nt = g.TG, ncomp = PW_PLEX_NCOMP(g.dim);
   const int       slot = threadIdx.x / nt, tid = threadIdx.x - slot * nt;
   const long long cell = (long long)blockIdx.x * g.C + slot;
-  const bool      active = cell < g.ncells;
+  const bool      active = cell < g.ncells && !(hang && hang[cell]); /* hanging cells: ApplyGeneric, column by column */
   double         *BB = smem, *DD = BB + nq * n, *DB = DD + nq * n;
   double         *T = smem + 3 * nq * n + (size_t)slot * g.cellsz;
   const double   *gc = geom + cell * ncomp * nqd;
@@ -971,18 +1113,22 @@ static Group MakeGroup(int dim, int degree, int nq, long long ncells)
 
 static unsigned GroupBlocks(const Group &g) { return (unsigned)((g.ncells + g.C - 1) / g.C); }
 
-static cudaError_t ApplyGenericLaunch(const PatchworkPlexDesc *d, const double *x, double *y, cudaStream_t s)
+/* The generic apply over all cells (list NULL) or the nlist entries of list (cells, or in the diagonal
+   mode cell*nd + slot) */
+static cudaError_t ApplyGenericLaunch(const PatchworkPlexDesc *d, const double *x, double *y, const long long *list, long long nlist, int diag, cudaStream_t s)
 {
-  Group  g = MakeGroup(d->dim, d->degree, d->nq, d->ncells);
-  Tables tb;
-  size_t shmem;
+  Group    g = MakeGroup(d->dim, d->degree, d->nq, list ? nlist : d->ncells);
+  Tables   tb;
+  size_t   shmem;
+  HangArgs h = {d->hang, d->hangP, list, diag};
 
   Fill1D(g.n, g.nq, 0, d->interp, d->deriv, tb.B, tb.Bd); /* interp is the identity when collocated */
   const int sa = g.dim == 3 ? g.nq * g.n * g.n : g.nq * g.n, sc = g.dim == 3 ? g.nq * g.nq * g.n : 0;
   g.cellsz = g.nd + 2 * sa + 3 * sc + (g.dim + 1) * g.nqd;
   cudaError_t err = GroupShape(ApplyGeneric, &g, 2 * g.nq * g.n, &shmem);
   if (err != cudaSuccess) return err;
-  ApplyGeneric<<<GroupBlocks(g), g.C * g.TG, shmem, s>>>(tb, g, d->elem, d->geom, x, y);
+  if (g.ncells == 0) return cudaSuccess;
+  ApplyGeneric<<<GroupBlocks(g), g.C * g.TG, shmem, s>>>(tb, g, h, d->elem, d->geom, x, y);
   return cudaGetLastError();
 }
 
@@ -999,13 +1145,15 @@ static cudaError_t LaunchApply(const PatchworkPlexDesc *d, const double *x, doub
   if constexpr (DIM == 3) {
     if (L::SHMEM > 48 * 1024) err = cudaFuncSetAttribute(Apply3<N, NQ, COLLOC>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L::SHMEM);
     if (err != cudaSuccess) return err;
-    Apply3<N, NQ, COLLOC><<<blocks, L::THREADS, L::SHMEM, s>>>(tb, d->elem, d->geom, d->ncells, x, y);
+    Apply3<N, NQ, COLLOC><<<blocks, L::THREADS, L::SHMEM, s>>>(tb, d->elem, d->geom, d->ncells, d->hang, x, y);
   } else {
     if (L::SHMEM > 48 * 1024) err = cudaFuncSetAttribute(Apply2<N, NQ, COLLOC>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L::SHMEM);
     if (err != cudaSuccess) return err;
-    Apply2<N, NQ, COLLOC><<<blocks, L::THREADS, L::SHMEM, s>>>(tb, d->elem, d->geom, d->ncells, x, y);
+    Apply2<N, NQ, COLLOC><<<blocks, L::THREADS, L::SHMEM, s>>>(tb, d->elem, d->geom, d->ncells, d->hang, x, y);
   }
-  return cudaGetLastError();
+  if ((err = cudaGetLastError()) != cudaSuccess) return err;
+  if (d->hang) return ApplyGenericLaunch(d, x, y, d->hang_cells, d->nhang, 0, s);
+  return cudaSuccess;
 }
 
 template <int DIM, int N>
@@ -1016,7 +1164,7 @@ static cudaError_t ApplyN(const PatchworkPlexDesc *d, const double *x, double *y
   case 0: return LaunchApply<DIM, N, N, false>(d, x, y, s);
   case 1: return LaunchApply<DIM, N, N + 1, false>(d, x, y, s);
   case 2: return LaunchApply<DIM, N, N + 2, false>(d, x, y, s);
-  default: return ApplyGenericLaunch(d, x, y, s);
+  default: return ApplyGenericLaunch(d, x, y, NULL, 0, 0, s);
   }
 }
 
@@ -1073,8 +1221,10 @@ extern "C" int PatchworkPlexDiagonalCUDA(const PatchworkPlexDesc *d, double *y, 
   g.cellsz = g.dim == 3 ? 6 * g.nq * g.nq * g.n + 3 * g.nq * g.n * g.n : 3 * g.nq * g.n + g.n * g.n;
   err      = GroupShape(DiagonalGeneric, &g, 3 * g.nq * g.n, &shmem);
   if (err != cudaSuccess) return (int)err;
-  DiagonalGeneric<<<GroupBlocks(g), g.C * g.TG, shmem, s>>>(tb, g, d->elem, d->geom, y);
-  return (int)cudaGetLastError();
+  DiagonalGeneric<<<GroupBlocks(g), g.C * g.TG, shmem, s>>>(tb, g, d->hang, d->elem, d->geom, y);
+  if ((err = cudaGetLastError()) != cudaSuccess) return (int)err;
+  if (d->hang) return (int)ApplyGenericLaunch(d, NULL, y, d->hang_diag, d->nhang_diag, 1, s);
+  return (int)cudaSuccess;
 }
 
 extern "C" int PatchworkPlexGeometryCUDA(const PatchworkPlexGeomDesc *gd, double *geom, int *nbad, void *stream)

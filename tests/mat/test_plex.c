@@ -215,24 +215,30 @@ static PetscErrorCode CreateMesh(MPI_Comm comm, const Options *o, DM *dm)
     PetscCall(DMPlexLabelComplete(*dm, label));
   }
   if (o->curved && o->tree_cell < 0) PetscCall(DMPlexRemapGeometry(*dm, 0.0, Bend));
-  else if (o->curved) { /* a tree's coordinates are vertex values only: move the vertices (general multilinear cells) */
-    Vec          c;
-    PetscScalar *a;
-    PetscInt     n, dim;
+  else if (o->curved) { /* a tree's coordinates are vertex values only: move the vertices (general multilinear
+                           cells), in the global and the local coordinates alike (PETSc 3.26 cannot redo the
+                           local ones of a tree without a coordinate field) */
+    Vec      cv[2];
+    PetscInt dim;
 
     PetscCall(DMGetDimension(*dm, &dim));
-    PetscCall(DMGetCoordinates(*dm, &c));
-    PetscCall(VecGetLocalSize(c, &n));
-    PetscCall(VecGetArray(c, &a));
-    for (PetscInt v = 0; v < n / dim; v++) {
-      PetscReal x[3], y[3];
+    PetscCall(DMGetCoordinates(*dm, &cv[0]));
+    PetscCall(DMGetCoordinatesLocal(*dm, &cv[1]));
+    for (int k = 0; k < 2; k++) {
+      PetscScalar *a;
+      PetscInt     n;
 
-      for (PetscInt d = 0; d < dim; d++) x[d] = PetscRealPart(a[v * dim + d]);
-      Bend(dim, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, x, 0, NULL, y);
-      for (PetscInt d = 0; d < dim; d++) a[v * dim + d] = y[d];
+      PetscCall(VecGetLocalSize(cv[k], &n));
+      PetscCall(VecGetArray(cv[k], &a));
+      for (PetscInt v = 0; v < n / dim; v++) {
+        PetscReal x[3], y[3];
+
+        for (PetscInt d = 0; d < dim; d++) x[d] = PetscRealPart(a[v * dim + d]);
+        Bend(dim, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, x, 0, NULL, y);
+        for (PetscInt d = 0; d < dim; d++) a[v * dim + d] = y[d];
+      }
+      PetscCall(VecRestoreArray(cv[k], &a));
     }
-    PetscCall(VecRestoreArray(c, &a));
-    PetscCall(DMSetCoordinates(*dm, c));
   }
   PetscCall(DMViewFromOptions(*dm, NULL, "-dm_view"));
   PetscFunctionReturn(0);

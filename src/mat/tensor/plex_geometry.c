@@ -84,6 +84,38 @@ static PetscErrorCode ToDevice(const void *h, size_t bytes, void **d)
   PatchworkCallKernel(PatchworkDeviceCopyToDevice(*d, h, bytes, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* The hanging-node data on the device (once): the masks, the tables, the hanging cells (which the fast
+   kernels skip and a generic one applies) and, for the diagonal, every unknown of those cells once */
+static PetscErrorCode HangingToDevice(PatchworkPlexData *px)
+{
+  long long *cells, *diag, nd = 0;
+  PetscInt   nh = 0;
+
+  PetscFunctionBegin;
+  if (!px->hang || px->hang_dev) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscMalloc2(px->nhanging, &cells, px->nhanging * px->nodes, &diag));
+  for (PetscInt c = 0; c < px->ncells; c++) {
+    const int *e = px->elem + c * px->nodes;
+
+    if (!px->hang[c]) continue;
+    cells[nh++] = c;
+    for (PetscInt i = 0; i < px->nodes; i++) {
+      PetscBool seen = (PetscBool)(e[i] < 0);
+
+      for (PetscInt j = 0; j < i && !seen; j++) seen = (PetscBool)(e[j] == e[i]);
+      if (!seen) diag[nd++] = (long long)c * px->nodes + i;
+    }
+  }
+  PetscCall(ToDevice(px->hang, sizeof(unsigned long long) * px->ncells, &px->hang_dev));
+  PetscCall(ToDevice(px->hangP, sizeof(px->hangP), &px->hangP_dev));
+  PetscCall(ToDevice(cells, sizeof(long long) * nh, &px->hang_cells_dev));
+  PetscCall(ToDevice(diag, sizeof(long long) * nd, &px->hang_diag_dev));
+  px->nhang_diag = nd;
+  PetscCall(PatchworkDeviceSynchronize()); /* before the host lists go */
+  PetscCall(PetscFree2(cells, diag));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 #endif
 
 /* The geometric factors (and the apply descriptor) for the current coefficients and quadrature */
@@ -113,7 +145,6 @@ PetscErrorCode PatchworkPlexSetUpGeometry(Mat A)
   PetscCall(PatchworkPlexCoefficientValues(px, g.dim, nqd, "quadrature point", px->reaction_fn, px->reaction, "reaction", xq, &creact));
   PetscCall(PetscFree(xq));
   PetscCall(PatchworkMatVectorsOnDevice(A, &device));
-  PetscCheck(!(device && px->hang), PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "The mesh has hanging nodes, which the operator supports on the CPU only so far: use host vectors (-dm_vec_type standard)");
   PetscCall(PetscFree(px->geom));
 #if defined(PATCHWORK_HAVE_CUDA)
   if (px->geom_dev) PatchworkCallKernel(PatchworkDeviceFree(px->geom_dev));
@@ -124,6 +155,7 @@ PetscErrorCode PatchworkPlexSetUpGeometry(Mat A)
 
     PetscCall(PatchworkGetDeviceStream(&stream));
     if (!px->elem_dev) PetscCall(ToDevice(px->elem, sizeof(int) * g.ncells * px->nodes, &px->elem_dev));
+    PetscCall(HangingToDevice(px));
     PetscCall(ToDevice(px->coords, sizeof(double) * g.ncells * g.dim * px->nodes, &coords_d));
     PetscCall(ToDevice(cdiff, sizeof(double) * g.ncells * nqd, &diff_d));
     PetscCall(ToDevice(creact, sizeof(double) * g.ncells * nqd, &react_d));
@@ -161,6 +193,16 @@ PetscErrorCode PatchworkPlexSetUpGeometry(Mat A)
   px->desc.geom       = device ? (const double *)px->geom_dev : px->geom;
   px->desc.hang       = px->hang;
   px->desc.hangP      = px->hangP;
+#if defined(PATCHWORK_HAVE_CUDA)
+  if (device && px->hang) {
+    px->desc.hang       = (const unsigned long long *)px->hang_dev;
+    px->desc.hangP      = (const double *)px->hangP_dev;
+    px->desc.hang_cells = (const long long *)px->hang_cells_dev;
+    px->desc.nhang      = px->nhanging;
+    px->desc.hang_diag  = (const long long *)px->hang_diag_dev;
+    px->desc.nhang_diag = px->nhang_diag;
+  }
+#endif
   PetscCall(PetscArraycpy(px->desc.interp, g.interp, PW_MAX_Q * PW_MAX_N));
   PetscCall(PetscArraycpy(px->desc.deriv, g.deriv, PW_MAX_Q * PW_MAX_Q));
   px->on_device = device;

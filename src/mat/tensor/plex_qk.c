@@ -490,6 +490,10 @@ PetscErrorCode PatchworkPlexDestroy(PatchworkPlexData **plex)
 #if defined(PATCHWORK_HAVE_CUDA)
   if (px->elem_dev) PatchworkCallKernel(PatchworkDeviceFree(px->elem_dev));
   if (px->geom_dev) PatchworkCallKernel(PatchworkDeviceFree(px->geom_dev));
+  PatchworkCallKernel(PatchworkDeviceFree(px->hang_dev));
+  PatchworkCallKernel(PatchworkDeviceFree(px->hangP_dev));
+  PatchworkCallKernel(PatchworkDeviceFree(px->hang_cells_dev));
+  PatchworkCallKernel(PatchworkDeviceFree(px->hang_diag_dev));
 #endif
   PetscCall(VecDestroy(&px->diffusion));
   PetscCall(VecDestroy(&px->reaction));

@@ -24,6 +24,8 @@ typedef struct {
   unsigned long long    *hang;          /* NULL, or per cell its hanging faces and edges (plex_hanging.c) */
   PetscInt               nhanging;      /* cells of this rank with hanging faces or edges */
   double                 hangP[2 * PW_MAX_N * PW_MAX_N]; /* PatchworkHangingTables() */
+  void                  *hang_dev, *hangP_dev, *hang_cells_dev, *hang_diag_dev; /* device copies and lists (CUDA route) */
+  long long              nhang_diag;    /* entries of hang_diag_dev */
   PatchworkCoefficientFn diffusion_fn, reaction_fn;
   void                  *fnctx;
   Vec                    diffusion, reaction; /* quadrature-point values (referenced) */
