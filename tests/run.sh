@@ -202,13 +202,17 @@ run mat/plex-gausslobatto-3d $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -kmax
 run mat/plex-gmsh-2d      $PLEX -gmsh_rotated -gmsh_path $R/rotated-2d.msh -dm_plex_dim 2 -gmsh_cells 4 -kmax 6 -dirichlet
 run mat/plex-gmsh-3d      $PLEX -gmsh_rotated -gmsh_path $R/rotated-3d.msh -dm_plex_dim 3 -gmsh_cells 3 -kmax 4 -variable
 run mat/plex-n2           $MPIEXEC -n 2 $PLEX -dm_plex_dim 3 -dm_plex_box_faces 3,2,3 -kmax 3 -curved -variable -dirichlet
-# hanging nodes (one cell split by DMPlexTreeRefineCell(); PETSc's assembly applies the constraints through
-# its anchors): 2D faces; 3D the centre of 3^3 cells (6 hanging faces around it, 12 edge-only neighbours),
-# a corner cell, Gauss-Lobatto, k up to 10 (2D) and 6 (3D; 7 and 8 agree too but PETSc's assembly takes minutes)
+# hanging nodes (one cell split by DMPlexTreeRefineCell(), then distributed; PETSc's assembly applies the
+# constraints through its anchors): the children of the centre of 3^3 cells hang on all 6 coarse neighbours,
+# a corner cell, Gauss-Lobatto, k up to 10 (2D) and 6 (3D; 7 and 8 agree too but PETSc's assembly takes
+# minutes), 2 and 3 ranks. (Edge-only constraints need two split cells, which PETSc's one-cell tool cannot
+# make: tests/unit/test_hanging_ref covers their algebra.)
 run mat/plex-hanging-2d       $PLEX -dm_plex_dim 2 -dm_plex_box_faces 3,3 -tree_cell 4 -kmax 10 -curved -variable -dirichlet
 run mat/plex-hanging-3d       $PLEX -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -tree_cell 13 -kmax 4 -curved -variable
 run mat/plex-hanging-3d-gll   $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -tree_cell 3 -kmax 4 -gausslobatto -dirichlet
 run mat/plex-hanging-3d-k5-6  $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,1,1 -tree_cell 0 -kmin 5 -kmax 6 -variable
+run mat/plex-hanging-n2       $MPIEXEC -n 2 $PLEX -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -tree_cell 13 -kmax 3 -curved -variable -dirichlet
+run mat/plex-hanging-n3       $MPIEXEC -n 3 $PLEX -dm_plex_dim 2 -dm_plex_box_faces 3,3 -tree_cell 4 -kmax 5 -variable
 # the curved shell example: order k+1 on curved cells with the variable coefficient; 2 ranks agree
 shell_mpi() {
   local a b

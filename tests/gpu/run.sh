@@ -140,6 +140,7 @@ check plex-gpu-n2      $MPI -n 2 $PLEX -dm_plex_dim 3 -dm_plex_box_faces 3,2,3 -
 check plex-gpu-hanging-2d $PLEX -tol 1e-13 -dm_plex_dim 2 -dm_plex_box_faces 3,3 -tree_cell 4 -kmax 10 -curved -variable -dirichlet
 check plex-gpu-hanging-3d $PLEX -tol 1e-13 -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -tree_cell 13 -kmax 6 -curved -variable
 check plex-gpu-hanging-gll $PLEX -tol 1e-13 -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -tree_cell 3 -kmax 4 -gausslobatto -dirichlet
+check plex-gpu-hanging-n2 $MPI -n 2 $PLEX -tol 1e-13 -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -tree_cell 13 -kmax 4 -curved -variable -dirichlet
 check plex-hanging-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 $PLEX -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -tree_cell 13 -kmin 2 -kmax 2 -variable
 check plex-hanging-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -tree_cell 0 -kmin 3 -kmax 3
 SH="build/examples/shell -dim 3 -degree 4 -cells 6"

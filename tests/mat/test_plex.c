@@ -10,7 +10,7 @@ static const char help[] = "Compares the Patchwork tensor-product operator on a 
                            "  -extra_points <0>           Gauss points per direction beyond k+1 (0..2)\n"
                            "  -gausslobatto               collocated Gauss-Lobatto quadrature instead of Gauss\n"
                            "  -gmsh_rotated               read a Gmsh mesh whose cells have randomly rotated vertex orders\n"
-                           "  -tree_cell <c>              split cell c by DMPlexTreeRefineCell(): hanging faces (and, in 3D, edges)\n"
+                           "  -tree_cell <c>              split cell c by DMPlexTreeRefineCell() (then distribute): hanging faces\n"
                            "                              whose constraints PETSc's assembly applies through its anchors\n"
                            "                              (-curved then moves the vertices: the tree has no coordinate field)\n"
                            "  -tol <1e-12>                relative tolerance\n"
@@ -168,11 +168,12 @@ static PetscErrorCode CreateMesh(MPI_Comm comm, const Options *o, DM *dm)
     PetscCallMPI(MPI_Barrier(comm));
     PetscCall(PetscOptionsSetValue(NULL, "-dm_plex_filename", path));
   }
+  if (o->tree_cell >= 0) PetscCall(PetscOptionsSetValue(NULL, "-dm_distribute", "0")); /* split first, on rank 0 */
   PetscCall(DMCreate(comm, dm));
   PetscCall(DMSetType(*dm, DMPLEX));
   PetscCall(DMSetFromOptions(*dm));
   if (o->tree_cell >= 0) { /* hanging nodes: that cell split into 2^dim by PETSc's reference tree */
-    DM       ref, nc;
+    DM       ref, nc, dist;
     PetscInt dim;
 
     PetscCall(DMGetDimension(*dm, &dim));
@@ -181,6 +182,11 @@ static PetscErrorCode CreateMesh(MPI_Comm comm, const Options *o, DM *dm)
     PetscCall(DMDestroy(&ref));
     PetscCall(DMPlexTreeRefineCell(*dm, o->tree_cell, &nc));
     PetscCall(DMDestroy(dm));
+    PetscCall(DMPlexDistribute(nc, 0, NULL, &dist));
+    if (dist) {
+      PetscCall(DMDestroy(&nc));
+      nc = dist;
+    }
     *dm = nc;
   }
   { /* the boundary of the unit box by geometry, before any map: an independent boundary label */

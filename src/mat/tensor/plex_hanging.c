@@ -288,15 +288,12 @@ PetscErrorCode PatchworkPlexSetUpHanging(DM dm, PetscInt degree, PatchworkPlexDa
   PetscSection anchors, parents;
   Hang         h;
   PetscInt     cStart, cEnd, pStart, pEnd, dim, nhang = 0;
-  PetscMPIInt  size;
 
   PetscFunctionBegin;
   PetscCall(DMPlexGetAnchors(dm, &anchors, NULL));
   PetscCall(DMPlexGetTree(dm, &parents, NULL, NULL, NULL, NULL));
   if (!anchors && !parents) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCheck(parents, comm, PETSC_ERR_SUP, "The DMPlex has anchor constraints but no tree: only the hanging nodes of non-conforming refinement (DMPlexTreeRefineCell(), DMForest) are supported");
-  PetscCallMPI(MPI_Comm_size(comm, &size));
-  PetscCheck(size == 1, comm, PETSC_ERR_SUP, "Hanging nodes are supported on one rank only so far");
   PetscCall(DMGetDimension(dm, &dim));
   h.dim = (int)dim;
   h.n   = (int)degree + 1;
