@@ -314,6 +314,10 @@ run lor/plex-n2               bash -c "$MPIEXEC -n 2 $B/examples/shell -dim 2 -d
 run mat/lor-plex-2d           $B/tests/mat/test_lor_plex -dm_plex_simplex 0 -dm_plex_dim 2 -dm_plex_box_faces 3,4 -kmax 8
 run mat/lor-plex-3d-dirichlet $B/tests/mat/test_lor_plex -dm_plex_simplex 0 -dm_plex_dim 3 -dm_plex_box_faces 2,3,2 -kmax 4 -dirichlet
 run mat/lor-plex-n3           $MPIEXEC -n 3 $B/tests/mat/test_lor_plex -dm_plex_simplex 0 -dm_plex_dim 3 -dm_plex_box_faces 3,2,3 -kmax 3 -dirichlet -compare_host
+# hanging nodes: P^T A_LOR P; at k = 1 equal to PETSc's Jacobian with its anchors
+run mat/lor-plex-hanging-2d   $B/tests/mat/test_lor_plex -dm_plex_simplex 0 -dm_plex_dim 2 -dm_plex_box_faces 3,3 -tree_cell 4 -kmax 8
+run mat/lor-plex-hanging-3d   $B/tests/mat/test_lor_plex -dm_plex_simplex 0 -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -tree_cell 13 -kmax 4 -dirichlet
+run mat/lor-plex-hanging-n2   $MPIEXEC -n 2 $B/tests/mat/test_lor_plex -dm_plex_simplex 0 -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -tree_cell 13 -kmax 3 -dirichlet
 run lor/gamg              $B/examples/lor -dim 3 -degree 3 -cells 4 -lor_pc_type gamg
 run lor/gauss-rule        $B/examples/lor -dim 2 -degree 5 -cells 6 -pc_lor_quadrature gauss -ksp_view
 run lor/mpi-n2            bash -c "$MPIEXEC -n 2 $B/examples/lor -dim 3 -degree 4 -cells 4 -ksp_view | grep -e 'rows, [0-9]* nonzeros' -e 'summary:.*CONVERGED'"
@@ -500,6 +504,8 @@ if command -v valgrind >/dev/null 2>&1; then
                             $B/examples/poisson -dim 2 -degree 3 -cells 8 -ksp_type fgmres -pc_type vertexpatch -pc_vertexpatch_kernel separate
   run valgrind/lor-plex   valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $B/tests/mat/test_lor_plex -dm_plex_simplex 0 -dm_plex_dim 2 -dm_plex_box_faces 2,2 -kmax 3
+  run valgrind/lor-plex-hanging valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+                            $B/tests/mat/test_lor_plex -dm_plex_simplex 0 -dm_plex_dim 2 -dm_plex_box_faces 2,2 -tree_cell 0 -kmax 3
   run valgrind/lor        valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
     $B/examples/lor -dim 3 -degree 3 -cells 2
   run valgrind/plex       valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \

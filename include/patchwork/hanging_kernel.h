@@ -45,6 +45,9 @@ int  PatchworkHangingTables(int degree, double *P);
 void PatchworkHangingApplyRef(int dim, int degree, unsigned long long mask, const double *P, double *u);
 /* y: n^dim values at the cell's nodes in, C^T y out (in place) */
 void PatchworkHangingApplyTransposeRef(int dim, int degree, unsigned long long mask, const double *P, double *y);
+/* Row `node` of C: the raw slots its value combines (slot[]) with their weights (w[]), at most n^2 of
+   them; returns how many (1 and the node itself with weight 1 for a free node) */
+int  PatchworkHangingRow(int dim, int degree, unsigned long long mask, const double *P, int node, int *slot, double *w);
 
 #ifdef __cplusplus
 }

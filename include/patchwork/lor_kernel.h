@@ -83,14 +83,13 @@ typedef struct {
   int    vertex_rule;        /* as in PatchworkLORDesc */
 } PatchworkLORPlexDesc;
 
-/* The kept entries of one sub-cell (the reference and the kernel share it; dim a literal there, so
-   that the loops unroll) */
-PW_HOST_DEVICE void PatchworkLORPlexSubcell(int dim, const PatchworkLORPlexDesc *d, long c, int sub, const double *coords, const double *reaction, const double *diffusion, unsigned mask, double *v)
+/* The Q1 matrix of one sub-cell (Ke, 2^dim x 2^dim) from its vertices' coordinates and coefficients
+   (the reference and the kernel share it; dim a literal there, so that the loops unroll) */
+PW_HOST_DEVICE void PatchworkLORPlexSubcellMatrix(int dim, const PatchworkLORPlexDesc *d, long c, int sub, const double *coords, const double *reaction, const double *diffusion, double *Ke)
 {
   const int k = d->degree, nv = 1 << dim;
   const int s[3] = {sub % k, (sub / k) % k, sub / (k * k)};
-  double    xv[24], r[8], dc[8], Ke[64];
-  int       n = 0;
+  double    xv[24], r[8], dc[8];
 
   for (int a = 0; a < nv; a++) {
     const int node = (s[0] + (a & 1)) + (k + 1) * ((s[1] + ((a >> 1) & 1)) + (k + 1) * (dim == 3 ? s[2] + ((a >> 2) & 1) : 0));
@@ -99,6 +98,16 @@ PW_HOST_DEVICE void PatchworkLORPlexSubcell(int dim, const PatchworkLORPlexDesc 
     if (diffusion) dc[a] = diffusion[c * d->nodes + node];
   }
   PatchworkQ1ElementMatrixCoef(dim, xv, d->alpha, d->beta, reaction ? r : (const double *)0, diffusion ? dc : (const double *)0, d->vertex_rule, Ke);
+}
+
+/* The kept entries of one sub-cell */
+PW_HOST_DEVICE void PatchworkLORPlexSubcell(int dim, const PatchworkLORPlexDesc *d, long c, int sub, const double *coords, const double *reaction, const double *diffusion, unsigned mask, double *v)
+{
+  const int nv = 1 << dim;
+  double    Ke[64];
+  int       n = 0;
+
+  PatchworkLORPlexSubcellMatrix(dim, d, c, sub, coords, reaction, diffusion, Ke);
   for (int a = 0; a < nv; a++) {
     if (!((mask >> a) & 1)) continue;
     for (int b = 0; b < nv; b++)

@@ -151,3 +151,39 @@ void PatchworkHangingApplyTransposeRef(int dim, int degree, unsigned long long m
       }
   }
 }
+
+int PatchworkHangingRow(int dim, int degree, unsigned long long mask, const double *P, int node, int *slot, double *w)
+{
+  const int     n = degree + 1;
+  Constraint    c[18];
+  unsigned char claim[PW_MAX_N * PW_MAX_N * PW_MAX_N];
+  const int     nc = Constraints(dim, n, mask, c);
+  int           cnt = 0;
+
+  if (nc) Claims(dim, n, nc, c, claim);
+  if (!nc || !claim[node]) {
+    slot[0] = node;
+    w[0]    = 1.0;
+    return 1;
+  }
+  {
+    const Constraint *q = &c[claim[node] - 1];
+    const int         nj = q->m == 2 ? n : 1;
+    int               i = -1, j = 0;
+
+    /* the node's place on its constraint */
+    for (int jj = 0; jj < nj && i < 0; jj++)
+      for (int ii = 0; ii < n; ii++)
+        if (q->base + ii * q->stride[0] + (q->m == 2 ? jj * q->stride[1] : 0) == node) {
+          i = ii;
+          j = jj;
+          break;
+        }
+    for (int r = 0; r < nj; r++)
+      for (int p = 0; p < n; p++) {
+        slot[cnt] = (int)(q->base + p * q->stride[0] + (q->m == 2 ? r * q->stride[1] : 0));
+        w[cnt++]  = P[(q->s[0] * n + i) * n + p] * (q->m == 2 ? P[(q->s[1] * n + j) * n + r] : 1.0);
+      }
+  }
+  return cnt;
+}

@@ -40,6 +40,11 @@ typedef struct {
   PetscInt     *rows;                 /* ncells x nodes */
   const double *coords;               /* ncells x dim x nodes (the operator's own array) */
   double       *reaction, *diffusion; /* ncells x nodes, or NULL */
+  /* hanging nodes (NULL on a conforming mesh): node i of cell c is the combination of the unknowns
+     xrow[j] with weights xw[j], j in [xptr[c*nodes + i], xptr[c*nodes + i + 1]) (its row of the cell's
+     constraint; one unknown with weight 1 for a free node, none for a constrained one) */
+  PetscInt     *xptr, *xrow;
+  PetscReal    *xw;
 } PatchworkPlexLORData;
 PETSC_INTERN PetscErrorCode PatchworkPlexGetLORData(Mat, PatchworkPlexLORData *);
 PETSC_INTERN PetscErrorCode PatchworkPlexRestoreLORData(PatchworkPlexLORData *);

@@ -177,6 +177,7 @@ LP="build/tests/mat/test_lor_plex -dm_plex_simplex 0 -compare_host $GPU"
 check lor-plex-gpu-3d $LP -dm_plex_dim 3 -dm_plex_box_faces 2,3,2 -kmax 6 -dirichlet
 check lor-plex-gpu-2d $LP -dm_plex_dim 2 -dm_plex_box_faces 3,4 -kmax 8
 check lor-plex-gpu-n2 $MPI -n 2 $LP -dm_plex_dim 3 -dm_plex_box_faces 3,2,3 -kmax 4 -dirichlet
+check lor-plex-gpu-hanging $LP -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -tree_cell 13 -kmax 4 -dirichlet
 SL="build/examples/shell -dim 3 -degree 4 -cells 4 -pc_type lor -lor_pc_type gamg"
 sl_cpu=$($SL 2>&1 | grep -o 'its=[0-9]* reason=[A-Z_]*')
 sl_gpu=$($SL $GPU -ksp_view -log_view 2>&1 | tee "$L/lor-plex-shell-gpu.log" | grep -o 'its=[0-9]* reason=[A-Z_]*')

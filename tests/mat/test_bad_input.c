@@ -140,13 +140,12 @@ static PetscErrorCode QuadMesh(PetscBool simplex, DM *dm)
 
 /* The operator on a DMPlex: cell types, the field, coefficients, geometry, and the preconditioners
    that need a Cartesian mesh */
-/* Hanging nodes: anchors that do not come from a tree, and PCLOR (which does not take them yet) */
+/* Hanging nodes: anchors that do not come from a tree */
 static PetscErrorCode BadHanging(void)
 {
-  DM           dm, ref, nc;
+  DM           dm;
   PetscSection sec;
   IS           is;
-  Mat          A;
   PetscInt     vStart, vEnd, pStart, pEnd, anchor;
 
   PetscFunctionBeginUser;
@@ -166,17 +165,6 @@ static PetscErrorCode BadHanging(void)
   PetscCall(TryOperator(dm, 2, "a DMPlex with anchors but no tree", "anchor constraints but no tree"));
   PetscCall(DMDestroy(&dm));
 
-  PetscCall(QuadMesh(PETSC_FALSE, &dm));
-  PetscCall(DMPlexCreateDefaultReferenceTree(PETSC_COMM_WORLD, 2, PETSC_FALSE, &ref));
-  PetscCall(DMPlexSetReferenceTree(dm, ref));
-  PetscCall(DMDestroy(&ref));
-  PetscCall(DMPlexTreeRefineCell(dm, 0, &nc));
-  PetscCall(DMDestroy(&dm));
-  PetscCall(PatchworkDMPlexSetQkField(nc, 3, PETSC_FALSE));
-  PetscCall(MatCreatePatchworkTensor(nc, 3, &A));
-  PetscCall(TryLOR(A, NULL, 0, 1.0, "PCLOR on a mesh with hanging nodes", "does not support meshes with hanging nodes"));
-  PetscCall(MatDestroy(&A));
-  PetscCall(DMDestroy(&nc));
   PetscFunctionReturn(0);
 }
 

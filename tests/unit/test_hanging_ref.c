@@ -9,6 +9,8 @@
      at most n^2 products of table entries (each within 2n ulps) and raw values, so
      |error| <= (gamma(2n) + 4 n u) L^2 max|raw| + u max|g|, L the largest row sum of |P| (measured).
    - Adjoint: <C u, y> = <u, C^T y> for random u and y, within 2 gamma(n^dim + 2n) <|C| |u|, |y|>.
+   - PatchworkHangingRow: every row of C dotted with the raw values gives C's value at that node,
+     within gamma(n^2 + 1) sum |w| |raw| (the same products, summed in another order).
    - Identity without constraints; PatchworkHangingTables rejects degree 0 and 11.
    PETSc-free. */
 #include <float.h>
@@ -118,7 +120,7 @@ int main(void)
   for (int dim = 2; dim <= 3; dim++)
     for (int k = 1; k <= (dim == 2 ? PW_MAX_DEGREE : 8); k++) {
       const int n = k + 1, nn = dim == 3 ? n * n * n : n * n;
-      double    xi[PW_MAX_N], w[PW_MAX_N], L = 0, worst_rep = 0, worst_adj = 0, worst_id = 0;
+      double    xi[PW_MAX_N], w[PW_MAX_N], L = 0, worst_rep = 0, worst_adj = 0, worst_id = 0, worst_row = 0;
       int       nhang = 0;
 
       if (PatchworkHangingTables(k, P) || PatchworkGaussLobatto(n, xi, w)) {
@@ -146,6 +148,21 @@ int main(void)
         tol = (Gamma(2 * n, eps) + 4 * n * eps) * L * L * MaxAbs(nn, u) + eps * MaxAbs(nn, exact);
         PatchworkHangingApplyRef(dim, k, mask, P, u);
         for (int i = 0; i < nn; i++) worst_rep = fmax(worst_rep, fabs(u[i] - exact[i]) / tol);
+        /* rows of C against C itself */
+        RawValues(dim, k, mask, &g, xi, u, exact);
+        memcpy(z, u, sizeof(double) * nn);
+        PatchworkHangingApplyRef(dim, k, mask, P, z);
+        for (int node = 0; node < nn; node++) {
+          int    sl[PW_MAX_N * PW_MAX_N];
+          double wt[PW_MAX_N * PW_MAX_N], dot = 0, mag = 0;
+          const int cnt = PatchworkHangingRow(dim, k, mask, P, node, sl, wt);
+
+          for (int t = 0; t < cnt; t++) {
+            dot += wt[t] * u[sl[t]];
+            mag += fabs(wt[t] * u[sl[t]]);
+          }
+          worst_row = fmax(worst_row, fabs(dot - z[node]) / (2 * Gamma(n * n + 1, eps) * mag + DBL_MIN));
+        }
         /* adjoint */
         for (int i = 0; i < nn; i++) {
           u[i] = 2 * Rand(&rs) - 1;
@@ -170,6 +187,7 @@ int main(void)
       }
       Check(&fails, worst_rep, 1, "%dD k=%d: C reproduces Q_k polynomials (%d of 40 cells hang; error / bound)", dim, k, nhang);
       Check(&fails, worst_adj, 1, "%dD k=%d: <C u, y> = <u, C^T y> (error / bound)", dim, k);
+      Check(&fails, worst_row, 1, "%dD k=%d: PatchworkHangingRow gives the rows of C (error / bound)", dim, k);
       Check(&fails, worst_id, 0, "%dD k=%d: identity without hanging faces or edges", dim, k);
     }
   printf("%s\n", fails ? "FAILED" : "all hanging-node constraint checks passed");

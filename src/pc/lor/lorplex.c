@@ -5,7 +5,8 @@
    shared by cells and sends those of other ranks' rows to them. Constrained nodes (essential
    conditions) are not unknowns of the operator: their entries are left out, the elimination the
    operator itself makes. The values come from PatchworkLORPlexValuesRef() or, for a device matrix,
-   from the CUDA kernel on device arrays (lor_kernel.h). */
+   from the CUDA kernel on device arrays (lor_kernel.h). With hanging nodes the matrix is P^T A_LOR P
+   (TraverseHanging(), on the host). */
 #include "lorimpl.h"
 #include <patchwork/vec_kernel.h>
 
@@ -51,6 +52,72 @@ static PetscCount Traverse(const PatchworkPlexLORData *d, unsigned char *mask, l
   return n;
 }
 
+static void FillDesc(PC pc, const PatchworkPlexLORData *d, PatchworkLORPlexDesc *desc)
+{
+  PC_LOR *lor = (PC_LOR *)pc->data;
+
+  desc->dim         = (int)d->dim;
+  desc->degree      = (int)d->degree;
+  desc->nodes       = (int)d->nodes;
+  desc->ncells      = (long)d->ncells;
+  desc->alpha       = (double)d->alpha;
+  desc->beta        = (double)d->beta;
+  desc->vertex_rule = lor->quadrature == PATCHWORK_QUADRATURE_GAUSSLOBATTO;
+}
+
+/* Hanging nodes: every vertex of a sub-cell is a combination of unknowns (its row of the cell's
+   constraint P), so each entry (a, b) of the sub-cell's matrix spreads over the products of their
+   combinations: P^T A_LOR P (Pazner et al. 2023, section 2.4). Pattern (ci, cj) or values (v), on the
+   host, in one order; returns the number of entries. */
+static PetscCount TraverseHanging(const PatchworkPlexLORData *d, const PatchworkLORPlexDesc *desc, PetscInt *ci, PetscInt *cj, PetscScalar *v)
+{
+  const PetscInt k = d->degree, dim = d->dim, nv = 1 << dim, nsub = SubcellCount(d);
+  PetscCount     n = 0;
+
+  for (PetscInt c = 0; c < d->ncells; c++)
+    for (PetscInt sub = 0; sub < nsub; sub++) {
+      const PetscInt s[3] = {sub % k, (sub / k) % k, sub / (k * k)};
+      PetscInt       node[8];
+      double         Ke[64];
+
+      for (int a = 0; a < nv; a++) node[a] = c * d->nodes + (s[0] + (a & 1)) + (k + 1) * ((s[1] + ((a >> 1) & 1)) + (k + 1) * (s[2] + ((a >> 2) & 1)));
+      if (v) {
+        if (dim == 3) PatchworkLORPlexSubcellMatrix(3, desc, (long)c, (int)sub, d->coords, d->reaction, d->diffusion, Ke);
+        else PatchworkLORPlexSubcellMatrix(2, desc, (long)c, (int)sub, d->coords, d->reaction, d->diffusion, Ke);
+      }
+      for (int a = 0; a < nv; a++)
+        for (int b = 0; b < nv; b++)
+          for (PetscInt p = d->xptr[node[a]]; p < d->xptr[node[a] + 1]; p++)
+            for (PetscInt q = d->xptr[node[b]]; q < d->xptr[node[b] + 1]; q++) {
+              if (ci) {
+                ci[n] = d->xrow[p];
+                cj[n] = d->xrow[q];
+              }
+              if (v) v[n] = d->xw[p] * d->xw[q] * Ke[a * nv + b];
+              n++;
+            }
+    }
+  return n;
+}
+
+static PetscErrorCode CreatePatternHanging(PC pc, const PatchworkPlexLORData *d)
+{
+  PC_LOR              *lor = (PC_LOR *)pc->data;
+  PatchworkLORPlexDesc desc;
+  PetscCount           n;
+  PetscInt            *ci, *cj;
+
+  PetscFunctionBegin;
+  FillDesc(pc, d, &desc);
+  n = TraverseHanging(d, &desc, NULL, NULL, NULL);
+  PetscCall(PetscMalloc2(n, &ci, n, &cj));
+  (void)TraverseHanging(d, &desc, ci, cj, NULL);
+  PetscCall(PCLORCreateMatrixCOO(pc, n, ci, cj, PETSC_TRUE));
+  PetscCall(PetscFree2(ci, cj));
+  lor->ncoo = lor->nkeep = n;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode PCLORCreatePatternPlex(PC pc, const PatchworkPlexLORData *d)
 {
   PC_LOR        *lor  = (PC_LOR *)pc->data;
@@ -63,6 +130,12 @@ PetscErrorCode PCLORCreatePatternPlex(PC pc, const PatchworkPlexLORData *d)
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PATCHWORK_LORPattern, pc, 0, 0, 0));
   PetscCall(PCLORDestroyPattern(pc));
+  if (d->xptr) {
+    PetscCall(CreatePatternHanging(pc, d));
+    lor->npattern++;
+    PetscCall(PetscLogEventEnd(PATCHWORK_LORPattern, pc, 0, 0, 0));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(PetscMalloc1(nsub, &mask));
   PetscCall(PetscMalloc1(nsub, &offset));
   n = Traverse(d, mask, offset, NULL, NULL);
@@ -101,13 +174,21 @@ PetscErrorCode PCLORAssemblePlex(PC pc, const PatchworkPlexLORData *d)
   double              *v;
 
   PetscFunctionBegin;
-  desc.dim         = (int)d->dim;
-  desc.degree      = (int)d->degree;
-  desc.nodes       = (int)d->nodes;
-  desc.ncells      = (long)d->ncells;
-  desc.alpha       = (double)d->alpha;
-  desc.beta        = (double)d->beta;
-  desc.vertex_rule = lor->quadrature == PATCHWORK_QUADRATURE_GAUSSLOBATTO;
+  FillDesc(pc, d, &desc);
+  if (d->xptr) { /* hanging nodes: on the host (PETSc copies the values to a device matrix) */
+    PetscCount n;
+
+    PetscCall(PetscMalloc1(lor->nkeep, &v));
+    PetscCall(PetscLogEventBegin(PATCHWORK_LORMacro, pc, 0, 0, 0));
+    n = TraverseHanging(d, &desc, NULL, NULL, v);
+    PetscCall(PetscLogEventEnd(PATCHWORK_LORMacro, pc, 0, 0, 0));
+    PetscCheck(n == lor->nkeep, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The LOR pattern has %" PetscCount_FMT " entries but the values %" PetscCount_FMT, lor->nkeep, n);
+    PetscCall(PetscLogEventBegin(PATCHWORK_LORSetValues, pc, 0, 0, 0));
+    PetscCall(MatSetValuesCOO(lor->A, v, INSERT_VALUES));
+    PetscCall(PetscLogEventEnd(PATCHWORK_LORSetValues, pc, 0, 0, 0));
+    PetscCall(PetscFree(v));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   if (lor->device) {
 #if defined(PATCHWORK_HAVE_CUDA)
     const size_t nn = (size_t)d->ncells * d->nodes;
