@@ -1079,6 +1079,7 @@ static cudaError_t CheckDesc(const PatchworkPlexDesc *d, int *empty)
     return cudaSuccess;
   }
   if (!d->elem || !d->geom) return cudaErrorInvalidValue;
+  if (d->hang && (!d->hangP || (d->nhang > 0 && !d->hang_cells) || (d->nhang_diag > 0 && !d->hang_diag))) return cudaErrorInvalidValue;
   return cudaSuccess;
 }
 
@@ -1152,7 +1153,7 @@ static cudaError_t LaunchApply(const PatchworkPlexDesc *d, const double *x, doub
     Apply2<N, NQ, COLLOC><<<blocks, L::THREADS, L::SHMEM, s>>>(tb, d->elem, d->geom, d->ncells, d->hang, x, y);
   }
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
-  if (d->hang) return ApplyGenericLaunch(d, x, y, d->hang_cells, d->nhang, 0, s);
+  if (d->hang && d->nhang > 0) return ApplyGenericLaunch(d, x, y, d->hang_cells, d->nhang, 0, s);
   return cudaSuccess;
 }
 
@@ -1223,7 +1224,7 @@ extern "C" int PatchworkPlexDiagonalCUDA(const PatchworkPlexDesc *d, double *y, 
   if (err != cudaSuccess) return (int)err;
   DiagonalGeneric<<<GroupBlocks(g), g.C * g.TG, shmem, s>>>(tb, g, d->hang, d->elem, d->geom, y);
   if ((err = cudaGetLastError()) != cudaSuccess) return (int)err;
-  if (d->hang) return (int)ApplyGenericLaunch(d, NULL, y, d->hang_diag, d->nhang_diag, 1, s);
+  if (d->hang && d->nhang_diag > 0) return (int)ApplyGenericLaunch(d, NULL, y, d->hang_diag, d->nhang_diag, 1, s);
   return (int)cudaSuccess;
 }
 

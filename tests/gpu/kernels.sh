@@ -38,7 +38,7 @@ note() { STEP+=("$1"); STATUS+=("$2"); DETAIL+=("$3"); }
 has() { case " $SUITES " in *" $1 "*) return 0 ;; esac; return 1; }
 
 build_core() {
-  for f in tensor_ref basis1d fdm patch_ref transfer_ref lor_ref plex_ref amg_relax_ref amg_spm_ref amg_graph; do
+  for f in tensor_ref basis1d fdm patch_ref transfer_ref lor_ref plex_ref hanging_ref amg_relax_ref amg_spm_ref amg_graph; do
     echo "+ $CC -O2 -Wall -Wextra -Iinclude -c src/core/$f.c"
     "$CC" -O2 -Wall -Wextra -Iinclude -c src/core/$f.c -o "$B/$f.o" || return 1
   done
@@ -87,9 +87,9 @@ build_plex() {
     "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra -Xptxas -v -c cuda/plex_apply.cu -o "$B/plex_apply.o" 2> "$LOG/ptxas_plex.txt" &&
     { grep -i -E "warning|error" "$LOG/ptxas_plex.txt" || true; } &&
     echo "+ $NVCC $FLAGS tests/gpu/test_plex_kernels.cu" &&
-    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra tests/gpu/test_plex_kernels.cu "$B/plex_apply.o" "$B/plex_ref.o" "$B/basis1d.o" -lm -o "$B/test_plex_kernels" &&
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra tests/gpu/test_plex_kernels.cu "$B/plex_apply.o" "$B/plex_ref.o" "$B/hanging_ref.o" "$B/basis1d.o" -lm -o "$B/test_plex_kernels" &&
     echo "+ $NVCC $FLAGS bench/bench_plex_kernels.cu" &&
-    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra bench/bench_plex_kernels.cu "$B/plex_apply.o" "$B/plex_ref.o" "$B/basis1d.o" -lm -o "$B/bench_plex_kernels"
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra bench/bench_plex_kernels.cu "$B/plex_apply.o" "$B/plex_ref.o" "$B/hanging_ref.o" "$B/basis1d.o" -lm -o "$B/bench_plex_kernels"
 }
 
 build_amg() {

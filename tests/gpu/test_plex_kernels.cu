@@ -10,12 +10,17 @@
    of one face and about 10% of the others eliminated (-1); some meshes mirrored in x (a left-handed
    ordering: det J < 0 everywhere, which is valid); random alpha, beta and coefficients at the quadrature
    points, or NULL coefficients. Also meshes with deliberately tangled cells (a vertex node pushed through
-   the cell), where only the count of bad cells is compared, and bad descriptors.
+   the cell), where only the count of bad cells is compared, and bad descriptors. Every other case also
+   runs with hanging-node masks on about a third of the cells (a random position in the parent, random
+   hanging faces on its boundary and, in 3D, edges on none of them, hanging_kernel.h): the fast kernels
+   skip those cells and the generic one applies them with their constraints (the diagonal column by
+   column), against the reference's sum-factorized constraints.
 
    Tolerances come from the precision, not from tuning:
      apply, diagonal  per entry, |gpu - ref| <= (20 nq + 30) eps m_i, with m_i the entry computed by the
                       reference with |interp|, |deriv|, |geom|, |x| (and |y0| added): the sum of the
-                      magnitudes of all the terms. Each side accumulates along a chain of at most
+                      magnitudes of all the terms. With hanging cells the constraints (|P| in m_i too)
+                      add n^2 + 2n products to the chain each way: (20 nq + 30 + 2 n^2 + 4 n) eps. Each side accumulates along a chain of at most
                       10 nq + 15 products in sequence (forward and back passes of up to nq terms, the
                       host's Bd = Dq B, the point-wise sums and up to 2^dim atomic additions per node), and
                       the rounding of such a chain is below its length times eps/2 times that magnitude.
@@ -39,6 +44,7 @@
 #include <vector>
 #include <patchwork/basis1d.h>
 #include <patchwork/plex_kernel.h>
+#include <patchwork/hanging_kernel.h>
 
 #include "gputest.h"
 
@@ -305,14 +311,83 @@ static std::vector<double> TestGeometry(const Mesh &M, const Tables1D &T, bool w
   return gref;
 }
 
-/* Apply and diagonal with the reference's factors */
-static void TestOperator(const Mesh &M, const Tables1D &T, int collocated, const std::vector<double> &geom, const char *label)
+/* Hanging-node masks of 1-irregular cells (about a third of them) and what the CUDA kernels take with
+   them: the cells with a mask, and for the diagonal each unknown of those cells once (c*nd + slot) */
+struct Hanging {
+  std::vector<unsigned long long> mask;
+  std::vector<long long>          cells, diag;
+  double                          P[2 * PW_MAX_N * PW_MAX_N], absP[2 * PW_MAX_N * PW_MAX_N];
+};
+
+static Hanging MakeHanging(const Mesh &M)
+{
+  const int nd = Pow(M.n, M.dim);
+  Hanging   H;
+
+  H.mask.assign(M.ncells, 0);
+  PatchworkHangingTables(M.k, H.P);
+  for (int i = 0; i < 2 * M.n * M.n; i++) H.absP[i] = fabs(H.P[i]);
+  for (int c = 0; c < M.ncells; c++) {
+    const int          ch[3] = {Rand() < 0, Rand() < 0, Rand() < 0};
+    unsigned long long m     = 0;
+
+    if (Rand() < 0.33) continue; /* Rand() is in [-1, 1) */
+    for (int d = 0; d < M.dim; d++) {
+      const int f = 2 * d + ch[d];
+      int       t = 0;
+      if (Rand() < 0) continue;
+      m |= 1ull << f;
+      for (int e = 0; e < M.dim; e++)
+        if (e != d) m |= (unsigned long long)ch[e] << (PW_HANG_FACE_POS + (M.dim - 1) * f + t++);
+    }
+    if (M.dim == 3)
+      for (int d = 0; d < 3; d++) {
+        const int o0 = d == 0 ? 1 : 0, o1 = d == 2 ? 1 : 2, a = ch[o0], b = ch[o1], e = 4 * d + 2 * b + a;
+        if ((m >> (2 * o0 + a)) & 1 || (m >> (2 * o1 + b)) & 1 || Rand() < 0) continue;
+        m |= 1ull << (PW_HANG_EDGE + e);
+        m |= (unsigned long long)ch[d] << (PW_HANG_EDGE_POS + e);
+      }
+    if (!m) continue;
+    H.mask[c] = m;
+    H.cells.push_back(c);
+    for (int i = 0; i < nd; i++) {
+      const int *e    = M.elem.data() + (size_t)c * nd;
+      bool       seen = e[i] < 0;
+      for (int j = 0; j < i && !seen; j++) seen = e[j] == e[i];
+      if (!seen) H.diag.push_back((long long)c * nd + i);
+    }
+  }
+  return H;
+}
+
+/* Apply and diagonal with the reference's factors (and hanging-node masks when H is given) */
+static void TestOperator(const Mesh &M, const Tables1D &T, int collocated, const std::vector<double> &geom, const char *label, const Hanging *H = NULL)
 {
   const size_t        nn = M.nnodes;
   std::vector<double> x(nn), y0(nn), yref, ygpu(nn), ax(nn), yabs(nn), ageom(geom.size());
   PatchworkPlexDesc   d;
   char                name[256];
-  const double        K = (20.0 * T.nq + 30) * DBL_EPSILON;
+  const double        K = (20.0 * T.nq + 30 + (H ? 2.0 * M.n * M.n + 4.0 * M.n : 0)) * DBL_EPSILON;
+  unsigned long long *dmask = NULL;
+  long long          *dcells = NULL, *ddiag = NULL;
+  double             *dP = NULL;
+  /* the descriptor on the host (ref), with magnitudes (abs), or on the device */
+  auto Desc = [&](int which) {
+    if (which == 2) MakeDesc(M, T, collocated, NULL, NULL, &d);
+    else MakeDesc(M, T, collocated, M.elem.data(), geom.data(), &d);
+    if (!H) return;
+    if (which == 2) {
+      d.hang       = dmask;
+      d.hangP      = dP;
+      d.hang_cells = dcells;
+      d.nhang      = (long long)H->cells.size();
+      d.hang_diag  = ddiag;
+      d.nhang_diag = (long long)H->diag.size();
+    } else {
+      d.hang  = H->mask.data();
+      d.hangP = which == 1 ? H->absP : H->P;
+    }
+  };
 
   for (auto &v : x) v = Rand();
   for (auto &v : y0) v = Rand();
@@ -321,15 +396,25 @@ static void TestOperator(const Mesh &M, const Tables1D &T, int collocated, const
 
   int    *delem = Upload(M.elem);
   double *dgeom = Upload(geom), *dx = Upload(x), *dy = Upload(y0);
+  if (H) {
+    std::vector<double> P(H->P, H->P + 2 * PW_MAX_N * PW_MAX_N);
+    dmask  = Upload(H->mask);
+    dP     = Upload(P);
+    dcells = H->cells.empty() ? NULL : Upload(H->cells);
+    ddiag  = H->diag.empty() ? NULL : Upload(H->diag);
+  }
 
   /* apply */
   yref = y0;
-  MakeDesc(M, T, collocated, M.elem.data(), geom.data(), &d);
+  Desc(0);
   PatchworkPlexApplyRef(&d, x.data(), yref.data());
   for (size_t i = 0; i < nn; i++) yabs[i] = fabs(y0[i]);
+  Desc(1);
   AbsDesc(&d, ageom.data());
   PatchworkPlexApplyRef(&d, ax.data(), yabs.data());
-  MakeDesc(M, T, collocated, delem, dgeom, &d);
+  Desc(2);
+  d.elem = delem;
+  d.geom = dgeom;
   CheckRet(PatchworkPlexApplyCUDA(&d, dx, dy, g_stream), "apply");
   Download(ygpu, dy);
   double worst = 0;
@@ -343,12 +428,15 @@ static void TestOperator(const Mesh &M, const Tables1D &T, int collocated, const
   /* diagonal */
   yref = y0;
   CHECK_CUDA(cudaMemcpy(dy, y0.data(), nn * sizeof(double), cudaMemcpyHostToDevice));
-  MakeDesc(M, T, collocated, M.elem.data(), geom.data(), &d);
+  Desc(0);
   PatchworkPlexDiagonalRef(&d, yref.data());
   for (size_t i = 0; i < nn; i++) yabs[i] = fabs(y0[i]);
+  Desc(1);
   AbsDesc(&d, ageom.data());
   PatchworkPlexDiagonalRef(&d, yabs.data());
-  MakeDesc(M, T, collocated, delem, dgeom, &d);
+  Desc(2);
+  d.elem = delem;
+  d.geom = dgeom;
   CheckRet(PatchworkPlexDiagonalCUDA(&d, dy, g_stream), "diagonal");
   Download(ygpu, dy);
   worst = 0;
@@ -363,6 +451,10 @@ static void TestOperator(const Mesh &M, const Tables1D &T, int collocated, const
   CHECK_CUDA(cudaFree(dgeom));
   CHECK_CUDA(cudaFree(dx));
   CHECK_CUDA(cudaFree(dy));
+  CHECK_CUDA(cudaFree(dmask));
+  CHECK_CUDA(cudaFree(dP));
+  CHECK_CUDA(cudaFree(dcells));
+  CHECK_CUDA(cudaFree(ddiag));
 }
 
 /* Bad descriptors are refused with cudaErrorInvalidValue; no cells is a no-op */
@@ -471,6 +563,13 @@ int main(int argc, char **argv)
         snprintf(label, sizeof(label), "%dD k=%-2d nq=%-2d %-9s cells=%-3d %s diff=%s reac=%s", dim, k, T.nq, R.name, M.ncells, mirror ? "left " : "right", with_diff ? "yes " : "NULL", with_reac ? "yes " : "NULL");
         std::vector<double> geom = TestGeometry(M, T, with_diff, with_reac, 0, label);
         TestOperator(M, T, R.collocated, geom, label);
+        if (ncase % 2 == 0) { /* hanging nodes on a third of the cells */
+          Hanging H = MakeHanging(M);
+          char    hl[200];
+
+          snprintf(hl, sizeof(hl), "%s hanging=%zu", label, H.cells.size());
+          TestOperator(M, T, R.collocated, geom, hl, &H);
+        }
       }
       /* tangled cells: only the count is compared */
       if (k == 1 || k == 2 || k == (dim == 3 ? 5 : 7)) {
