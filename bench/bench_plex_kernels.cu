@@ -11,7 +11,10 @@
    geometric factors (ncomp nq^dim doubles per cell) + index map (n^dim ints per cell) + 24 B per DoF
    (x read, y read and written), against the device-to-device copy bandwidth measured in the same run.
    The last lines give the apply throughput per degree against the targets (30 GDoF/s collocated,
-   15 GDoF/s Gauss nq = k+2, in 3D for k = 4..7).
+   15 GDoF/s Gauss nq = k+2, in 3D for k = 4..7), and the cost of hanging nodes: the apply again with
+   10% and 30% of the cells marked as hanging (each with one or two hanging faces at a random position,
+   hanging_kernel.h; the index map is left as it is, which changes no work), which the fast kernel skips
+   and the generic kernel applies with their constraints: the overhead against the plain apply.
 
    Usage: bench_plex_kernels [--quick] [--reps N] [--dim 2|3] [--k K] [--size DOF] */
 #include <cuda_runtime.h>
@@ -24,6 +27,7 @@
 #include "benchgpu.h"
 #include <patchwork/basis1d.h>
 #include <patchwork/plex_kernel.h>
+#include <patchwork/hanging_kernel.h>
 
 /* index map of cell c: global node of (i,j,l), lexicographic on the (k m + 1)^dim grid, -1 on the boundary */
 __global__ void MakeElem(int dim, int k, int m, long long ncells, int *elem)
@@ -79,7 +83,7 @@ __global__ void Fill(double *x, long long n, unsigned seed)
 struct Row {
   int       dim, k, nq, colloc, m;
   long long ncells, dof;
-  double    geom_ms, diag_ms, ms, gdofs, gbs;
+  double    geom_ms, diag_ms, ms, gdofs, gbs, ms_hang[2]; /* apply with 10% and 30% hanging cells */
   int       nbad;
   bool      done;
 };
@@ -153,6 +157,51 @@ static void RunRow(Row &r, int reps, cudaStream_t s, double bw)
     1, s, [&] { CheckRet(PatchworkPlexDiagonalCUDA(&d, y, s), "diagonal"); }, 1);
   r.ms = TimeIt(
     reps, s, [&] { CheckRet(PatchworkPlexApplyCUDA(&d, x, y, s), "apply"); }, 3);
+  { /* hanging cells: masks from a hash of the cell, lists for the generic kernel */
+    const double             frac[2] = {0.1, 0.3};
+    double                   P[2 * PW_MAX_N * PW_MAX_N];
+    std::vector<unsigned long long> mask(r.ncells);
+    PatchworkHangingTables(r.k, P);
+    for (int f = 0; f < 2; f++) {
+      std::vector<long long> cells;
+      for (long long c = 0; c < r.ncells; c++) {
+        unsigned long long h = (unsigned long long)c * 0x9E3779B97F4A7C15ull + 77;
+        h ^= h >> 29;
+        h *= 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 32;
+        mask[c] = 0;
+        if ((double)(h & 0xffffff) / 16777216.0 >= frac[f]) continue;
+        const int d0 = (int)((h >> 24) % r.dim), side = (int)((h >> 28) & 1), face = 2 * d0 + side;
+        mask[c] = 1ull << face;
+        for (int t = 0; t < r.dim - 1; t++) mask[c] |= ((h >> (30 + t)) & 1ull) << (PW_HANG_FACE_POS + (r.dim - 1) * face + t);
+        if ((h >> 40) & 1) { /* a second face, across another direction */
+          const int d1 = (d0 + 1) % r.dim, f1 = 2 * d1 + (int)((h >> 41) & 1);
+          mask[c] |= 1ull << f1;
+          for (int t = 0; t < r.dim - 1; t++) mask[c] |= ((h >> (42 + t)) & 1ull) << (PW_HANG_FACE_POS + (r.dim - 1) * f1 + t);
+        }
+        cells.push_back(c);
+      }
+      unsigned long long *dmask;
+      long long          *dcells;
+      double             *dP;
+      CHECK_CUDA(cudaMalloc((void **)&dmask, mask.size() * sizeof(unsigned long long)));
+      CHECK_CUDA(cudaMalloc((void **)&dcells, std::max<size_t>(1, cells.size()) * sizeof(long long)));
+      CHECK_CUDA(cudaMalloc((void **)&dP, sizeof(P)));
+      CHECK_CUDA(cudaMemcpy(dmask, mask.data(), mask.size() * sizeof(unsigned long long), cudaMemcpyHostToDevice));
+      CHECK_CUDA(cudaMemcpy(dcells, cells.data(), cells.size() * sizeof(long long), cudaMemcpyHostToDevice));
+      CHECK_CUDA(cudaMemcpy(dP, P, sizeof(P), cudaMemcpyHostToDevice));
+      PatchworkPlexDesc dh = d;
+      dh.hang       = dmask;
+      dh.hangP      = dP;
+      dh.hang_cells = dcells;
+      dh.nhang      = (long long)cells.size();
+      r.ms_hang[f]  = TimeIt(
+        reps, s, [&] { CheckRet(PatchworkPlexApplyCUDA(&dh, x, y, s), "apply (hanging)"); }, 3);
+      CHECK_CUDA(cudaFree(dmask));
+      CHECK_CUDA(cudaFree(dcells));
+      CHECK_CUDA(cudaFree(dP));
+    }
+  }
   const double bytes = (double)geom_bytes + elem_bytes + 24.0 * r.dof;
   r.gdofs = r.dof / (r.ms * 1e-3) / 1e9;
   r.gbs   = bytes / (r.ms * 1e-3) / 1e9;
@@ -242,6 +291,10 @@ int main(int argc, char **argv)
       }
       printf("%3d %2d %14s %14s\n", dim, k, c[0], c[1]);
     }
+  printf("\n== hanging-node overhead: apply time with 10%% / 30%% of the cells hanging, against none (the paper: 10-40%%) ==\n");
+  printf("%3s %2s %-6s %9s %12s %12s\n", "dim", "k", "rule", "plain-ms", "10%: ms (+%)", "30%: ms (+%)");
+  for (const Row &r : rows)
+    if (r.done) printf("%3d %2d %-6s %9.3f %6.3f (%3.0f%%) %6.3f (%3.0f%%)\n", r.dim, r.k, r.colloc ? "gl" : "gauss", r.ms, r.ms_hang[0], 100 * (r.ms_hang[0] / r.ms - 1), r.ms_hang[1], 100 * (r.ms_hang[1] / r.ms - 1));
   CHECK_CUDA(cudaStreamDestroy(s));
   return 0;
 }
