@@ -72,6 +72,15 @@ static void Claims(int dim, int n, int nc, const Constraint *c, unsigned char *c
       }
 }
 
+/* The constraints of the mask and who claims each node; returns how many constraints */
+static int Prepare(int dim, int n, unsigned long long mask, Constraint *c, unsigned char *claim)
+{
+  const int nc = Constraints(dim, n, mask, c);
+
+  if (nc) Claims(dim, n, nc, c, claim);
+  return nc;
+}
+
 void PatchworkHangingApplyRef(int dim, int degree, unsigned long long mask, const double *P, double *u)
 {
   const int     n = degree + 1;
@@ -79,10 +88,9 @@ void PatchworkHangingApplyRef(int dim, int degree, unsigned long long mask, cons
   Constraint    c[18];
   unsigned char claim[PW_MAX_N * PW_MAX_N * PW_MAX_N];
   double        raw[PW_MAX_N * PW_MAX_N * PW_MAX_N], tmp[PW_MAX_N * PW_MAX_N];
-  const int     nc = Constraints(dim, n, mask, c);
+  const int     nc = Prepare(dim, n, mask, c, claim);
 
   if (!nc) return;
-  Claims(dim, n, nc, c, claim);
   memcpy(raw, u, (size_t)nn * sizeof(double)); /* every constraint reads the raw values */
   for (int k = 0; k < nc; k++) {
     const Constraint *q  = &c[k];
@@ -119,10 +127,9 @@ void PatchworkHangingApplyTransposeRef(int dim, int degree, unsigned long long m
   Constraint    c[18];
   unsigned char claim[PW_MAX_N * PW_MAX_N * PW_MAX_N];
   double        in[PW_MAX_N * PW_MAX_N * PW_MAX_N], tmp[PW_MAX_N * PW_MAX_N];
-  const int     nc = Constraints(dim, n, mask, c);
+  const int     nc = Prepare(dim, n, mask, c, claim);
 
   if (!nc) return;
-  Claims(dim, n, nc, c, claim);
   memcpy(in, y, (size_t)nn * sizeof(double));
   /* the constrained slots hold coarse values, reached only through the constraints */
   for (long node = 0; node < nn; node++)
@@ -157,10 +164,9 @@ int PatchworkHangingRow(int dim, int degree, unsigned long long mask, const doub
   const int     n = degree + 1;
   Constraint    c[18];
   unsigned char claim[PW_MAX_N * PW_MAX_N * PW_MAX_N];
-  const int     nc = Constraints(dim, n, mask, c);
+  const int     nc  = Prepare(dim, n, mask, c, claim);
   int           cnt = 0;
 
-  if (nc) Claims(dim, n, nc, c, claim);
   if (!nc || !claim[node]) {
     slot[0] = node;
     w[0]    = 1.0;

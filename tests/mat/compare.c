@@ -24,3 +24,51 @@ PetscErrorCode PatchworkTestCompareMult(Mat A, Mat B, PetscRandom rnd, PetscInt 
   PetscCall(VecDestroy(&yb));
   PetscFunctionReturn(0);
 }
+
+PetscErrorCode PatchworkTestTreeRefine(DM *dm, PetscInt cell)
+{
+  DM       ref, nc, dist;
+  PetscInt dim;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMGetDimension(*dm, &dim));
+  PetscCall(DMPlexCreateDefaultReferenceTree(PetscObjectComm((PetscObject)*dm), dim, PETSC_FALSE, &ref));
+  PetscCall(DMPlexSetReferenceTree(*dm, ref));
+  PetscCall(DMDestroy(&ref));
+  PetscCall(DMPlexTreeRefineCell(*dm, cell, &nc));
+  PetscCall(DMDestroy(dm));
+  PetscCall(DMPlexDistribute(nc, 0, NULL, &dist));
+  if (dist) {
+    PetscCall(DMDestroy(&nc));
+    nc = dist;
+  }
+  *dm = nc;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode PatchworkTestMapVertices(DM dm, void (*map)(PetscInt dim, const PetscReal x[], PetscReal y[], void *ctx), void *ctx)
+{
+  Vec      cv[2];
+  PetscInt dim;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMGetDimension(dm, &dim));
+  PetscCall(DMGetCoordinates(dm, &cv[0]));
+  PetscCall(DMGetCoordinatesLocal(dm, &cv[1]));
+  for (int k = 0; k < 2; k++) {
+    PetscScalar *a;
+    PetscInt     n;
+
+    PetscCall(VecGetLocalSize(cv[k], &n));
+    PetscCall(VecGetArray(cv[k], &a));
+    for (PetscInt v = 0; v < n / dim; v++) {
+      PetscReal x[3], y[3];
+
+      for (PetscInt d = 0; d < dim; d++) x[d] = PetscRealPart(a[v * dim + d]);
+      map(dim, x, y, ctx);
+      for (PetscInt d = 0; d < dim; d++) a[v * dim + d] = y[d];
+    }
+    PetscCall(VecRestoreArray(cv[k], &a));
+  }
+  PetscFunctionReturn(0);
+}

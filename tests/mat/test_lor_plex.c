@@ -50,33 +50,18 @@ static void G3(PetscInt dim, PetscInt Nf, PetscInt NfAux, const PetscInt uOff[],
   for (PetscInt d = 0; d < dim; d++) g3[d * dim + d] = Beta * C(x);
 }
 
-/* Moves the interior vertices by up to amp cell widths (smoothly), so the cells are general bilinear
-   ones: the global and the local coordinates alike, in place (PETSc 3.26 cannot rebuild the local
-   coordinates of a tree, which has no coordinate field) */
-static PetscErrorCode Distort(DM dm, PetscReal amp, PetscReal h)
+/* Moves the interior vertices by up to amp cell widths (smoothly), so the cells are general bilinear ones */
+typedef struct {
+  PetscReal amp, h;
+} DistortCtx;
+
+static void DistortMap(PetscInt dim, const PetscReal x[], PetscReal y[], void *ctx)
 {
-  Vec      cv[2];
-  PetscInt dim;
+  const DistortCtx *c = (const DistortCtx *)ctx;
+  PetscReal         s = 1;
 
-  PetscFunctionBeginUser;
-  PetscCall(DMGetDimension(dm, &dim));
-  PetscCall(DMGetCoordinates(dm, &cv[0]));
-  PetscCall(DMGetCoordinatesLocal(dm, &cv[1]));
-  for (int k = 0; k < 2; k++) {
-    PetscScalar *a;
-    PetscInt     n;
-
-    PetscCall(VecGetLocalSize(cv[k], &n));
-    PetscCall(VecGetArray(cv[k], &a));
-    for (PetscInt v = 0; v < n / dim; v++) {
-      PetscReal s = 1, x[3];
-      for (PetscInt d = 0; d < dim; d++) x[d] = PetscRealPart(a[v * dim + d]);
-      for (PetscInt d = 0; d < dim; d++) s *= PetscSinReal(PETSC_PI * x[d]);
-      for (PetscInt d = 0; d < dim; d++) a[v * dim + d] = x[d] + amp * h * s * PetscCosReal(3.0 * (d + 1) * x[(d + 1) % dim]);
-    }
-    PetscCall(VecRestoreArray(cv[k], &a));
-  }
-  PetscFunctionReturn(0);
+  for (PetscInt d = 0; d < dim; d++) s *= PetscSinReal(PETSC_PI * x[d]);
+  for (PetscInt d = 0; d < dim; d++) y[d] = x[d] + c->amp * c->h * s * PetscCosReal(3.0 * (d + 1) * x[(d + 1) % dim]);
 }
 
 static PetscInt TreeCell = -1;    /* -tree_cell: split that cell (hanging nodes) */
@@ -91,25 +76,13 @@ static PetscErrorCode CreateMesh(PetscReal distort, DM *dm)
   PetscCall(DMCreate(PETSC_COMM_WORLD, dm));
   PetscCall(DMSetType(*dm, DMPLEX));
   PetscCall(DMSetFromOptions(*dm));
-  if (TreeCell >= 0) {
-    DM       ref, nc, dist;
-    PetscInt dim;
-
-    PetscCall(DMGetDimension(*dm, &dim));
-    PetscCall(DMPlexCreateDefaultReferenceTree(PETSC_COMM_WORLD, dim, PETSC_FALSE, &ref));
-    PetscCall(DMPlexSetReferenceTree(*dm, ref));
-    PetscCall(DMDestroy(&ref));
-    PetscCall(DMPlexTreeRefineCell(*dm, TreeCell, &nc));
-    PetscCall(DMDestroy(dm));
-    PetscCall(DMPlexDistribute(nc, 0, NULL, &dist));
-    if (dist) {
-      PetscCall(DMDestroy(&nc));
-      nc = dist;
-    }
-    *dm = nc;
-  }
+  if (TreeCell >= 0) PetscCall(PatchworkTestTreeRefine(dm, TreeCell));
   PetscCall(PetscOptionsGetIntArray(NULL, NULL, "-dm_plex_box_faces", faces, &nf, NULL));
-  if (distort > 0) PetscCall(Distort(*dm, distort, 1.0 / faces[0]));
+  if (distort > 0) {
+    DistortCtx c = {distort, 1.0 / faces[0]};
+
+    PetscCall(PatchworkTestMapVertices(*dm, DistortMap, &c));
+  }
   PetscFunctionReturn(0);
 }
 

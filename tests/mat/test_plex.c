@@ -72,6 +72,12 @@ static void Bend(PetscInt dim, PetscInt Nf, PetscInt NfAux, const PetscInt uOff[
   for (PetscInt d = 0; d < dim; d++) f0[d] = x[d] + 0.08 * PetscSinReal(PETSC_PI * x[(d + 1) % dim]) * (1 + 0.5 * x[d]);
 }
 
+static void BendVertex(PetscInt dim, const PetscReal x[], PetscReal y[], void *ctx)
+{
+  (void)ctx;
+  Bend(dim, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, x, 0, NULL, y);
+}
+
 /* A Gmsh 2.2 file of N^dim cells of the unit box whose vertex lists start at a random corner and turn
    by a random proper rotation of the reference cell, so that edges and faces are seen in every orientation */
 static PetscErrorCode WriteRotatedGmsh(PetscInt dim, PetscInt N, const char *path)
@@ -172,23 +178,7 @@ static PetscErrorCode CreateMesh(MPI_Comm comm, const Options *o, DM *dm)
   PetscCall(DMCreate(comm, dm));
   PetscCall(DMSetType(*dm, DMPLEX));
   PetscCall(DMSetFromOptions(*dm));
-  if (o->tree_cell >= 0) { /* hanging nodes: that cell split into 2^dim by PETSc's reference tree */
-    DM       ref, nc, dist;
-    PetscInt dim;
-
-    PetscCall(DMGetDimension(*dm, &dim));
-    PetscCall(DMPlexCreateDefaultReferenceTree(comm, dim, PETSC_FALSE, &ref));
-    PetscCall(DMPlexSetReferenceTree(*dm, ref));
-    PetscCall(DMDestroy(&ref));
-    PetscCall(DMPlexTreeRefineCell(*dm, o->tree_cell, &nc));
-    PetscCall(DMDestroy(dm));
-    PetscCall(DMPlexDistribute(nc, 0, NULL, &dist));
-    if (dist) {
-      PetscCall(DMDestroy(&nc));
-      nc = dist;
-    }
-    *dm = nc;
-  }
+  if (o->tree_cell >= 0) PetscCall(PatchworkTestTreeRefine(dm, o->tree_cell)); /* hanging nodes */
   { /* the boundary of the unit box by geometry, before any map: an independent boundary label */
     DMLabel  label;
     PetscInt fStart, fEnd, dim;
@@ -221,31 +211,7 @@ static PetscErrorCode CreateMesh(MPI_Comm comm, const Options *o, DM *dm)
     PetscCall(DMPlexLabelComplete(*dm, label));
   }
   if (o->curved && o->tree_cell < 0) PetscCall(DMPlexRemapGeometry(*dm, 0.0, Bend));
-  else if (o->curved) { /* a tree's coordinates are vertex values only: move the vertices (general multilinear
-                           cells), in the global and the local coordinates alike (PETSc 3.26 cannot redo the
-                           local ones of a tree without a coordinate field) */
-    Vec      cv[2];
-    PetscInt dim;
-
-    PetscCall(DMGetDimension(*dm, &dim));
-    PetscCall(DMGetCoordinates(*dm, &cv[0]));
-    PetscCall(DMGetCoordinatesLocal(*dm, &cv[1]));
-    for (int k = 0; k < 2; k++) {
-      PetscScalar *a;
-      PetscInt     n;
-
-      PetscCall(VecGetLocalSize(cv[k], &n));
-      PetscCall(VecGetArray(cv[k], &a));
-      for (PetscInt v = 0; v < n / dim; v++) {
-        PetscReal x[3], y[3];
-
-        for (PetscInt d = 0; d < dim; d++) x[d] = PetscRealPart(a[v * dim + d]);
-        Bend(dim, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, x, 0, NULL, y);
-        for (PetscInt d = 0; d < dim; d++) a[v * dim + d] = y[d];
-      }
-      PetscCall(VecRestoreArray(cv[k], &a));
-    }
-  }
+  else if (o->curved) PetscCall(PatchworkTestMapVertices(*dm, BendVertex, NULL)); /* a tree has vertex coordinates only */
   PetscCall(DMViewFromOptions(*dm, NULL, "-dm_view"));
   PetscFunctionReturn(0);
 }
