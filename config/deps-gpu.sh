@@ -21,20 +21,45 @@
 #  * BLAS/LAPACK: Debian's reference libblas/liblapack.  They (and their
 #    non-system deps: libgfortran, libquadmath) are copied into the prefix's
 #    lib/ with RPATH=$ORIGIN, since the GPU machine may lack them.
-#  * hypre: a host (CPU) hypre 2.32.0 built here from Debian 13 (trixie)'s
-#    source package (the orig tarball, sha256-checked, fetched with
-#    'apt-get source' through a private apt configuration that adds trixie's
-#    deb-src to this machine's Debian mirror; /etc/apt is not touched).
-#    Debian 12's own hypre 2.26 (libhypre-dev) does NOT build with PETSc 3.26:
-#    its hypre interface uses HYPRE_INT_MAX, hypre_IntArrayDataI,
-#    HYPRE_IJMatrixGetValues2, HYPRE_ILUSetIterativeSetup* and
-#    hypre_ParILUData, newer than 2.26, although hypre.py says minversion 2.14.
-#    hypre is configured CPU-only (no CUDA, no OpenMP, 32-bit ints, internal
-#    BLAS/LAPACK), so a CUDA PETSc takes it as a host hypre: PCHYPRE runs on
-#    the CPU (BoomerAMG on the 16 CPU ranks as the CPU reference), no
-#    PETSC_HAVE_HYPRE_DEVICE.  A GPU hypre cannot be downloaded here (PETSc's
-#    --download-hypre needs GitHub).  Its headers go to include/hypre, its
-#    library to lib/ (RPATH $ORIGIN).  WITH_HYPRE=0 builds without it.
+#  * hypre: hypre 2.32.0 built here from Debian 13 (trixie)'s source package
+#    (the orig tarball, sha256-checked, fetched with 'apt-get source' through
+#    a private apt configuration that adds trixie's deb-src to this machine's
+#    Debian mirror; /etc/apt is not touched).  PETSc's --download-hypre needs
+#    GitHub, which this machine cannot reach.  Debian 12's own hypre 2.26
+#    (libhypre-dev) does NOT build with PETSc 3.26: its hypre interface uses
+#    HYPRE_INT_MAX, hypre_IntArrayDataI, HYPRE_IJMatrixGetValues2,
+#    HYPRE_ILUSetIterativeSetup* and hypre_ParILUData, newer than 2.26,
+#    although hypre.py says minversion 2.14.  WITH_HYPRE selects the kind:
+#    - host (default; 1 means the same): the CPU-only hypre below.
+#    - cuda (opt-in, WITH_HYPRE=cuda): hypre configured --with-cuda for
+#      sm_90 (SASS only, like PETSc), C++17, cuSPARSE/cuBLAS/cuRAND/cuSOLVER,
+#      hypre's own device memory pool (no Umpire here), NO unified memory,
+#      NO GPU-aware MPI (the GPU machine's OpenMPI is not CUDA-aware), no
+#      OpenMP, 32-bit ints, double, internal BLAS/LAPACK.  PETSc then defines
+#      PETSC_HAVE_HYPRE_DEVICE: PCHYPRE/BoomerAMG runs on the GPU for
+#      aijcusparse matrices and CUDA vectors, and on the CPU for AIJ matrices
+#      (PETSc sets hypre's memory location per matrix; hypre runs where the
+#      data lives).  hypre 2.32 predates CUDA 13, whose CCCL 3 and runtime
+#      API dropped or changed names hypre uses: build_hypre patches the
+#      extracted source (3 small patches, see patch_hypre_cuda13).
+#      With it PCHYPRE needs a GPU even for AIJ matrices: PETSc's
+#      PCCreate_HYPRE initializes the CUDA PetscDevice, which fails on a
+#      machine without one (also with -device_enable lazy or none); hypre
+#      itself runs host solves there.  On the GPU machine, CPU-rank BoomerAMG
+#      runs (AIJ) keep PETSc's CPU defaults but each rank opens a CUDA context.
+#      Not the default because on the H100 (session 13) BoomerAMG on the GPU
+#      solved 7-point Laplacians up to 64^3 (262K unknowns, 14 CG iterations)
+#      and PCLOR up to 36K DoF, but segfaulted (host SIGSEGV inside PCSetUp)
+#      from 128^3 (2.1M) on, and PCLOR's LOR matrices at 8M DoF: with this
+#      build PCLOR's default inner PC on device matrices would be BoomerAMG.
+#      Cause not found (the device memory pool is a suspect).
+#    - host: the same source CPU-only: PCHYPRE on the CPU only, no
+#      PETSC_HAVE_HYPRE_DEVICE (device matrices get GAMG in PCLOR).
+#    - 0: no hypre (also forced by INDEX64=1).
+#    Its headers go to include/hypre, its library to lib/ (RUNPATH $ORIGIN;
+#    for cuda, $CUDA_DIR/lib64 first: libHYPRE needs cudart, cusparse,
+#    cublas(Lt), curand, cusolver, which are NOT copied into the prefix but
+#    taken from the GPU machine's CUDA 13 toolkit in /usr/local/cuda/lib64).
 #  * No Fortran, no X, no SSL/valgrind (fewer runtime deps).
 #  * The GPU machine's OpenMPI is not CUDA-aware: PETSc aborts at the first
 #    GPU object unless run with -use_gpu_aware_mpi 0 (e.g. in PETSC_OPTIONS).
@@ -54,7 +79,7 @@ DEPS=$REPO/deps
 # 721M-DoF Q7 grid, whose DMDA coordinate vector has 3 x 721M entries), under its own names and
 # without hypre (whose 32-bit build cannot serve it): deps/petsc-cuda64.tar.xz -> /opt/patchwork/petsc-cuda64
 INDEX64=${INDEX64:-0}
-NAME=petsc-cuda$([ "$INDEX64" = 1 ] && echo 64)
+NAME=petsc-cuda$([ "$INDEX64" = 1 ] && echo 64 || true)
 ARCHIVE=$DEPS/$NAME.tar.xz
 INFO=$DEPS/$NAME.info
 PREFIX=/opt/patchwork/$NAME
@@ -62,14 +87,31 @@ BUILD=/tmp/$([ "$INDEX64" = 1 ] && echo petsc-gpu-build64 || echo petsc-gpu-buil
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/patchwork-deps
 CUDA_DIR=${CUDA_DIR:-/usr/local/cuda}
 PETSC_VERSIONS=${PETSC_VERSIONS:-"3.26.1 3.25.6"}
-PETSC_ARCH=arch-patchwork-cuda$([ "$INDEX64" = 1 ] && echo 64)
+PETSC_ARCH=arch-patchwork-cuda$([ "$INDEX64" = 1 ] && echo 64 || true)
 JOBS=${JOBS:-2}
-WITH_HYPRE=${WITH_HYPRE:-$([ "$INDEX64" = 1 ] && echo 0 || echo 1)}
+# WITH_HYPRE: host (default; 1 = host) | cuda (opt-in, see above) | 0 (none; the INDEX64=1 default)
+WITH_HYPRE=${WITH_HYPRE:-$([ "$INDEX64" = 1 ] && echo 0 || echo host)}
+case $WITH_HYPRE in
+  1|host) WITH_HYPRE=host ;;
+  cuda|0) ;;
+  *) echo "deps-gpu: ERROR: WITH_HYPRE must be cuda, host or 0 (not '$WITH_HYPRE')" >&2; exit 1 ;;
+esac
+if [ "$INDEX64" = 1 ] && [ "$WITH_HYPRE" != 0 ]; then
+  echo "deps-gpu: ERROR: INDEX64=1 builds without hypre (its hypre build is 32-bit): use WITH_HYPRE=0" >&2; exit 1
+fi
 HYPRE_VERSION=2.32.0
 HYPRE_SHA256=2277b6f01de4a7d0b01cfe12615255d9640eaa02268565a7ce1a769beab25fa1
 HYPRE_SUITE=trixie                       # the Debian release whose source package has it
-HYPRE_PREFIX=$BUILD/hypre-install        # built here, copied into $PREFIX at install
-FEATURES="cuda hypre=$([ "$WITH_HYPRE" = 1 ] && echo "host-$HYPRE_VERSION" || echo no)$([ "$INDEX64" = 1 ] && echo " index64")"
+# built here (source tree, install prefix copied into $PREFIX at install), one per kind, so
+# switching WITH_HYPRE also changes PETSc's configure options (and so reconfigures PETSc)
+if [ "$WITH_HYPRE" = cuda ]; then
+  HYPRE_SRC=$BUILD/hypre-cuda/hypre-$HYPRE_VERSION
+  HYPRE_PREFIX=$BUILD/hypre-cuda-install
+else
+  HYPRE_SRC=$BUILD/hypre-$HYPRE_VERSION
+  HYPRE_PREFIX=$BUILD/hypre-install
+fi
+FEATURES="cuda hypre=$(case $WITH_HYPRE in cuda|host) echo "$WITH_HYPRE-$HYPRE_VERSION" ;; *) echo no ;; esac)$([ "$INDEX64" = 1 ] && echo " index64" || true)"
 
 if [ -f "$ARCHIVE" ] && grep -qxF "features: $FEATURES" "$INFO" 2>/dev/null; then
   echo "deps-gpu: $ARCHIVE already exists ($FEATURES)"
@@ -123,7 +165,7 @@ apt_install() {
 }
 apt_install libopenmpi-dev openmpi-bin liblapack-dev libblas-dev patchelf xz-utils make
 
-# ---------------------------------------------------------------- hypre (host)
+# ---------------------------------------------------------------- hypre
 fetch_hypre() {
   local tgz=$CACHE/hypre_$HYPRE_VERSION.orig.tar.gz a=$CACHE/apt-$HYPRE_SUITE uri
   [ -f "$tgz" ] && return 0
@@ -143,26 +185,137 @@ fetch_hypre() {
   mv "$a/dl/hypre_$HYPRE_VERSION.orig.tar.gz" "$tgz"
   rm -rf "$a"
 }
+# hypre's configure arguments for the selected kind (HYPRE_CONF), and the stamp that
+# marks a finished build with them (a changed argument or patch level rebuilds hypre)
+hypre_configure_args() {
+  HYPRE_CONF=(--prefix="$HYPRE_PREFIX" --enable-shared --disable-fortran --without-openmp
+              CC=mpicc CXX=mpicxx CFLAGS=-O2 CXXFLAGS=-O2)
+  if [ "$WITH_HYPRE" = cuda ]; then
+    # C++17: CCCL 3 (CUDA 13's thrust/cub) needs it (hypre's default is C++11).
+    # CUFLAGS: hypre's default less -lineinfo (smaller library); -fPIC for the shared lib.
+    # GPU-aware MPI stays off: the GPU machine's OpenMPI is not CUDA-aware.
+    HYPRE_CONF+=(--with-cuda --with-gpu-arch=90 --with-cxxstandard=17
+                 --enable-cusparse --enable-cublas --enable-curand --enable-cusolver
+                 --enable-device-memory-pool --disable-unified-memory --disable-gpu-aware-mpi
+                 CUDA_HOME="$CUDA_DIR"
+                 "CUFLAGS=-O2 -expt-extended-lambda -std=c++17 --x cu -Xcompiler -fPIC")
+  fi
+  HYPRE_STAMP="$(printf '%q ' "${HYPRE_CONF[@]}")$([ "$WITH_HYPRE" = cuda ] && echo "patches=cuda13-v2" || true)"
+}
+# Source patches for CUDA 13, run in hypre's src/.  hypre 2.32.0 (Oct 2024) predates CUDA 13,
+# whose CCCL 3.0 (thrust/cub/libcu++ 3.0) removed names hypre uses.  Only what the compile
+# needs, no behaviour change; each step fails loudly if its anchor is gone:
+#  1. thrust::unary_function/binary_function (empty bases that only carry typedefs),
+#     thrust::identity<T> and thrust::not1 no longer exist (compile errors "namespace thrust
+#     has no member unary_function" etc. in many *_device.c files): minimal stand-ins are
+#     inserted into hypre's internal device header (utilities/_hypre_utilities.hpp, used by the
+#     build and installed; and its part utilities/device_utils.h) right after
+#     #include <thrust/functional.h>, active only when THRUST_VERSION >= 300000.  identity
+#     returns by value (the old one returned a const reference: same results for hypre's uses
+#     as predicate/transform, without a dangling reference through transform iterators).
+#  2. IJ_mv/IJMatrix_parcsr_device.c and IJVector_parcsr_device.c call make_reverse_iterator
+#     unqualified; thrust::tuple is now cuda::std::tuple, so argument-dependent lookup also
+#     finds cuda::std::make_reverse_iterator ("more than one instance of make_reverse_iterator
+#     matches"): qualify the calls as thrust::make_reverse_iterator.
+#  3. utilities/memory.c: CUDA 13's cudaMemPrefetchAsync takes (ptr, size, cudaMemLocation,
+#     flags, stream) instead of (ptr, size, device, stream) ("no suitable constructor exists
+#     to convert from int to cudaMemLocation"); used only for unified memory, which is off
+#     here, but it must compile: the two calls go through a small wrapper that builds the
+#     cudaMemLocation (host for cudaCpuDeviceId, else the device) when CUDART_VERSION >= 13000.
+patch_hypre_cuda13() {
+  local shim=.patchwork-cccl3-shim.h f
+  cat > "$shim" <<'SHIM'
+#if defined(HYPRE_USING_CUDA) && defined(THRUST_VERSION) && THRUST_VERSION >= 300000
+/* Patchwork (config/deps-gpu.sh): CCCL 3 (CUDA 13) removed these deprecated thrust names
+   that hypre 2.32 uses; minimal stand-ins (identity returns by value). */
+namespace thrust
+{
+template <typename A, typename R> struct unary_function
+{ typedef A argument_type; typedef R result_type; };
+template <typename A1, typename A2, typename R> struct binary_function
+{ typedef A1 first_argument_type; typedef A2 second_argument_type; typedef R result_type; };
+template <typename T> struct identity
+{ typedef T result_type; __host__ __device__ constexpr T operator()(const T &x) const { return x; } };
+template <typename P> __host__ __device__ constexpr auto not1(const P &p) { return ::cuda::std::not_fn(p); }
+}
+#endif
+SHIM
+  for f in utilities/_hypre_utilities.hpp utilities/device_utils.h; do
+    grep -qx '#include <thrust/functional.h>' "$f" || { echo "patch 1: no '#include <thrust/functional.h>' in $f" >&2; return 1; }
+    sed -i "\\@^#include <thrust/functional.h>\$@r $shim" "$f"
+    grep -q 'Patchwork (config/deps-gpu.sh)' "$f" || { echo "patch 1 not applied to $f" >&2; return 1; }
+  done
+  for f in IJ_mv/IJMatrix_parcsr_device.c IJ_mv/IJVector_parcsr_device.c; do
+    grep -q '[^:[:alnum:]_]make_reverse_iterator(' "$f" || { echo "patch 2: no make_reverse_iterator( in $f" >&2; return 1; }
+    sed -i 's/\([^:[:alnum:]_]\)make_reverse_iterator(/\1thrust::make_reverse_iterator(/g' "$f"
+  done
+  cat > .patchwork-memprefetch.h <<'WRAP'
+#if defined(HYPRE_USING_CUDA)
+/* Patchwork (config/deps-gpu.sh): CUDA 13 changed cudaMemPrefetchAsync to take a
+   cudaMemLocation and flags instead of a device id (only used for unified memory). */
+static inline cudaError_t
+hypre_CudaMemPrefetchAsync(void *ptr, size_t size, int device, cudaStream_t stream)
+{
+#if CUDART_VERSION >= 13000
+   struct cudaMemLocation loc;
+   loc.type = (device == cudaCpuDeviceId) ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;
+   loc.id   = (device == cudaCpuDeviceId) ? 0 : device;
+   return cudaMemPrefetchAsync(ptr, size, loc, 0, stream);
+#else
+   return cudaMemPrefetchAsync(ptr, size, device, stream);
+#endif
+}
+#endif
+WRAP
+  f=utilities/memory.c
+  grep -qx '#include "_hypre_utilities.hpp"' "$f" || { echo "patch 3: no '#include \"_hypre_utilities.hpp\"' in $f" >&2; return 1; }
+  [ "$(grep -c 'HYPRE_CUDA_CALL( cudaMemPrefetchAsync(' "$f")" = 2 ] || { echo "patch 3: expected 2 cudaMemPrefetchAsync calls in $f" >&2; return 1; }
+  sed -i -e '\@^#include "_hypre_utilities.hpp"$@r .patchwork-memprefetch.h' \
+         -e 's/HYPRE_CUDA_CALL( cudaMemPrefetchAsync(/HYPRE_CUDA_CALL( hypre_CudaMemPrefetchAsync(/' "$f"
+  echo "applied the CUDA 13 (CCCL 3) patches"
+}
 build_hypre() {
-  local src=$BUILD/hypre-$HYPRE_VERSION
-  rm -rf "$src" "$HYPRE_PREFIX"
-  tar -C "$BUILD" -xzf "$CACHE/hypre_$HYPRE_VERSION.orig.tar.gz"
-  cd "$src/src"
-  ./configure --prefix="$HYPRE_PREFIX" --enable-shared --disable-fortran --without-openmp \
-    CC=mpicc CXX=mpicxx CFLAGS=-O2 CXXFLAGS=-O2
+  rm -rf "$HYPRE_SRC" "$HYPRE_PREFIX"
+  mkdir -p "$(dirname "$HYPRE_SRC")"
+  tar -C "$(dirname "$HYPRE_SRC")" -xzf "$CACHE/hypre_$HYPRE_VERSION.orig.tar.gz"
+  cd "$HYPRE_SRC/src"
+  if [ "$WITH_HYPRE" = cuda ]; then patch_hypre_cuda13; fi
+  echo "hypre configure: ./configure $(printf '%q ' "${HYPRE_CONF[@]}")"
+  ./configure "${HYPRE_CONF[@]}"
+  grep -E '^(CC|CXX|CUCC|CUFLAGS|CUDA_ARCH|HYPRE_CUDA_LIBS) ' config/Makefile.config || true
   make -j"$JOBS"
   make install
-  if grep -E '^#define HYPRE_(USING_GPU|USING_CUDA|USING_OPENMP|BIGINT|MIXEDINT|COMPLEX) ' "$HYPRE_PREFIX/include/HYPRE_config.h"; then
-    echo "hypre is not a plain host double/int32 build" >&2; return 1
+  local cfg=$HYPRE_PREFIX/include/HYPRE_config.h bad='USING_OPENMP|BIGINT|MIXEDINT|COMPLEX|SINGLE|LONG_DOUBLE' d
+  if [ "$WITH_HYPRE" = cuda ]; then
+    bad+='|USING_UNIFIED_MEMORY|WITH_GPU_AWARE_MPI|USING_GPU_AWARE_MPI'
+    for d in USING_GPU USING_CUDA USING_CUSPARSE USING_CUBLAS USING_CURAND USING_CUSOLVER USING_DEVICE_POOL; do
+      grep -q "^#define HYPRE_$d 1" "$cfg" || { echo "hypre: HYPRE_$d is not defined" >&2; return 1; }
+    done
+  else
+    bad+='|USING_GPU|USING_CUDA'
+  fi
+  if grep -E "^#define HYPRE_($bad) " "$cfg"; then
+    echo "hypre is not the expected $WITH_HYPRE double/int32 build" >&2; return 1
   fi
   [ -f "$HYPRE_PREFIX/lib/libHYPRE.so" ]
-  touch "$src/.installed"
+  if [ "$WITH_HYPRE" = cuda ]; then
+    # the CUDA libs it needs, for PETSc's configure tests and build (the prefix's copy gets
+    # $CUDA_DIR/lib64:$ORIGIN at install)
+    patchelf --set-rpath "$CUDA_DIR/lib64" "$(readlink -f "$HYPRE_PREFIX/lib/libHYPRE.so")"
+    ldd "$HYPRE_PREFIX/lib/libHYPRE.so"
+    ! grep -q 'not found' <<< "$(ldd "$HYPRE_PREFIX/lib/libHYPRE.so")"
+  fi
+  echo "$HYPRE_STAMP" > "$HYPRE_SRC/.installed"
 }
-if [ "$WITH_HYPRE" = 1 ] && [ ! -f "$BUILD/hypre-$HYPRE_VERSION/.installed" ]; then
-  phase fetch-hypre fetch_hypre > "$BUILD/hypre-fetch.log" 2>&1
-  [ $PHASE_RC -eq 0 ] || die "could not fetch hypre $HYPRE_VERSION, see $BUILD/hypre-fetch.log"
-  phase hypre build_hypre > "$BUILD/hypre.log" 2>&1
-  [ $PHASE_RC -eq 0 ] || die "hypre build failed, see $BUILD/hypre.log"
+if [ "$WITH_HYPRE" != 0 ]; then
+  hypre_configure_args
+  if [ "$(cat "$HYPRE_SRC/.installed" 2>/dev/null)" != "$HYPRE_STAMP" ]; then
+    phase fetch-hypre fetch_hypre > "$BUILD/hypre-fetch.log" 2>&1
+    [ $PHASE_RC -eq 0 ] || die "could not fetch hypre $HYPRE_VERSION, see $BUILD/hypre-fetch.log"
+    sed -i -E '/^hypre(-[a-z]+)? /d' "$TIMES"   # the other kind's time would mislead in the .info
+    phase "hypre-$WITH_HYPRE" build_hypre > "$BUILD/hypre-$WITH_HYPRE.log" 2>&1
+    [ $PHASE_RC -eq 0 ] || die "hypre build failed, see $BUILD/hypre-$WITH_HYPRE.log"
+  fi
 fi
 [ -x "$CUDA_DIR/bin/nvcc" ] || die "no nvcc in $CUDA_DIR/bin"
 
@@ -178,7 +331,7 @@ download() {
 configure_opts() {
   local src=$1 extra=()
   [ "$INDEX64" = 1 ] && extra+=(--with-64-bit-indices=1)
-  if [ "$WITH_HYPRE" = 1 ]; then
+  if [ "$WITH_HYPRE" != 0 ]; then
     extra+=(--with-hypre-include=$HYPRE_PREFIX/include --with-hypre-lib=$HYPRE_PREFIX/lib/libHYPRE.so)
   else
     extra+=(--with-hypre=0)
@@ -256,16 +409,20 @@ install_petsc() {
   rm -rf share/petsc/examples share/petsc/datafiles share/doc share/man docs
   find . -type d \( -name tutorials -o -name tests \) -prune -exec rm -rf {} +
   # hypre: headers to include/hypre, library to lib/; the build paths in
-  # PETSc's makefile variables, pkg-config and RUNPATH become the prefix's
-  if [ "$WITH_HYPRE" = 1 ]; then
+  # PETSc's makefile variables, pkg-config and RUNPATH become the prefix's.
+  # A CUDA hypre's RUNPATH: the CUDA toolkit's lib64 first (cudart, cusparse,
+  # cublas, curand, cusolver: not copied, see sysre), then $ORIGIN.
+  if [ "$WITH_HYPRE" != 0 ]; then
     mkdir -p include/hypre
     cp -a "$HYPRE_PREFIX"/include/. include/hypre/
-    local hl
+    local hl hrp='$ORIGIN'
+    [ "$WITH_HYPRE" = cuda ] && hrp="$CUDA_DIR/lib64:\$ORIGIN"
     for hl in "$HYPRE_PREFIX"/lib/libHYPRE*.so*; do
       [ -L "$hl" ] && { cp -a "$hl" lib/; continue; }
       cp "$hl" lib/; chmod 755 "lib/${hl##*/}"
       strip --strip-unneeded "lib/${hl##*/}"
-      patchelf --set-rpath '$ORIGIN' "lib/${hl##*/}"
+      patchelf --set-rpath "$hrp" "lib/${hl##*/}"
+      echo "${hl##*/} RUNPATH: $(patchelf --print-rpath "lib/${hl##*/}")"
     done
     grep -rlF "$HYPRE_PREFIX" lib/petsc/conf lib/pkgconfig include/*.h | xargs -r sed -i \
       -e "s#$HYPRE_PREFIX/include#$PREFIX/include/hypre#g" -e "s#$HYPRE_PREFIX/lib#$PREFIX/lib#g"
@@ -273,10 +430,13 @@ install_petsc() {
   # runtime libs the GPU machine may lack: BLAS/LAPACK, hypre's and their
   # non-system deps.  Not copied: glibc/gcc runtime, OpenMPI's own libraries
   # and what they need (the GPU machine's OpenMPI 4.1.6 brings them; ABI as
-  # Debian's 4.1.4), and base-system compression/udev libraries.
-  local sysre='^(libc|libm|libdl|libpthread|librt|libgcc_s|libstdc\+\+|ld-linux-x86-64|linux-vdso|libmpi|libopen-rte|libopen-pal|libhwloc|libevent[a-z_]*-[0-9.]*|libudev|libz|liblzma|libbz2)\.so'
+  # Debian's 4.1.4), base-system compression/udev libraries, and the CUDA
+  # toolkit's libraries (a CUDA hypre's cudart, cusparse, cublas(Lt), curand,
+  # cusolver, nvJitLink: the GPU machine's CUDA 13 toolkit has them in
+  # /usr/local/cuda/lib64, as libpetsc's own CUDA libs).
+  local sysre='^(libc|libm|libdl|libpthread|librt|libgcc_s|libstdc\+\+|ld-linux-x86-64|linux-vdso|libmpi|libopen-rte|libopen-pal|libhwloc|libevent[a-z_]*-[0-9.]*|libudev|libz|liblzma|libbz2|libcuda|libcudart|libcublas|libcublasLt|libcusparse|libcurand|libcusolver|libcufft|libnvJitLink|libnvrtc|libnvToolsExt|libnvtx3interop)\.so'
   local libs=(/usr/lib/x86_64-linux-gnu/libblas.so.3 /usr/lib/x86_64-linux-gnu/liblapack.so.3)
-  [ "$WITH_HYPRE" = 1 ] && libs+=("$(readlink -f lib/libHYPRE.so)")
+  [ "$WITH_HYPRE" != 0 ] && libs+=("$(readlink -f lib/libHYPRE.so)")
   local f path name
   for f in "${libs[@]}"; do
     while read -r path; do libs+=("$path"); done < <(ldd "$f" | awk '$3 ~ /^\// {print $3}')
@@ -314,11 +474,20 @@ install_petsc() {
 }
 check_prefix() {
   local p=$1
-  ldd "$p/lib/libpetsc.so" | grep -q 'not found' && { echo "libpetsc.so has unresolved deps" >&2; return 1; }
+  grep -q 'not found' <<< "$(ldd "$p/lib/libpetsc.so")" && { echo "libpetsc.so has unresolved deps" >&2; return 1; }
   grep -q '^#define PETSC_HAVE_CUDA 1' "$p/include/petscconf.h" || { echo "PETSc built without CUDA" >&2; return 1; }
-  if [ "$WITH_HYPRE" = 1 ]; then
+  if [ "$WITH_HYPRE" != 0 ]; then
     grep -q '^#define PETSC_HAVE_HYPRE 1' "$p/include/petscconf.h" || { echo "PETSc built without hypre" >&2; return 1; }
-    ldd "$p/lib/libpetsc.so" | grep -q "libHYPRE" || { echo "libpetsc.so does not link libHYPRE" >&2; return 1; }
+    grep -q "libHYPRE" <<< "$(ldd "$p/lib/libpetsc.so")" || { echo "libpetsc.so does not link libHYPRE" >&2; return 1; }
+    grep -q 'not found' <<< "$(ldd "$p/lib/libHYPRE.so")" && { echo "libHYPRE.so has unresolved deps" >&2; return 1; }
+  fi
+  if [ "$WITH_HYPRE" = cuda ]; then
+    grep -q '^#define PETSC_HAVE_HYPRE_DEVICE 1' "$p/include/petscconf.h" || { echo "PETSc did not take hypre as a device (CUDA) hypre: no PETSC_HAVE_HYPRE_DEVICE" >&2; return 1; }
+    grep -q '^#define HYPRE_USING_CUDA 1' "$p/include/hypre/HYPRE_config.h" || { echo "the prefix's hypre is not a CUDA build" >&2; return 1; }
+    patchelf --print-rpath "$(readlink -f "$p/lib/libHYPRE.so")" | grep -q "^$CUDA_DIR/lib64:" || { echo "libHYPRE.so RUNPATH does not start with $CUDA_DIR/lib64" >&2; return 1; }
+    grep -q 'libcusparse' <<< "$(ldd "$p/lib/libHYPRE.so")" || { echo "libHYPRE.so does not link cuSPARSE" >&2; return 1; }
+  elif [ "$WITH_HYPRE" = host ]; then
+    grep -q '^#define PETSC_HAVE_HYPRE_DEVICE' "$p/include/petscconf.h" && { echo "host hypre, but PETSC_HAVE_HYPRE_DEVICE is defined" >&2; return 1; }
   fi
   return 0
 }
@@ -355,7 +524,16 @@ SIZE=$(stat -c %s "$ARCHIVE")
   echo "sha256:  $(sha256sum "$ARCHIVE" | cut -d' ' -f1)"
   echo "petsc:   $VERSION (PyPI sdist)"
   echo "features: $FEATURES"
-  [ "$WITH_HYPRE" = 1 ] && echo "hypre:   $(sed -n 's/^#define HYPRE_RELEASE_VERSION "\(.*\)"/\1/p' "$PREFIX/include/hypre/HYPRE_config.h") (host only: PCHYPRE/BoomerAMG on CPU matrices; Debian $HYPRE_SUITE source, sha256 $HYPRE_SHA256)"
+  if [ "$WITH_HYPRE" != 0 ]; then
+    hv=$(sed -n 's/^#define HYPRE_RELEASE_VERSION "\(.*\)"/\1/p' "$PREFIX/include/hypre/HYPRE_config.h")
+    if [ "$WITH_HYPRE" = cuda ]; then
+      echo "hypre:   $hv with CUDA (sm_90, cuSPARSE/cuBLAS/cuRAND/cuSOLVER, hypre device memory pool, no unified memory, no GPU-aware MPI; PETSC_HAVE_HYPRE_DEVICE): PCHYPRE/BoomerAMG runs on the GPU for aijcusparse matrices + CUDA vectors and on the CPU for AIJ matrices (PETSc's CPU BoomerAMG defaults), but PCHYPRE needs a GPU in either case (PCCreate_HYPRE initializes the CUDA PetscDevice: on a machine without GPU it fails with cudaErrorInsufficientDriver, also with -device_enable lazy/none; each rank opens a CUDA context); libHYPRE needs the CUDA 13 toolkit libs in $CUDA_DIR/lib64 (its RUNPATH; not in the archive); source patched to compile with CUDA 13/CCCL 3 (thrust stand-ins, qualified make_reverse_iterator, cudaMemPrefetchAsync wrapper: patch_hypre_cuda13 in config/deps-gpu.sh); Debian $HYPRE_SUITE source, sha256 $HYPRE_SHA256"
+    else
+      echo "hypre:   $hv (host only, WITH_HYPRE=host: PCHYPRE/BoomerAMG on CPU matrices; Debian $HYPRE_SUITE source, sha256 $HYPRE_SHA256)"
+    fi
+    echo "hypre configure: ./configure $(printf '%q ' "${HYPRE_CONF[@]}")"
+    echo "petscconf.h: $(grep -E '^#define PETSC_HAVE_HYPRE' "$PREFIX/include/petscconf.h" | tr '\n' ';')"
+  fi
   [ -f "$BUILD/fallback.txt" ] && sed 's/^/note:    /' "$BUILD/fallback.txt"
   echo "nvcc:    $("$CUDA_DIR/bin/nvcc" --version | grep -o 'release [0-9.]*')"
   echo "mpi:     $(mpicc --showme:version 2>&1 | head -1)"
