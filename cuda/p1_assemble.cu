@@ -13,15 +13,17 @@
         search of the row's columns in shared memory finds, with a shared-memory atomicAdd; otherwise
         with a binary search of the global pattern and a global atomicAdd into values_B;
      4. after a barrier writes the patch's rows to vals, coalesced (the rows are contiguous: the vertices
-        are numbered patch by patch).
+        are numbered patch by patch; through vals_pos, the order of the caller's COO list, a row's
+        entries still land side by side when that list keeps rows together, as a list sorted by row does).
    A patch whose data does not fit in the block's dynamic shared memory (smem_bytes) stages nothing:
    all its entries go through step 3's global path, and step 4 writes zeros.
-   AddBoundary then adds values_B to vals. The paper keeps the coordinates and the CSR values in one
-   shared buffer (the coordinates overwritten once every element matrix is in registers, which needs
-   every cell of a patch in its own thread); here they sit side by side, so a patch may have more cells
-   than the block has threads.
+   AddBoundary then adds values_B to vals (through vals_pos when given); step 2 reads sigma through
+   sigma_map when given (the caller's cell order). The paper keeps the coordinates and the CSR values
+   in one shared buffer (the coordinates overwritten once every element matrix is in registers, which
+   needs every cell of a patch in its own thread); here they sit side by side, so a patch may have more
+   cells than the block has threads.
 
-   Registers: at most 128 (two blocks per SM; sm_90, 3D: 93, no spills); three blocks per SM would cap
+   Registers: at most 128 (two blocks per SM; sm_90, 3D: 104, no spills); three blocks per SM would cap
    them at 80 and spill 36 bytes in 3D (untested which is faster).
    Double atomicAdd into shared memory is a compare-and-swap loop on sm_90; contention is low (a row's
    entries are hit by the few cells around one vertex). The additions happen in any order: the result
@@ -72,7 +74,7 @@ __global__ void __launch_bounds__(THREADS, 2) PatchAssemble(const PatchworkP1Des
         const bool own = fits && v[k] >= r0 && v[k] < r1;
         for (int e = 0; e < DIM; e++) xv[k * DIM + e] = own ? sx[e * nrow + (v[k] - r0)] : __ldg(&d.coords[(long long)e * d.nvert + v[k]]);
       }
-      degenerate += PatchworkP1ElementMatrix(DIM, xv, d.sigma ? __ldg(&d.sigma[c]) : 1.0, d.lambda, Ae);
+      degenerate += PatchworkP1ElementMatrix(DIM, xv, d.sigma ? __ldg(&d.sigma[d.sigma_map ? __ldg(&d.sigma_map[c]) : c]) : 1.0, d.lambda, Ae);
 #pragma unroll
       for (int k = 0; k < N; k++) {
         const int row = v[k];
@@ -98,19 +100,19 @@ __global__ void __launch_bounds__(THREADS, 2) PatchAssemble(const PatchworkP1Des
     }
     __syncthreads();
 
-    if (fits)
-      for (long long i = threadIdx.x; i < nnz; i += THREADS) vals[z0 + i] = sval[i];
-    else
-      for (long long i = threadIdx.x; i < nnz; i += THREADS) vals[z0 + i] = 0;
+    for (long long i = threadIdx.x; i < nnz; i += THREADS) {
+      const long long z = z0 + i;
+      vals[d.vals_pos ? __ldg(&d.vals_pos[z]) : z] = fits ? sval[i] : 0;
+    }
     __syncthreads(); /* the next patch reuses the shared memory */
   }
   if (degenerate) atomicAdd(&counts[0], degenerate);
   if (missing) atomicAdd(&counts[1], missing);
 }
 
-__global__ void AddBoundary(long long n, const double *__restrict__ valsB, double *__restrict__ vals)
+__global__ void AddBoundary(long long n, const double *__restrict__ valsB, const long long *__restrict__ pos, double *__restrict__ vals)
 {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) vals[i] += valsB[i];
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) vals[pos ? __ldg(&pos[i]) : i] += valsB[i];
 }
 
 template <int DIM>
@@ -127,7 +129,7 @@ cudaError_t Launch(const PatchworkP1Desc *d, double *vals, double *valsB, unsign
   }
   if (d->nnz > 0) {
     const long long blocks = (d->nnz + 255) / 256;
-    AddBoundary<<<(unsigned)(blocks < 65535 * 16 ? blocks : 65535 * 16), 256, 0, s>>>(d->nnz, valsB, vals);
+    AddBoundary<<<(unsigned)(blocks < 65535 * 16 ? blocks : 65535 * 16), 256, 0, s>>>(d->nnz, valsB, d->vals_pos, vals);
   }
   return cudaGetLastError();
 }

@@ -225,6 +225,8 @@ PETSC_EXTERN PetscErrorCode PCMGSetPatchworkHierarchy(PC, PetscInt);
 /* P1 finite elements on triangles and tetrahedra (DMPlex): the Helmholtz matrix -div(sigma grad u) + lambda u,
    natural boundary conditions, sigma one value per local cell (or NULL for 1); on the GPU for a CUDA matrix type */
 PETSC_EXTERN PetscErrorCode PatchworkDMPlexAssembleP1(DM dm, PetscReal lambda, Vec sigma, Mat *A);
+/* New values (lambda, sigma) into a matrix of PatchworkDMPlexAssembleP1() on the same DM, its layout and pattern kept */
+PETSC_EXTERN PetscErrorCode PatchworkDMPlexReassembleP1(DM dm, PetscReal lambda, Vec sigma, Mat A);
 /* SPAI(1): M on A's pattern minimizing ||I - M A||_F row by row (Geveler et al.; src/pc/patchamg/paspai.c) */
 PETSC_EXTERN PetscErrorCode PatchworkMatCreateSPAI1(Mat A, Mat *M);
 

@@ -385,10 +385,13 @@ run patchamg/help         bash -c "$AMG -help | grep -e '-pc_patchamg_relax' -e 
 
 # --- P1 on triangles and tetrahedra (PatchworkDMPlexAssembleP1) against PETSc's own FEM assembly (pattern
 # equal, entries to 1e-13 of max|A|): PETSc's reference cells refined and Alfeld-split, the meshes of
-# examples/tets.h (regular, irregular, blobs, annulus, not interpolated), overlap 1 vs 0, bad input
+# examples/tets.h (regular, irregular, blobs, annulus, not interpolated), overlap 1 vs 0, bad input;
+# on every mesh PatchworkDMPlexReassembleP1() with other coefficients = a new assembly (MatEqual), and
+# matrices it must refuse (not made by PatchworkDMPlexAssembleP1, another DM, bad sigma)
 run mat/p1-n1             $MPIEXEC -n 1 $B/tests/mat/test_p1
 run mat/p1-n2             $MPIEXEC -n 2 $B/tests/mat/test_p1
 run mat/p1-n3             $MPIEXEC -n 3 $B/tests/mat/test_p1 -skip_bad
+run mat/p1-reassembly-n3  $MPIEXEC -n 3 $B/tests/mat/test_p1 -quick
 run mat/spai-n1           $MPIEXEC -n 1 $B/tests/mat/test_spai
 run mat/spai-n2           $MPIEXEC -n 2 $B/tests/mat/test_spai
 # tets_its LO HI OPTIONS...: examples/tets (CG to 1e-8, b = 1) converges in LO..HI iterations; skipped when
@@ -519,6 +522,8 @@ if command -v valgrind >/dev/null 2>&1; then
   run valgrind/hanging_ref  valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_hanging_ref
   run valgrind/p1         valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $B/tests/mat/test_p1
+  run valgrind/p1-reassembly-n2 $MPIEXEC -n 2 valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+                            $B/tests/mat/test_p1 -quick
   run valgrind/spai       valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $B/tests/mat/test_spai
   run valgrind/patchamg   valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \

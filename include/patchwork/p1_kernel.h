@@ -14,7 +14,10 @@
    The pattern is CSR over the nvert vertices, the columns of a row sorted ascending; it must hold
    every pair of vertices that share a cell (a missing one is counted, and its value dropped).
    Assembly assigns vals[rowptr[0] .. rowptr[nvert]): the sum over cells of their entries, zero
-   where no cell contributes.
+   where no cell contributes. Two optional maps let the caller keep its own orders: vals_pos puts
+   pattern entry z at vals[vals_pos[z]] (a permutation of 0..nnz-1, e.g. the order of a COO list sorted
+   by global row), sigma_map reads the coefficient of cell c from sigma[sigma_map[c]] (sigma in the
+   caller's cell numbering, e.g. a PETSc Vec's array as it is).
 
    Patches (the CUDA kernel's work units; the reference ignores them): the vertices are numbered patch
    by patch, patch p owning rows [patch_ptr[p], patch_ptr[p+1]); the cells are sorted by patch, patch p
@@ -62,6 +65,8 @@ typedef struct {
   const long long *patch_cell; /* [npatch+1]: cells of each patch, 0 .. ncell */
   int              smem_bytes; /* shared memory per block: patches needing more take the global path
                                   (0: every patch does; at most the device's opt-in limit) */
+  const long long *vals_pos;   /* [nnz] or NULL: pattern entry z goes to vals[vals_pos[z]], else vals[z] */
+  const int       *sigma_map;  /* [ncell] or NULL: cell c's coefficient is sigma[sigma_map[c]], else sigma[c] */
 } PatchworkP1Desc;
 
 /* Shared memory a patch of nrow rows and nnz pattern entries needs: its values (double), coordinates
@@ -171,11 +176,13 @@ extern "C" {
    Returns 0, 1 on bad arguments (a vertex out of range, dim not 2 or 3), 2 when memory runs out. */
 int  PatchworkP1LayoutCreate(int dim, int nvert, long long ncell, const int *cells_in, size_t patch_bytes, PatchworkP1Layout *L);
 void PatchworkP1LayoutDestroy(PatchworkP1Layout *L);
-/* The descriptor of a layout (the coordinates, sigma and lambda are the caller's to set) */
+/* The descriptor of a layout (the coordinates, sigma, lambda and the optional maps are the caller's to
+   set; they are NULL and 0 here) */
 void PatchworkP1LayoutDesc(const PatchworkP1Layout *L, PatchworkP1Desc *d);
 
 /* CPU reference (src/core/p1_ref.c): cells in order, entries in row-major order of the element matrix,
-   each added to vals with a binary search in its row. vals is assigned; err may be NULL. */
+   each added to vals with a binary search in its row (through vals_pos when given). vals is assigned;
+   err may be NULL. */
 void PatchworkP1AssembleRef(const PatchworkP1Desc *d, double *vals, PatchworkP1Errors *err);
 
 /* CUDA (cuda/p1_assemble.cu), device pointers in stream (a cudaStream_t, NULL: default): the patch-based

@@ -12,8 +12,13 @@ void PatchworkP1AssembleRef(const PatchworkP1Desc *d, double *vals, PatchworkP1E
   const int       n   = d->dim + 1;
   const long long nnz = d->nnz;
   long long       degenerate = 0, missing = 0;
+  /* with vals_pos: the sums in pattern order first, then moved (adding through vals_pos scatters every
+     addition; without the memory for that, it does) */
+  double          *acc = d->vals_pos && nnz > 0 ? (double *)malloc(sizeof(double) * (size_t)nnz) : NULL;
+  double          *sum = acc ? acc : vals;
+  const long long *pos = acc ? NULL : d->vals_pos;
 
-  if (nnz > 0) memset(vals, 0, sizeof(double) * (size_t)nnz);
+  if (nnz > 0) memset(sum, 0, sizeof(double) * (size_t)nnz);
   for (long long c = 0; c < d->ncell; c++) {
     double xv[4 * 3], Ae[16];
     int    v[4];
@@ -22,17 +27,21 @@ void PatchworkP1AssembleRef(const PatchworkP1Desc *d, double *vals, PatchworkP1E
       v[k] = d->cells[k * d->ncell + c];
       for (int e = 0; e < d->dim; e++) xv[k * d->dim + e] = d->coords[(long long)e * d->nvert + v[k]];
     }
-    degenerate += PatchworkP1ElementMatrix(d->dim, xv, d->sigma ? d->sigma[c] : 1.0, d->lambda, Ae);
+    degenerate += PatchworkP1ElementMatrix(d->dim, xv, d->sigma ? d->sigma[d->sigma_map ? d->sigma_map[c] : c] : 1.0, d->lambda, Ae);
     for (int k = 0; k < n; k++) {
       const long long lo = d->rowptr[v[k]], hi = d->rowptr[v[k] + 1];
 
       for (int l = 0; l < n; l++) {
-        const long long pos = PatchworkP1FindColumn(d->col, lo, hi, v[l]);
+        const long long z = PatchworkP1FindColumn(d->col, lo, hi, v[l]);
 
-        if (pos < 0) missing++;
-        else vals[pos] += Ae[k * n + l];
+        if (z < 0) missing++;
+        else sum[pos ? pos[z] : z] += Ae[k * n + l];
       }
     }
+  }
+  if (acc) {
+    for (long long z = 0; z < nnz; z++) vals[d->vals_pos[z]] = acc[z];
+    free(acc);
   }
   if (err) {
     err->degenerate = degenerate;
@@ -67,59 +76,57 @@ void PatchworkP1LayoutDesc(const PatchworkP1Layout *L, PatchworkP1Desc *d)
   d->patch_cell = L->patch_cell;
 }
 
-static void SortInts(int *a, long long n) /* rows are short: insertion sort */
-{
-  for (long long i = 1; i < n; i++) {
-    const int t = a[i];
-    long long j = i - 1;
-    while (j >= 0 && a[j] > t) {
-      a[j + 1] = a[j];
-      j--;
-    }
-    a[j + 1] = t;
-  }
-}
-
-/* The vertex graph in the old numbering: vertex v's row holds v and every vertex it shares a cell with
-   (unsorted). vc_ptr/vc: the cells of each vertex. mark: nvert ints of scratch. */
+/* The vertex graph in the old numbering: vertex v's row holds v and every vertex it shares a cell with,
+   in the order they first appear in its cells (cell order, then vertex order within the cell), the
+   order GrowPatches() queues them in. One pass over the cells of each vertex, col grown as needed (a
+   counting pass first cost as much again). vc_ptr/vc: the cells of each vertex. mark: nvert ints of
+   scratch. */
 static int VertexGraph(int n, int nvert, const int *cells_in, const long long *vc_ptr, const int *vc, int *mark, long long **optr, int **ocol)
 {
-  long long *ptr;
+  long long *ptr, z = 0, cap;
   int       *col;
 
-  if (!(ptr = (long long *)malloc(sizeof(long long) * ((size_t)nvert + 1)))) return 2;
-  for (int v = 0; v < nvert; v++) mark[v] = -1;
-  ptr[0] = 0;
-  for (int v = 0; v < nvert; v++) {
-    long long len = 0;
-    for (long long i = vc_ptr[v]; i < vc_ptr[v + 1]; i++)
-      for (int k = 0; k < n; k++) {
-        const int w = cells_in[(long long)vc[i] * n + k];
-        if (mark[w] != v) {
-          mark[w] = v;
-          len++;
-        }
-      }
-    ptr[v + 1] = ptr[v] + len;
-  }
-  if (!(col = (int *)malloc(sizeof(int) * ((size_t)ptr[nvert] + 1)))) {
+  /* about the row length of tetrahedral meshes (15 for 23 cell-vertex incidences per vertex) */
+  cap = vc_ptr[nvert] * (n - 1) / 4 + nvert + 16;
+  ptr = (long long *)malloc(sizeof(long long) * ((size_t)nvert + 1));
+  col = (int *)malloc(sizeof(int) * (size_t)cap);
+  if (!ptr || !col) {
     free(ptr);
+    free(col);
     return 2;
   }
   for (int v = 0; v < nvert; v++) mark[v] = -1;
   for (int v = 0; v < nvert; v++) {
-    long long z = ptr[v];
-    for (long long i = vc_ptr[v]; i < vc_ptr[v + 1]; i++)
+    const long long most = (vc_ptr[v + 1] - vc_ptr[v]) * n; /* this row has at most that many entries */
+
+    if (z + most > cap) {
+      const long long want = 2 * cap > z + most ? 2 * cap : z + most;
+      int            *grown = (int *)realloc(col, sizeof(int) * (size_t)want);
+
+      if (!grown) {
+        free(ptr);
+        free(col);
+        return 2;
+      }
+      col = grown;
+      cap = want;
+    }
+    ptr[v] = z;
+    for (long long i = vc_ptr[v]; i < vc_ptr[v + 1]; i++) {
+      const int *cv = cells_in + (long long)vc[i] * n;
+
       for (int k = 0; k < n; k++) {
-        const int w = cells_in[(long long)vc[i] * n + k];
+        const int w = cv[k];
         if (mark[w] != v) {
-          mark[w] = v;
+          mark[w]  = v;
           col[z++] = w;
         }
       }
+    }
   }
-  *optr = ptr;
-  *ocol = col;
+  ptr[nvert] = z;
+  *optr      = ptr;
+  *ocol      = col;
   return 0;
 }
 
@@ -210,29 +217,34 @@ int PatchworkP1LayoutCreate(int dim, int nvert, long long ncell, const int *cell
   L->npatch = GrowPatches(dim, nvert, optr, ocol, patch_bytes, L->perm, inv, patch, L->patch_ptr, queue, stamp);
   for (int v = 0; v < nvert; v++) inv[L->perm[v]] = v;
 
-  /* the pattern in the new numbering, columns sorted */
+  /* the pattern in the new numbering, columns sorted. The graph is symmetric (c is in row r iff r is in
+     row c), so appending each column c, in increasing order, to the rows of its neighbours sorts every
+     row without comparisons (vc_ptr, free now, holds where each row is filled to) */
   L->rowptr[0] = 0;
   for (int r = 0; r < nvert; r++) L->rowptr[r + 1] = L->rowptr[r] + optr[L->perm[r] + 1] - optr[L->perm[r]];
   if (!(L->col = (int *)malloc(sizeof(int) * ((size_t)L->rowptr[nvert] + 1)))) goto done;
-  for (int r = 0; r < nvert; r++) {
-    const int old = L->perm[r];
-    long long z   = L->rowptr[r];
-    for (long long i = optr[old]; i < optr[old + 1]; i++) L->col[z++] = inv[ocol[i]];
-    SortInts(L->col + L->rowptr[r], L->rowptr[r + 1] - L->rowptr[r]);
+  for (int r = 0; r < nvert; r++) vc_ptr[r] = L->rowptr[r];
+  for (int c = 0; c < nvert; c++) {
+    const int old = L->perm[c];
+    for (long long i = optr[old]; i < optr[old + 1]; i++) L->col[vc_ptr[inv[ocol[i]]]++] = c;
   }
 
-  /* cells by the patch of their lowest new vertex (moved to position 0), stable */
+  /* cells by the patch of their lowest new vertex (moved to position 0), stable: the patch of each cell
+     (in vc, free now), the cells of each patch, then the cells' vertices in that order (one scattered
+     write per cell, not one per vertex) */
   if (!(L->patch_cell = (long long *)calloc((size_t)L->npatch + 1, sizeof(long long)))) goto done;
   for (long long c = 0; c < ncell; c++) {
     int lo = inv[cells_in[c * n]];
     for (int k = 1; k < n; k++)
       if (inv[cells_in[c * n + k]] < lo) lo = inv[cells_in[c * n + k]];
-    L->patch_cell[patch[lo] + 1]++;
+    vc[c] = patch[lo];
+    L->patch_cell[vc[c] + 1]++;
   }
   for (int p = 0; p < L->npatch; p++) L->patch_cell[p + 1] += L->patch_cell[p];
-  for (long long c = 0; c < ncell; c++) {
-    int       v[4], kmin = 0;
-    long long pos;
+  for (long long c = 0; c < ncell; c++) L->cell_perm[L->patch_cell[vc[c]]++] = c;
+  for (long long pos = 0; pos < ncell; pos++) {
+    const long long c = L->cell_perm[pos];
+    int             v[4], kmin = 0;
 
     for (int k = 0; k < n; k++) {
       v[k] = inv[cells_in[c * n + k]];
@@ -243,8 +255,6 @@ int PatchworkP1LayoutCreate(int dim, int nvert, long long ncell, const int *cell
       v[0]    = v[kmin];
       v[kmin] = t;
     }
-    pos               = L->patch_cell[patch[v[0]]]++;
-    L->cell_perm[pos] = c;
     for (int k = 0; k < n; k++) L->cells[k * ncell + pos] = v[k];
   }
   for (int p = L->npatch; p > 0; p--) L->patch_cell[p] = L->patch_cell[p - 1];

@@ -25,5 +25,15 @@ typedef void (*PatchworkShellOpFn)(void);
 #endif
 #define PatchworkShellOp(f) ((PatchworkShellOpFn)(f))
 
+/* A PetscContainer's destroy callback gets the pointer (PetscContainerSetUserDestroy()) or, since 3.23,
+   its address (PetscContainerSetCtxDestroy()) */
+#if PETSC_VERSION_GE(3, 23, 0)
+  #define PatchworkContainerCtx(arg)         (*(void **)(arg))
+  #define PatchworkContainerSetDestroy(c, f) PetscContainerSetCtxDestroy((c), (PetscCtxDestroyFn *)(f))
+#else
+  #define PatchworkContainerCtx(arg)         ((void *)(arg))
+  #define PatchworkContainerSetDestroy(c, f) PetscContainerSetUserDestroy((c), (f))
+#endif
+
 
 #endif

@@ -1,11 +1,17 @@
 static const char help[] = "Compares PatchworkDMPlexAssembleP1() with the matrix PETSc's own FEM assembles (DMPlexSNESComputeJacobianFEM)\n"
                            "for -div(sigma grad u) + lambda u, P1 on triangles and tetrahedra, sigma per cell through a DG0 auxiliary\n"
                            "field: the same nonzero pattern, entries equal to tol relative to max|A|. Meshes: PETSc's simplex boxes and\n"
-                           "the generators of examples/tets.h (regular, irregular, blobs, annulus). Then bad input must fail cleanly.\n"
+                           "the generators of examples/tets.h (regular, irregular, blobs, annulus). On every mesh PatchworkDMPlexReassembleP1()\n"
+                           "with other coefficients must give what a new assembly gives (bit for bit on the CPU), and the first matrix\n"
+                           "again, also on a moving mesh. Then bad input must fail cleanly.\n"
                            "Options:\n"
                            "  -tol <1e-13>      relative tolerance\n"
                            "  -dm_mat_type, -dm_vec_type   given to every DM (aijcusparse, cuda: the GPU assembly)\n"
-                           "  -skip_bad         only the comparisons\n\n";
+                           "  -skip_bad         only the comparisons\n"
+                           "  -quick            two meshes of examples/tets.h, the overlap, a moving mesh and bad reassemblies only\n"
+                           "                    (for valgrind)\n"
+                           "  -time_reassembly <r>  only time: the regular mesh of examples/tets.h (8^3 cubes) refined r times, one\n"
+                           "                    assembly and 5 reassemblies with new sigma and lambda (with -log_view: the P1 events)\n\n";
 
 #include <patchwork.h>
 #include <petscds.h>
@@ -206,6 +212,189 @@ static PetscErrorCode CompareMatrices(Mat A, Mat J, PetscReal *diff, PetscReal *
   PetscFunctionReturn(0);
 }
 
+/* Whether a KSP (preonly, Jacobi) on A set up before A's values changed solves with the new diagonal:
+   the changed matrix must make it set up again */
+static PetscErrorCode JacobiFollows(KSP ksp, Mat A, PetscBool *ok)
+{
+  Vec       b, x, d;
+  PetscReal e;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreateVecs(A, &x, &b));
+  PetscCall(VecDuplicate(x, &d));
+  PetscCall(VecSet(b, 1.0));
+  PetscCall(KSPSolve(ksp, b, x));
+  PetscCall(MatGetDiagonal(A, d));
+  PetscCall(VecPointwiseMult(x, x, d));
+  PetscCall(VecShift(x, -1.0));
+  PetscCall(VecNorm(x, NORM_INFINITY, &e));
+  *ok = (PetscBool)(e <= 1e-12);
+  PetscCall(VecDestroy(&b));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&d));
+  PetscFunctionReturn(0);
+}
+
+/* PatchworkDMPlexReassembleP1() on a matrix of (lambda, sigma): with other coefficients it must give the
+   matrix a new assembly gives (bit for bit on the CPU; the GPU's atomics add in any order: to tol), with
+   sigma = 1 too, and then the first coefficients again PETSc's matrix J; a KSP on it must notice. */
+static PetscErrorCode CompareReassembly(const char name[], DM dm, PetscReal lambda, Vec sigma, Mat J, PetscBool device)
+{
+  MPI_Comm         comm = PetscObjectComm((PetscObject)dm);
+  const PetscReal  lambda2[2] = {2 * lambda + 0.6, 0.0};
+  Mat              A, F;
+  Vec              sigma2[2] = {NULL, NULL};
+  PetscReal        diff[2], amax, dj;
+  PetscBool        equal[2], ok = PETSC_TRUE;
+  PetscInt         pattern, len[2];
+  PetscBool        follows;
+  KSP              ksp;
+  PC               pc;
+  DM               adm;
+
+  PetscFunctionBeginUser;
+  PetscCall(PatchworkDMPlexAssembleP1(dm, lambda, sigma, &A));
+  PetscCall(KSPCreate(comm, &ksp));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPSetType(ksp, KSPPREONLY));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PCSetType(pc, PCJACOBI));
+  PetscCall(JacobiFollows(ksp, A, &follows));
+  if (sigma) { /* other values in every cell, in a vector of the DM's type (-dm_vec_type cuda: on the GPU) */
+    const PetscScalar *a;
+    PetscScalar       *b;
+    PetscInt           n;
+
+    PetscCall(VecGetLocalSize(sigma, &n));
+    PetscCall(VecCreate(comm, &sigma2[0]));
+    PetscCall(VecSetSizes(sigma2[0], n, PETSC_DETERMINE));
+    PetscCall(VecSetType(sigma2[0], vectype[0] ? vectype : VECSTANDARD));
+    PetscCall(VecGetArrayRead(sigma, &a));
+    PetscCall(VecGetArrayWrite(sigma2[0], &b));
+    for (PetscInt i = 0; i < n; i++) b[i] = 1.5 * a[i] + 0.25;
+    PetscCall(VecRestoreArrayWrite(sigma2[0], &b));
+    PetscCall(VecRestoreArrayRead(sigma, &a));
+  } else PetscCall(RandomSigma(dm, &sigma2[0]));
+  for (int k = 0; k < 2; k++) {
+    PetscCall(PatchworkDMPlexReassembleP1(dm, lambda2[k], sigma2[k], A));
+    PetscCall(JacobiFollows(ksp, A, &follows));
+    if (!follows) ok = PETSC_FALSE;
+    PetscCall(PatchworkDMPlexAssembleP1(dm, lambda2[k], sigma2[k], &F));
+    PetscCall(MatEqual(A, F, &equal[k]));
+    PetscCall(CompareMatrices(A, F, &diff[k], &amax, &pattern, len));
+    if (pattern || (device ? !(diff[k] <= tol * amax) : !(equal[k] && diff[k] == 0))) ok = PETSC_FALSE;
+    PetscCall(MatDestroy(&F));
+  }
+  PetscCall(PatchworkDMPlexReassembleP1(dm, lambda, sigma, A)); /* back: PETSc's matrix */
+  PetscCall(CompareMatrices(A, J, &dj, &amax, &pattern, len));
+  PetscCall(MatGetDM(A, &adm));
+  if (pattern || !(dj <= tol * amax) || adm != dm) ok = PETSC_FALSE;
+  if (!ok) failures++;
+  PetscCall(PetscPrintf(comm, "%s %-34s reassembled = new assembly: max|diff| %.2e, %.2e (sigma = 1, lambda = 0)%s; back: max|A-J|/max|J| = %.2e%s\n", ok ? "ok  " : "FAIL", name, (double)diff[0], (double)diff[1], device ? "" : equal[0] && equal[1] ? ", MatEqual" : ", not MatEqual", (double)(dj / amax), follows ? "" : "; a KSP on it missed the new values"));
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(VecDestroy(&sigma2[0]));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(0);
+}
+
+/* A moving mesh: after DMSetCoordinates() and after writing the local coordinates in place, the
+   reassembled matrix must be the new assembly's */
+static PetscErrorCode CompareMoved(MPI_Comm comm, const char name[])
+{
+  TetsOptions o;
+  DM          dm;
+  Vec         sigma, x;
+  Mat         A, F;
+  MatType     t;
+  char       *cusparse;
+  PetscReal   diff[2], amax;
+  PetscInt    pattern, len[2];
+  PetscBool   equal[2], ok = PETSC_TRUE;
+
+  PetscFunctionBeginUser;
+  TetsOptionsDefault(&o);
+  o.type  = TETS_IRREGULAR;
+  o.cells = 3;
+  PetscCall(TetsCreateMesh(comm, &o, &dm));
+  PetscCall(SetTypes(dm));
+  PetscCall(RandomSigma(dm, &sigma));
+  PetscCall(PatchworkDMPlexAssembleP1(dm, 1.0, sigma, &A));
+  PetscCall(MatGetType(A, &t));
+  PetscCall(PetscStrstr(t, "cusparse", &cusparse));
+  for (int k = 0; k < 2; k++) {
+    if (k == 0) { /* new coordinates: stretched in x */
+      Vec      c;
+      PetscInt n, dim;
+      PetscScalar *a;
+
+      PetscCall(DMGetDimension(dm, &dim));
+      PetscCall(DMGetCoordinates(dm, &x));
+      PetscCall(VecDuplicate(x, &c));
+      PetscCall(VecCopy(x, c));
+      PetscCall(VecGetLocalSize(c, &n));
+      PetscCall(VecGetArray(c, &a));
+      for (PetscInt i = 0; i < n; i += dim) a[i] *= 1.7;
+      PetscCall(VecRestoreArray(c, &a));
+      PetscCall(DMSetCoordinates(dm, c));
+      PetscCall(VecDestroy(&c));
+    } else { /* the local coordinates written in place */
+      PetscCall(DMGetCoordinatesLocal(dm, &x));
+      PetscCall(VecScale(x, 0.6));
+    }
+    PetscCall(PatchworkDMPlexReassembleP1(dm, 1.0, sigma, A));
+    PetscCall(PatchworkDMPlexAssembleP1(dm, 1.0, sigma, &F));
+    PetscCall(MatEqual(A, F, &equal[k]));
+    PetscCall(CompareMatrices(A, F, &diff[k], &amax, &pattern, len));
+    if (pattern || (cusparse ? !(diff[k] <= tol * amax) : !(equal[k] && diff[k] == 0))) ok = PETSC_FALSE;
+    PetscCall(MatDestroy(&F));
+  }
+  if (!ok) failures++;
+  PetscCall(PetscPrintf(comm, "%s %-34s reassembled = new assembly after DMSetCoordinates(): max|diff| %.2e, after writing the local coordinates: %.2e\n", ok ? "ok  " : "FAIL", name, (double)diff[0], (double)diff[1]));
+  PetscCall(MatDestroy(&A));
+  PetscCall(VecDestroy(&sigma));
+  PetscCall(DMDestroy(&dm));
+  PetscFunctionReturn(0);
+}
+
+/* The time of an assembly and of reassemblies (the best of 5, new sigma and lambda each) on the regular
+   mesh refined `refine` times */
+static PetscErrorCode TimeReassembly(MPI_Comm comm, PetscInt refine)
+{
+  TetsOptions    o;
+  DM             dm;
+  Vec            sigma;
+  Mat            A;
+  PetscInt       N;
+  PetscLogDouble t0, t1, first, best = PETSC_MAX_REAL;
+
+  PetscFunctionBeginUser;
+  TetsOptionsDefault(&o);
+  o.refine = refine;
+  PetscCall(TetsCreateMesh(comm, &o, &dm));
+  PetscCall(SetTypes(dm));
+  PetscCall(RandomSigma(dm, &sigma));
+  PetscCall(PetscBarrier((PetscObject)dm));
+  PetscCall(PetscTime(&t0));
+  PetscCall(PatchworkDMPlexAssembleP1(dm, 1.0, sigma, &A));
+  PetscCall(PetscBarrier((PetscObject)A));
+  PetscCall(PetscTime(&t1));
+  first = t1 - t0;
+  for (int k = 0; k < 5; k++) {
+    PetscCall(VecScale(sigma, 1.1));
+    PetscCall(PetscTime(&t0));
+    PetscCall(PatchworkDMPlexReassembleP1(dm, 1.0 + k, sigma, A));
+    PetscCall(PetscBarrier((PetscObject)A));
+    PetscCall(PetscTime(&t1));
+    best = PetscMin(best, t1 - t0);
+  }
+  PetscCall(MatGetSize(A, &N, NULL));
+  PetscCall(PetscPrintf(comm, "P1 %" PetscInt_FMT " rows (regular, refined %" PetscInt_FMT " times): assembly %.4f s, reassembly %.4f s (best of 5)\n", N, refine, (double)first, (double)best));
+  PetscCall(MatDestroy(&A));
+  PetscCall(VecDestroy(&sigma));
+  PetscCall(DMDestroy(&dm));
+  PetscFunctionReturn(0);
+}
+
 /* Assemble on dm (destroyed here) and compare with PETSc; twice: the second call finds the P1 field there */
 static PetscErrorCode Compare(const char name[], DM dm, PetscReal lambda, Vec sigma)
 {
@@ -217,7 +406,8 @@ static PetscErrorCode Compare(const char name[], DM dm, PetscReal lambda, Vec si
   PetscInt  pattern, len[2], N, nx, ng, nnz;
   MatType   ta, tj;
   MatInfo   info;
-  PetscBool ok, same;
+  PetscBool ok, same, device;
+  char     *cusparse;
 
   PetscFunctionBeginUser;
   PetscCall(PatchworkDMPlexAssembleP1(dm, lambda, sigma, &A));
@@ -227,6 +417,8 @@ static PetscErrorCode Compare(const char name[], DM dm, PetscReal lambda, Vec si
   PetscCall(MatGetInfo(A, MAT_GLOBAL_SUM, &info));
   nnz = (PetscInt)info.nz_used;
   PetscCall(MatGetType(A, &ta));
+  PetscCall(PetscStrstr(ta, "cusparse", &cusparse));
+  device = (PetscBool)(cusparse != NULL);
   PetscCall(MatGetType(J, &tj));
   PetscCall(PetscStrcmp(ta, tj, &same));
   PetscCall(MatGetDM(A, &adm));
@@ -267,6 +459,7 @@ static PetscErrorCode Compare(const char name[], DM dm, PetscReal lambda, Vec si
     PetscCall(PetscPrintf(comm, "FAIL %s, second call: %" PetscInt_FMT " rows with another pattern, max|A-J|/max|J| = %.2e\n", name, pattern, (double)(diff / amax)));
   }
   PetscCall(MatDestroy(&A));
+  PetscCall(CompareReassembly(name, dm, lambda, sigma, J, device));
   PetscCall(MatDestroy(&J));
   PetscCall(DMDestroy(&dm));
   PetscFunctionReturn(0);
@@ -480,6 +673,66 @@ static PetscErrorCode TryAssemble(DM dm, PetscReal lambda, Vec sigma, const char
   PetscFunctionReturn(0);
 }
 
+static PetscErrorCode TryReassemble(DM dm, PetscReal lambda, Vec sigma, Mat A, const char what[], const char words[])
+{
+  PetscFunctionBeginUser;
+  PetscCall(Expect(PatchworkDMPlexReassembleP1(dm, lambda, sigma, A), what, words));
+  PetscFunctionReturn(0);
+}
+
+/* PatchworkDMPlexReassembleP1() refuses matrices it did not make (or made on another DM) and bad
+   coefficients, and a refused call leaves the matrix as it was */
+static PetscErrorCode BadReassembly(MPI_Comm comm)
+{
+  DM          dm, other;
+  Mat         A, B, C;
+  Vec         sigma;
+  PetscInt    cStart, cEnd;
+  PetscScalar *s;
+  PetscBool   same;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  PetscCall(RefCellMesh(comm, "retri_", 2, 2, PETSC_FALSE, &dm));
+  PetscCall(PatchworkDMPlexAssembleP1(dm, 1.0, NULL, &A));
+  PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &C));
+  PetscCall(DMCreateMatrix(dm, &B));
+  PetscCall(TryReassemble(dm, 1.0, NULL, B, "reassemble a DMCreateMatrix() matrix", "needs a matrix made by PatchworkDMPlexAssembleP1()"));
+  PetscCall(TryReassemble(dm, 1.0, NULL, C, "reassemble a MatDuplicate() copy", "not a copy"));
+  PetscCall(MatDestroy(&B));
+  PetscCall(RefCellMesh(comm, "retri2_", 2, 2, PETSC_FALSE, &other));
+  PetscCall(TryReassemble(other, 1.0, NULL, A, "reassemble on another DM", "assembled by PatchworkDMPlexAssembleP1() on another DM"));
+  PetscCall(DMDestroy(&other));
+  PetscCall(TryReassemble(dm, -1.0, NULL, A, "reassemble with lambda < 0", "lambda must be finite and >= 0"));
+  PetscCall(DMPlexGetHeightStratum(dm, 0, &cStart, &cEnd));
+  PetscCall(VecCreateMPI(comm, cEnd - cStart + 1, PETSC_DETERMINE, &sigma));
+  PetscCall(VecSet(sigma, 1.0));
+  PetscCall(TryReassemble(dm, 1.0, sigma, A, "reassemble, sigma one entry too many", "one entry per local cell"));
+  PetscCall(VecDestroy(&sigma));
+  PetscCall(VecCreateMPI(comm, cEnd - cStart, PETSC_DETERMINE, &sigma));
+  PetscCall(VecSet(sigma, 2.0));
+  PetscCall(VecGetArray(sigma, &s));
+  if (cEnd > cStart) s[0] = (PetscReal)NAN;
+  PetscCall(VecRestoreArray(sigma, &s));
+  PetscCall(TryReassemble(dm, 1.0, sigma, A, "reassemble, sigma NaN in a cell", "NaN"));
+  PetscCall(VecDestroy(&sigma));
+  { /* the mesh moved to a point */
+    Vec x;
+
+    PetscCall(DMGetCoordinatesLocal(dm, &x));
+    PetscCall(VecScale(x, 0.0));
+    PetscCall(TryReassemble(dm, 1.0, NULL, A, "reassemble, mesh moved to a point", "cells of the mesh are degenerate"));
+  }
+  PetscCall(MatEqual(A, C, &same));
+  if (!same) failures++;
+  PetscCall(PetscPrintf(comm, "%s %-34s -> the matrix is unchanged\n", same ? "ok  " : "FAIL", "refused reassemblies"));
+  PetscCall(MatDestroy(&C));
+  PetscCall(MatDestroy(&A));
+  PetscCall(DMDestroy(&dm));
+  PetscCall(PetscPopErrorHandler());
+  PetscFunctionReturn(0);
+}
+
 /* rank 0: a quadrilateral and a triangle sharing an edge (other ranks: nothing) */
 static PetscErrorCode MixedMesh(MPI_Comm comm, DM *dm)
 {
@@ -566,6 +819,7 @@ static PetscErrorCode BadInput(MPI_Comm comm)
     PetscCall(TryAssemble(dm, 1.0, NULL, "flat tetrahedron", "cells of the mesh are degenerate"));
     PetscCall(DMDestroy(&dm));
   }
+  PetscCall(BadReassembly(comm));
   PetscCall(PetscPopErrorHandler());
   PetscFunctionReturn(0);
 }
@@ -573,7 +827,8 @@ static PetscErrorCode BadInput(MPI_Comm comm)
 int main(int argc, char **argv)
 {
   MPI_Comm  comm;
-  PetscBool skip_bad = PETSC_FALSE;
+  PetscBool skip_bad = PETSC_FALSE, quick = PETSC_FALSE, timing = PETSC_FALSE;
+  PetscInt  refine = 0;
   DM        dm;
   Vec       sigma;
 
@@ -583,8 +838,26 @@ int main(int argc, char **argv)
   comm = PETSC_COMM_WORLD;
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol", &tol, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-skip_bad", &skip_bad, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-quick", &quick, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-time_reassembly", &refine, &timing));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-dm_mat_type", mattype, sizeof(mattype), NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-dm_vec_type", vectype, sizeof(vectype), NULL));
+
+  if (timing) {
+    PetscCall(TimeReassembly(comm, refine));
+    PetscCall(PetscFinalize());
+    return 0;
+  }
+  if (quick) {
+    PetscCall(CompareTets(comm, "regular 3^3, random sigma", TETS_REGULAR, 3, 0, 1, PETSC_TRUE, 0.5));
+    PetscCall(CompareTets(comm, "annulus, lambda 0, random sigma", TETS_ANNULUS, 5, 0, 1, PETSC_TRUE, 0.0));
+    PetscCall(CompareOverlap(comm, "blobs 5^3 (1,10), overlap 1 vs 0", 5, 1.0));
+    PetscCall(CompareMoved(comm, "irregular 3^3, moving"));
+    if (!skip_bad) PetscCall(BadReassembly(comm));
+    PetscCall(PetscPrintf(comm, "%s\n", failures ? "FAILED" : "quick: the P1 matrices agree with PETSc's, reassembled ones with new assemblies"));
+    PetscCall(PetscFinalize());
+    return failures ? 1 : 0;
+  }
 
   /* PETSc's own simplex meshes, random sigma */
   PetscCall(RefCellMesh(comm, "tri_", 2, 3, PETSC_TRUE, &dm));
@@ -608,9 +881,10 @@ int main(int argc, char **argv)
   PetscCall(CompareTets(comm, "annulus, lambda 0, random sigma", TETS_ANNULUS, 5, 0, 1, PETSC_TRUE, 0.0));
   PetscCall(CompareUninterpolated(comm, "irregular 4^3, not interpolated", 4));
   PetscCall(CompareOverlap(comm, "blobs 5^3 (1,10), overlap 1 vs 0", 5, 1.0));
+  PetscCall(CompareMoved(comm, "irregular 3^3, moving"));
 
   if (!skip_bad) PetscCall(BadInput(comm));
-  PetscCall(PetscPrintf(comm, "%s%s\n", failures ? "FAILED" : "all P1 matrices agree with PETSc's FEM assembly", failures ? "" : skip_bad ? " (bad input skipped)" : "; bad input refused"));
+  PetscCall(PetscPrintf(comm, "%s%s\n", failures ? "FAILED" : "all P1 matrices agree with PETSc's FEM assembly, reassembled ones with new assemblies", failures ? "" : skip_bad ? " (bad input skipped)" : "; bad input refused"));
   PetscCall(PetscFinalize());
   return failures ? 1 : 0;
 }

@@ -3,8 +3,10 @@
    vertices of the cells this rank owns), derives the layout of include/patchwork/p1_kernel.h (vertex
    graph pattern, patches), hands the pattern to PETSc as COO, and has the values computed by the CPU
    reference or, for a CUDA matrix, by the patch-based kernel on the device; MatSetValuesCOO() then sums
-   the rank-local rows into the parallel matrix (rows of vertices another rank owns travel there). */
+   the rank-local rows into the parallel matrix (rows of vertices another rank owns travel there).
+   The layout stays with the matrix, so that PatchworkDMPlexReassembleP1() recomputes only the values. */
 #include "../../sys/pwimpl.h"
+#include <petsc/private/petscimpl.h> /* PetscObjectStateGet(): moved coordinates are read again */
 #include <petscfe.h>
 #include <petscsf.h>
 #include <patchwork/p1_kernel.h>
@@ -194,6 +196,23 @@ static PetscErrorCode CheckCoefficients(DM dm, PetscReal lambda, Vec sigma)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The cones of a DMPlex as its one array and section: DMPlexGetCone() per point costs a call and checks
+   (this loop asks 6-7 cones of each of 1.6M tetrahedra at 275K vertices) */
+typedef struct {
+  PetscSection    sec;
+  const PetscInt *cones;
+} PlexCones;
+
+static inline PetscErrorCode GetCone(const PlexCones *pc, PetscInt p, const PetscInt **cone)
+{
+  PetscInt off;
+
+  PetscFunctionBegin;
+  PetscCall(PetscSectionGetOffset(pc->sec, p, &off));
+  *cone = pc->cones + off;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The n vertices of a cell of any depth, down its cones */
 static PetscErrorCode CellVertices(DM dm, PetscInt vStart, PetscInt vEnd, PetscInt n, PetscInt c, PetscInt v[])
 {
@@ -226,16 +245,16 @@ static PetscErrorCode CellVertices(DM dm, PetscInt vStart, PetscInt vEnd, PetscI
 /* The vertices of a triangle or tetrahedron of an interpolated mesh, with few cone lookups: two edges of
    (the first face of) the cell give three vertices, the first edge of the second face with another
    vertex the fourth */
-static PetscErrorCode SimplexVertices(DM dm, PetscInt dim, PetscInt c, PetscInt v[])
+static PetscErrorCode SimplexVertices(const PlexCones *pc, PetscInt dim, PetscInt c, PetscInt v[])
 {
-  const PetscInt *cone, *face, *e0, *e1;
+  const PetscInt *cone = NULL, *face = NULL, *e0 = NULL, *e1 = NULL;
 
   PetscFunctionBegin;
-  PetscCall(DMPlexGetCone(dm, c, &cone));
-  if (dim == 3) PetscCall(DMPlexGetCone(dm, cone[0], &face));
+  PetscCall(GetCone(pc, c, &cone));
+  if (dim == 3) PetscCall(GetCone(pc, cone[0], &face));
   else face = cone;
-  PetscCall(DMPlexGetCone(dm, face[0], &e0));
-  PetscCall(DMPlexGetCone(dm, face[1], &e1));
+  PetscCall(GetCone(pc, face[0], &e0));
+  PetscCall(GetCone(pc, face[1], &e1));
   v[0] = e0[0];
   v[1] = e0[1];
   v[2] = e1[0] == v[0] || e1[0] == v[1] ? e1[1] : e1[0];
@@ -243,9 +262,9 @@ static PetscErrorCode SimplexVertices(DM dm, PetscInt dim, PetscInt c, PetscInt 
     PetscInt k;
 
     v[3] = -1;
-    PetscCall(DMPlexGetCone(dm, cone[1], &face));
+    PetscCall(GetCone(pc, cone[1], &face));
     for (k = 0; k < 3 && v[3] < 0; k++) {
-      PetscCall(DMPlexGetCone(dm, face[k], &e0));
+      PetscCall(GetCone(pc, face[k], &e0));
       for (PetscInt l = 0; l < 2; l++)
         if (e0[l] != v[0] && e0[l] != v[1] && e0[l] != v[2]) v[3] = e0[l];
     }
@@ -254,26 +273,123 @@ static PetscErrorCode SimplexVertices(DM dm, PetscInt dim, PetscInt c, PetscInt 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* What the host gathers from the mesh: the layout (new vertex and cell numbers), coordinates and sigma
-   in its order, and the global row of each vertex */
+/* What a matrix of PatchworkDMPlexAssembleP1() keeps for its values (composed on it, freed with it): the
+   layout, the coordinates in its order, the sigma entry of each of its cells, the position of each
+   pattern entry in the COO list PETSc was given; on the device their copies and the value buffers,
+   made by the first assembly there */
 typedef struct {
+  DM                dm;                 /* the DM (no reference: the matrix holds one, MatGetDM()) */
+  PetscInt          ncell_dm, nvert_dm; /* its cells and vertices: a changed mesh is refused */
+  PetscInt          patch_bytes;
   PatchworkP1Layout L;
-  double           *coords; /* [dim*nvert], structure of arrays */
-  double           *sigma;  /* [ncell] or NULL */
-  PetscInt         *grow;   /* [nvert] global row of each (new) vertex */
-} P1Mesh;
+  double           *coords;    /* [dim*nvert] in the layout's order */
+  PetscInt         *coord_off; /* [nvert] where each layout vertex is in the local coordinates */
+  PetscObjectId     coord_id;  /* the local coordinate Vec read, and its state then */
+  PetscObjectState  coord_state;
+  int              *sigma_map; /* [ncell] the local cell (c - cStart) of each layout cell: sigma's entry */
+  long long        *vals_pos;  /* [nnz] position of each pattern entry in the COO list */
+  double           *sigma_buf; /* [ncell_dm] sigma as double where PetscScalar is not (complex, single) */
+  struct {
+    PetscBool  ready, coords_stale;
+    double    *coords, *sigma, *vals; /* sigma: [ncell_dm] a host Vec's values copied */
+    int       *cells, *col, *patch_ptr, *sigma_map;
+    long long *rowptr, *patch_cell, *vals_pos;
+    void      *work;
+  } dev;
+} P1Ctx;
 
-static PetscErrorCode P1MeshDestroy(P1Mesh *m)
+static const char P1CtxName[] = "PatchworkDMPlexAssembleP1_Layout";
+
+static PetscErrorCode P1CtxDestroy(P1Ctx *ctx)
 {
   PetscFunctionBegin;
-  PatchworkP1LayoutDestroy(&m->L);
-  PetscCall(PetscFree(m->coords));
-  PetscCall(PetscFree(m->sigma));
-  PetscCall(PetscFree(m->grow));
+  if (!ctx) PetscFunctionReturn(PETSC_SUCCESS);
+#if defined(PATCHWORK_HAVE_CUDA) /* (NULL pointers: no call to CUDA) */
+  PatchworkCallKernel(PatchworkDeviceFree(ctx->dev.coords));
+  PatchworkCallKernel(PatchworkDeviceFree(ctx->dev.sigma));
+  PatchworkCallKernel(PatchworkDeviceFree(ctx->dev.vals));
+  PatchworkCallKernel(PatchworkDeviceFree(ctx->dev.cells));
+  PatchworkCallKernel(PatchworkDeviceFree(ctx->dev.col));
+  PatchworkCallKernel(PatchworkDeviceFree(ctx->dev.patch_ptr));
+  PatchworkCallKernel(PatchworkDeviceFree(ctx->dev.sigma_map));
+  PatchworkCallKernel(PatchworkDeviceFree(ctx->dev.rowptr));
+  PatchworkCallKernel(PatchworkDeviceFree(ctx->dev.patch_cell));
+  PatchworkCallKernel(PatchworkDeviceFree(ctx->dev.vals_pos));
+  PatchworkCallKernel(PatchworkDeviceFree(ctx->dev.work));
+#endif
+  PatchworkP1LayoutDestroy(&ctx->L);
+  PetscCall(PetscFree(ctx->coords));
+  PetscCall(PetscFree(ctx->coord_off));
+  PetscCall(PetscFree(ctx->sigma_map));
+  PetscCall(PetscFree(ctx->vals_pos));
+  PetscCall(PetscFree(ctx->sigma_buf));
+  PetscCall(PetscFree(ctx));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode P1MeshCreate(DM dm, PetscInt dim, Vec sigma, size_t patch_bytes, P1Mesh *m)
+/* The container's destroy callback (its argument: src/sys/compat.h) */
+static PetscErrorCode P1CtxContainerDestroy(void *arg)
+{
+  PetscFunctionBegin;
+  PetscCall(P1CtxDestroy((P1Ctx *)PatchworkContainerCtx(arg)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Give ctx to B: it goes with B */
+static PetscErrorCode P1CtxAttach(Mat B, P1Ctx *ctx)
+{
+  PetscContainer container;
+
+  PetscFunctionBegin;
+  PetscCall(PetscContainerCreate(PetscObjectComm((PetscObject)B), &container));
+  PetscCall(PetscContainerSetPointer(container, ctx));
+  PetscCall(PatchworkContainerSetDestroy(container, P1CtxContainerDestroy));
+  PetscCall(PetscObjectCompose((PetscObject)B, P1CtxName, (PetscObject)container));
+  PetscCall(PetscContainerDestroy(&container));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The vertex coordinates in the layout's order, noting which Vec (and state) they came from: a moved
+   mesh is read again */
+static PetscErrorCode P1CtxReadCoordinates(P1Ctx *ctx, DM dm)
+{
+  const PetscInt     nv = ctx->L.nvert, dim = ctx->L.dim;
+  Vec                cvec;
+  const PetscScalar *x;
+
+  PetscFunctionBegin;
+  PetscCall(DMGetCoordinatesLocalSetUp(dm));
+  PetscCall(DMGetCoordinatesLocal(dm, &cvec));
+  if (!ctx->coords) PetscCall(PetscMalloc1((size_t)dim * nv, &ctx->coords));
+  PetscCall(VecGetArrayRead(cvec, &x));
+  for (PetscInt r = 0; r < nv; r++)
+    for (PetscInt d = 0; d < dim; d++) ctx->coords[d * nv + r] = (double)PetscRealPart(x[ctx->coord_off[r] + d]);
+  PetscCall(VecRestoreArrayRead(cvec, &x));
+  PetscCall(PetscObjectGetId((PetscObject)cvec, &ctx->coord_id));
+  PetscCall(PetscObjectStateGet((PetscObject)cvec, &ctx->coord_state));
+  ctx->dev.coords_stale = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Whether the DM's coordinates changed since they were read (DMSetCoordinates(), or the local Vec written) */
+static PetscErrorCode P1CtxCoordinatesChanged(P1Ctx *ctx, DM dm, PetscBool *changed)
+{
+  Vec              cvec;
+  PetscObjectId    id;
+  PetscObjectState state;
+
+  PetscFunctionBegin;
+  PetscCall(DMGetCoordinatesLocalSetUp(dm));
+  PetscCall(DMGetCoordinatesLocal(dm, &cvec));
+  PetscCall(PetscObjectGetId((PetscObject)cvec, &id));
+  PetscCall(PetscObjectStateGet((PetscObject)cvec, &state));
+  *changed = (PetscBool)(id != ctx->coord_id || state != ctx->coord_state);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The layout of the cells this rank owns and what the values need (ctx), and the global row of each
+   layout vertex (grow, for the COO list) */
+static PetscErrorCode P1CtxCreate(DM dm, PetscInt dim, PetscInt patch_bytes, P1Ctx **octx, PetscInt **ogrow)
 {
   PetscInt               vStart, vEnd, cStart, cEnd, nv, nowned = 0, nleaves, depth;
   const PetscInt        *ilocal, *l2g;
@@ -281,29 +397,33 @@ static PetscErrorCode P1MeshCreate(DM dm, PetscInt dim, Vec sigma, size_t patch_
   ISLocalToGlobalMapping ltog;
   PetscSF                sf;
   DM                     cdm;
-  Vec                    cvec;
-  const PetscScalar     *x;
   PetscBool             *leaf;
-  PetscInt              *lidx, *owned;
+  PetscInt              *lidx, *owned, *vert, *grow;
   int                   *cells;
   const int              n = (int)dim + 1;
   int                    ret;
+  P1Ctx                 *ctx;
 
   PetscFunctionBegin;
-  PetscCall(PetscMemzero(m, sizeof(*m)));
+  PetscCall(PetscNew(&ctx));
   PetscCall(DMPlexGetDepthStratum(dm, 0, &vStart, &vEnd));
   PetscCall(DMPlexGetHeightStratum(dm, 0, &cStart, &cEnd));
-  nv = vEnd - vStart;
+  nv               = vEnd - vStart;
+  ctx->dm          = dm;
+  ctx->ncell_dm    = cEnd - cStart;
+  ctx->nvert_dm    = nv;
+  ctx->patch_bytes = patch_bytes;
   PetscCheck(cEnd - cStart < PETSC_MAX_INT && (PetscInt64)(cEnd - cStart) * n < PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_SUP, "Too many cells on one rank for 32-bit indices");
 
-  /* the local dof of every vertex: its number in the kernel's old numbering */
+  /* the local dof of every vertex: its number in the kernel's old numbering; and the vertex of each dof */
   PetscCall(DMGetLocalSection(dm, &lsec));
-  PetscCall(PetscMalloc1(nv, &lidx));
+  PetscCall(PetscMalloc2(nv, &lidx, nv, &vert));
   for (PetscInt v = vStart; v < vEnd; v++) {
     PetscInt off;
     PetscCall(PetscSectionGetOffset(lsec, v, &off));
     PetscCheck(off >= 0 && off < nv, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Vertex %" PetscInt_FMT " has local offset %" PetscInt_FMT " outside [0, %" PetscInt_FMT ")", v, off, nv);
     lidx[v - vStart] = off;
+    vert[off]        = v;
   }
 
   /* the cells this rank owns (not leaves of the point SF: with overlap, other ranks' cells are here too) */
@@ -323,143 +443,329 @@ static PetscErrorCode P1MeshCreate(DM dm, PetscInt dim, Vec sigma, size_t patch_
      the assembly on PETSc 3.18); the order does not matter to the element matrix */
   PetscCall(DMPlexGetDepth(dm, &depth));
   PetscCall(PetscMalloc1((size_t)nowned * n, &cells));
-  for (PetscInt i = 0; i < nowned; i++) {
-    PetscInt v[4];
+  {
+    PlexCones pc;
+    PetscInt *cones;
 
-    if (depth == dim) PetscCall(SimplexVertices(dm, dim, owned[i], v));
-    else PetscCall(CellVertices(dm, vStart, vEnd, n, owned[i], v));
-    for (PetscInt k = 0; k < n; k++) {
-      PetscCheck(v[k] >= vStart && v[k] < vEnd, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cell %" PetscInt_FMT ": point %" PetscInt_FMT " is not a vertex", owned[i], v[k]);
-      cells[(size_t)i * n + k] = (int)lidx[v[k] - vStart];
+    PetscCall(DMPlexGetConeSection(dm, &pc.sec));
+    PetscCall(DMPlexGetCones(dm, &cones));
+    pc.cones = cones;
+    for (PetscInt i = 0; i < nowned; i++) {
+      PetscInt v[4];
+
+      if (depth == dim) PetscCall(SimplexVertices(&pc, dim, owned[i], v));
+      else PetscCall(CellVertices(dm, vStart, vEnd, n, owned[i], v));
+      for (PetscInt k = 0; k < n; k++) {
+        PetscCheck(v[k] >= vStart && v[k] < vEnd, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cell %" PetscInt_FMT ": point %" PetscInt_FMT " is not a vertex", owned[i], v[k]);
+        cells[(size_t)i * n + k] = (int)lidx[v[k] - vStart];
+      }
     }
   }
 
-  ret = PatchworkP1LayoutCreate((int)dim, (int)nv, (long long)nowned, cells, patch_bytes, &m->L);
+  ret = PatchworkP1LayoutCreate((int)dim, (int)nv, (long long)nowned, cells, (size_t)patch_bytes, &ctx->L);
   PetscCheck(ret != 2, PETSC_COMM_SELF, PETSC_ERR_MEM, "Out of memory in PatchworkP1LayoutCreate()");
   PetscCheck(ret == 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PatchworkP1LayoutCreate() refused the cell list");
   PetscCall(PetscFree(cells));
 
-  /* coordinates and sigma in the layout's order, global rows */
+  /* coordinates in the layout's order, the sigma entry of each layout cell, global rows */
   PetscCall(DMGetCoordinateDM(dm, &cdm));
   PetscCall(DMGetLocalSection(cdm, &csec));
-  PetscCall(DMGetCoordinatesLocal(dm, &cvec));
-  PetscCall(PetscMalloc1((size_t)dim * nv, &m->coords));
-  {
-    PetscInt *vert; /* the vertex point of each local dof */
-
-    PetscCall(PetscMalloc1(nv, &vert));
-    for (PetscInt v = 0; v < nv; v++) vert[lidx[v]] = vStart + v;
-    PetscCall(VecGetArrayRead(cvec, &x));
-    for (PetscInt r = 0; r < nv; r++) {
-      PetscInt off;
-      PetscCall(PetscSectionGetOffset(csec, vert[m->L.perm[r]], &off));
-      for (PetscInt d = 0; d < dim; d++) m->coords[d * nv + r] = (double)PetscRealPart(x[off + d]);
-    }
-    PetscCall(VecRestoreArrayRead(cvec, &x));
-    PetscCall(PetscFree(vert));
-  }
-  if (sigma) {
-    const PetscScalar *s;
-
-    PetscCall(PetscMalloc1(m->L.ncell, &m->sigma));
-    PetscCall(VecGetArrayRead(sigma, &s));
-    for (long long c = 0; c < m->L.ncell; c++) m->sigma[c] = (double)PetscRealPart(s[owned[m->L.cell_perm[c]] - cStart]);
-    PetscCall(VecRestoreArrayRead(sigma, &s));
-  }
+  PetscCall(PetscMalloc1(nv, &ctx->coord_off));
+  for (PetscInt r = 0; r < nv; r++) PetscCall(PetscSectionGetOffset(csec, vert[ctx->L.perm[r]], &ctx->coord_off[r]));
+  PetscCall(P1CtxReadCoordinates(ctx, dm));
+  PetscCall(PetscMalloc1(ctx->L.ncell, &ctx->sigma_map));
+  for (long long c = 0; c < ctx->L.ncell; c++) ctx->sigma_map[c] = (int)(owned[ctx->L.cell_perm[c]] - cStart);
   PetscCall(PetscFree(owned));
-  PetscCall(PetscFree(lidx));
+  PetscCall(PetscFree2(lidx, vert));
   PetscCall(DMGetLocalToGlobalMapping(dm, &ltog));
   PetscCall(ISLocalToGlobalMappingGetIndices(ltog, &l2g));
-  PetscCall(PetscMalloc1(nv, &m->grow));
-  for (PetscInt r = 0; r < nv; r++) m->grow[r] = l2g[m->L.perm[r]];
+  PetscCall(PetscMalloc1(nv, &grow));
+  for (PetscInt r = 0; r < nv; r++) grow[r] = l2g[ctx->L.perm[r]];
   PetscCall(ISLocalToGlobalMappingRestoreIndices(ltog, &l2g));
+  *octx  = ctx;
+  *ogrow = grow;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The values on the device: upload the layout, run the patch kernel, hand the device array to PETSc */
-static PetscErrorCode SetValuesDevice(Mat A, const PatchworkP1Desc *h, PatchworkP1Errors *err)
+/* Sort key[] with idx[] along, for the short rows of a mesh's graph (PetscSortIntWithArray() costs a call
+   and a partition per row) */
+static inline void SortShort(PetscInt n, PetscInt key[], PetscInt idx[])
 {
-#if defined(PATCHWORK_HAVE_CUDA)
-  const int        n   = h->dim + 1;
-  const long long  nnz = h->nnz;
-  PatchworkP1Desc  d   = *h;
-  void            *stream, *work;
-  double          *coords, *sigma = NULL, *vals;
-  int             *cells, *col, *patch_ptr;
-  long long       *rowptr, *patch_cell;
-  size_t           up = 0;
+  for (PetscInt i = 1; i < n; i++) {
+    const PetscInt k = key[i], x = idx[i];
+    PetscInt       j = i - 1;
+
+    for (; j >= 0 && key[j] > k; j--) {
+      key[j + 1] = key[j];
+      idx[j + 1] = idx[j];
+    }
+    key[j + 1] = k;
+    idx[j + 1] = x;
+  }
+}
+
+/* The pattern as a COO list for MatSetPreallocationCOO(), in the order that spares PETSc most of its
+   work: the rows of this rank's vertices by increasing global row, then those of other ranks' vertices
+   (which PETSc sends away) by increasing global row, the columns of every row in that same order (the
+   diagonal block's first: the order PETSc sorts a row into). PETSc 3.26 then skips its sorts on one rank
+   (3.18 sorts in any case, faster when in order), and MatSetValuesCOO() reads the values in order.
+   ctx->vals_pos[z] is where pattern entry z is in the list: the kernels put the values there. */
+static PetscErrorCode P1Preallocate(Mat B, P1Ctx *ctx, const PetscInt grow[])
+{
+  const PatchworkP1Layout *L   = &ctx->L;
+  const int                nv  = L->nvert;
+  const long long          nnz = L->rowptr[nv];
+  PetscLayout              rmap;
+  PetscInt                 rstart, rend, nown = 0, nghost = 0, maxlen = 0, *order, *place, *gkey, *gvert, *key, *idx, *ci, *cj;
+  long long               *start, pos = 0;
 
   PetscFunctionBegin;
+  PetscCheck(nnz < PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_SUP, "Too many matrix entries on one rank for 32-bit indices");
+  PetscCall(MatGetLayouts(B, &rmap, NULL));
+  PetscCall(PetscLayoutSetUp(rmap));
+  PetscCall(PetscLayoutGetRange(rmap, &rstart, &rend));
+
+  /* the layout's vertices in the list's row order: this rank's by their row (no sort), the others sorted */
+  PetscCall(PetscMalloc1(nv, &order));
+  for (PetscInt i = 0; i < nv; i++) order[i] = -1;
+  for (int r = 0; r < nv; r++) {
+    if (grow[r] >= rstart && grow[r] < rend) {
+      order[grow[r] - rstart] = r;
+      nown++;
+    } else nghost++;
+  }
+  PetscCheck(nown == rend - rstart, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%" PetscInt_FMT " local vertices for the %" PetscInt_FMT " rows of this rank", nown, rend - rstart);
+  for (PetscInt i = 0; i < nown; i++) PetscCheck(order[i] >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Row %" PetscInt_FMT " of this rank has no local vertex", rstart + i);
+  PetscCall(PetscMalloc2(nghost, &gkey, nghost, &gvert));
+  nghost = 0;
+  for (int r = 0; r < nv; r++)
+    if (!(grow[r] >= rstart && grow[r] < rend)) {
+      gkey[nghost]    = grow[r];
+      gvert[nghost++] = r;
+    }
+  PetscCall(PetscSortIntWithArray(nghost, gkey, gvert));
+  for (PetscInt i = 0; i < nghost; i++) order[nown + i] = gvert[i];
+  PetscCall(PetscFree2(gkey, gvert));
+
+  /* each vertex's place in that order, where its row starts in the list; then row by row (in the
+     layout's order, which keeps the rows' neighbours near) the columns sorted by their place */
+  PetscCall(PetscMalloc2(nv, &place, nv, &start));
+  for (PetscInt i = 0; i < nv; i++) {
+    const int r = (int)order[i];
+    place[r]    = i;
+    start[r]    = pos;
+    pos += L->rowptr[r + 1] - L->rowptr[r];
+    maxlen = PetscMax(maxlen, L->rowptr[r + 1] - L->rowptr[r]);
+  }
+  PetscCall(PetscMalloc1(nnz, &ctx->vals_pos));
+  PetscCall(PetscMalloc2(nnz, &ci, nnz, &cj));
+  PetscCall(PetscMalloc2(maxlen, &key, maxlen, &idx));
+  for (int r = 0; r < nv; r++) {
+    const long long z0 = L->rowptr[r];
+    const PetscInt  len = (PetscInt)(L->rowptr[r + 1] - z0);
+
+    for (PetscInt j = 0; j < len; j++) {
+      key[j] = place[L->col[z0 + j]];
+      idx[j] = j;
+    }
+    if (len > 32) PetscCall(PetscSortIntWithArray(len, key, idx));
+    else SortShort(len, key, idx);
+    for (PetscInt j = 0; j < len; j++) {
+      const long long k = start[r] + j;
+
+      ctx->vals_pos[z0 + idx[j]] = k;
+      ci[k]                      = grow[r];
+      cj[k]                      = grow[L->col[z0 + idx[j]]];
+    }
+  }
+  PetscCall(PetscFree2(key, idx));
+  PetscCall(PetscFree2(place, start));
+  PetscCall(PetscFree(order));
+  PetscCall(MatSetPreallocationCOO(B, (PetscCount)nnz, ci, cj));
+  PetscCall(PetscFree2(ci, cj));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#if defined(PATCHWORK_HAVE_CUDA)
+/* The layout on the device and the value buffers: once per matrix; the coordinates again when read again */
+static PetscErrorCode P1CtxUpload(P1Ctx *ctx)
+{
+  const PatchworkP1Layout *L   = &ctx->L;
+  const long long          nnz = L->rowptr[L->nvert];
+  PatchworkP1Desc          d;
+  void                    *stream;
+  size_t                   up = 0;
+
+  PetscFunctionBegin;
+  if (ctx->dev.ready && !ctx->dev.coords_stale) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PatchworkGetDeviceStream(&stream));
   #define UPLOAD(dst, src, count) \
     do { \
       const size_t bytes_ = (size_t)(count) * sizeof(*(src)); \
-      PatchworkCallKernel(PatchworkDeviceMalloc(bytes_ ? bytes_ : 1, (void **)&(dst))); \
+      if (!(dst)) PatchworkCallKernel(PatchworkDeviceMalloc(bytes_ ? bytes_ : 1, (void **)&(dst))); \
       if (bytes_) PatchworkCallKernel(PatchworkDeviceCopyToDevice((dst), (src), bytes_, stream)); \
       up += bytes_; \
     } while (0)
-  UPLOAD(coords, h->coords, (size_t)h->dim * h->nvert);
-  UPLOAD(cells, h->cells, (size_t)n * h->ncell);
-  if (h->sigma) UPLOAD(sigma, h->sigma, h->ncell);
-  UPLOAD(rowptr, h->rowptr, (size_t)h->nvert + 1);
-  UPLOAD(col, h->col, nnz);
-  UPLOAD(patch_ptr, h->patch_ptr, (size_t)h->npatch + 1);
-  UPLOAD(patch_cell, h->patch_cell, (size_t)h->npatch + 1);
+  UPLOAD(ctx->dev.coords, ctx->coords, (size_t)L->dim * L->nvert);
+  ctx->dev.coords_stale = PETSC_FALSE;
+  if (!ctx->dev.ready) {
+    UPLOAD(ctx->dev.cells, L->cells, (size_t)(L->dim + 1) * L->ncell);
+    UPLOAD(ctx->dev.rowptr, L->rowptr, (size_t)L->nvert + 1);
+    UPLOAD(ctx->dev.col, L->col, nnz);
+    UPLOAD(ctx->dev.patch_ptr, L->patch_ptr, (size_t)L->npatch + 1);
+    UPLOAD(ctx->dev.patch_cell, L->patch_cell, (size_t)L->npatch + 1);
+    UPLOAD(ctx->dev.vals_pos, ctx->vals_pos, nnz);
+    UPLOAD(ctx->dev.sigma_map, ctx->sigma_map, L->ncell);
+    PatchworkP1LayoutDesc(L, &d);
+    PatchworkCallKernel(PatchworkDeviceMalloc((size_t)(nnz ? nnz : 1) * sizeof(double), (void **)&ctx->dev.vals));
+    PatchworkCallKernel(PatchworkDeviceMalloc(PatchworkP1WorkBytes(&d), &ctx->dev.work));
+    ctx->dev.ready = PETSC_TRUE;
+  }
   #undef UPLOAD
   PetscCall(PetscLogCpuToGpu((PetscLogDouble)up));
-  d.coords     = coords;
-  d.cells      = cells;
-  d.sigma      = sigma;
-  d.rowptr     = rowptr;
-  d.col        = col;
-  d.patch_ptr  = patch_ptr;
-  d.patch_cell = patch_cell;
-  PatchworkCallKernel(PatchworkDeviceMalloc((size_t)(nnz ? nnz : 1) * sizeof(double), (void **)&vals));
-  PatchworkCallKernel(PatchworkDeviceMalloc(PatchworkP1WorkBytes(&d), &work));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
+
+/* The values on the device, by the patch kernel into ctx->dev.vals. h has host pointers; its sigma is in
+   memory of type smt (a host Vec's array is copied over) */
+static PetscErrorCode ValuesDevice(Mat A, P1Ctx *ctx, const PatchworkP1Desc *h, PetscMemType smt, PatchworkP1Errors *err)
+{
+#if defined(PATCHWORK_HAVE_CUDA)
+  PatchworkP1Desc d = *h;
+  void           *stream;
+
+  PetscFunctionBegin;
+  PetscCall(P1CtxUpload(ctx));
+  PetscCall(PatchworkGetDeviceStream(&stream));
+  if (h->sigma && !PetscMemTypeDevice(smt)) {
+    const size_t bytes = (size_t)ctx->ncell_dm * sizeof(double);
+
+    if (!ctx->dev.sigma) PatchworkCallKernel(PatchworkDeviceMalloc(bytes ? bytes : 1, (void **)&ctx->dev.sigma));
+    if (bytes) PatchworkCallKernel(PatchworkDeviceCopyToDevice(ctx->dev.sigma, h->sigma, bytes, stream));
+    PetscCall(PetscLogCpuToGpu((PetscLogDouble)bytes));
+    d.sigma = ctx->dev.sigma;
+  }
+  d.coords     = ctx->dev.coords;
+  d.cells      = ctx->dev.cells;
+  d.rowptr     = ctx->dev.rowptr;
+  d.col        = ctx->dev.col;
+  d.patch_ptr  = ctx->dev.patch_ptr;
+  d.patch_cell = ctx->dev.patch_cell;
+  d.vals_pos   = h->vals_pos ? ctx->dev.vals_pos : NULL;
+  d.sigma_map  = h->sigma_map ? ctx->dev.sigma_map : NULL;
 
   PetscCall(PetscLogEventBegin(P1_Values, A, 0, 0, 0));
   PetscCall(PetscLogGpuTimeBegin());
-  PatchworkCallKernel(PatchworkP1AssembleCUDA(&d, vals, work, err, stream)); /* waits for the stream: err */
+  PatchworkCallKernel(PatchworkP1AssembleCUDA(&d, ctx->dev.vals, ctx->dev.work, err, stream)); /* waits for the stream: err */
   PetscCall(PetscLogGpuTimeEnd());
   PetscCall(PetscLogGpuFlops((h->dim == 3 ? 150.0 : 60.0) * (PetscLogDouble)h->ncell));
   PetscCall(PetscLogEventEnd(P1_Values, A, 0, 0, 0));
-  PatchworkCallKernel(PatchworkDeviceFree(work));
-  PatchworkCallKernel(PatchworkDeviceFree(coords));
-  PatchworkCallKernel(PatchworkDeviceFree(cells));
-  if (sigma) PatchworkCallKernel(PatchworkDeviceFree(sigma));
-  PatchworkCallKernel(PatchworkDeviceFree(rowptr));
-  PatchworkCallKernel(PatchworkDeviceFree(col));
-  PatchworkCallKernel(PatchworkDeviceFree(patch_ptr));
-  PatchworkCallKernel(PatchworkDeviceFree(patch_cell));
-
-  PetscCall(PetscLogEventBegin(P1_SetValues, A, 0, 0, 0));
-  PetscCall(MatSetValuesCOO(A, vals, INSERT_VALUES));
-  PetscCall(PetscLogEventEnd(P1_SetValues, A, 0, 0, 0));
-  PatchworkCallKernel(PatchworkDeviceFree(vals));
   PetscFunctionReturn(PETSC_SUCCESS);
 #else
   PetscFunctionBegin;
+  (void)ctx;
   (void)h;
+  (void)smt;
   (void)err;
   SETERRQ(PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "A device matrix, but Patchwork was built without CUDA");
 #endif
 }
 
-static PetscErrorCode SetValuesHost(Mat A, const PatchworkP1Desc *d, PatchworkP1Errors *err)
+/* The values on the host, by the CPU reference into vals (nnz of them) */
+static PetscErrorCode ValuesHost(Mat A, const PatchworkP1Desc *d, PetscScalar *vals, PatchworkP1Errors *err)
 {
-  const long long nnz = d->nnz;
-  PetscScalar    *vals;
-
   PetscFunctionBegin;
-  PetscCall(PetscMalloc1(nnz, &vals));
   PetscCall(PetscLogEventBegin(P1_Values, A, 0, 0, 0));
   PatchworkP1AssembleRef(d, (double *)vals, err);
   PetscCall(PetscLogFlops((d->dim == 3 ? 150.0 : 60.0) * (PetscLogDouble)d->ncell));
   PetscCall(PetscLogEventEnd(P1_Values, A, 0, 0, 0));
-  PetscCall(PetscLogEventBegin(P1_SetValues, A, 0, 0, 0));
-  PetscCall(MatSetValuesCOO(A, vals, INSERT_VALUES));
-  PetscCall(PetscLogEventEnd(P1_SetValues, A, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The values for lambda and sigma: on the device for a CUDA matrix (sigma read where its Vec has it),
+   else by the CPU reference; the counts of degenerate cells and missing entries over all ranks in bad;
+   only when both are 0 the values go to A (MatSetValuesCOO()), so that A is left as it was otherwise */
+static PetscErrorCode P1Values(Mat A, P1Ctx *ctx, PetscReal lambda, Vec sigma, PetscBool device, long long bad[2])
+{
+  const PetscBool    as_double = (PetscBool)(sizeof(PetscScalar) == sizeof(double) && !PetscDefined(USE_COMPLEX));
+  PatchworkP1Desc    d;
+  PatchworkP1Errors  err  = {0, 0};
+  const PetscScalar *s    = NULL;
+  PetscScalar       *vals = NULL;
+  PetscMemType       smt  = PETSC_MEMTYPE_HOST;
+  PetscBool          memtype = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  PatchworkP1LayoutDesc(&ctx->L, &d);
+  d.coords     = ctx->coords;
+  d.lambda     = (double)lambda;
+  d.smem_bytes = (int)ctx->patch_bytes;
+  d.vals_pos   = ctx->vals_pos;
+  if (sigma) {
+    d.sigma_map = ctx->sigma_map;
+    if (as_double) { /* the Vec's own array, in the DM's cell order: sigma_map reads it */
+      memtype = device;
+      if (memtype) PetscCall(VecGetArrayReadAndMemType(sigma, &s, &smt));
+      else PetscCall(VecGetArrayRead(sigma, &s));
+      d.sigma = (const double *)s;
+    } else {
+      const PetscScalar *v;
+
+      if (!ctx->sigma_buf) PetscCall(PetscMalloc1(ctx->ncell_dm, &ctx->sigma_buf));
+      PetscCall(VecGetArrayRead(sigma, &v));
+      for (PetscInt c = 0; c < ctx->ncell_dm; c++) ctx->sigma_buf[c] = (double)PetscRealPart(v[c]);
+      PetscCall(VecRestoreArrayRead(sigma, &v));
+      d.sigma = ctx->sigma_buf;
+    }
+  }
+  if (device) PetscCall(ValuesDevice(A, ctx, &d, smt, &err));
+  else {
+    PetscCall(PetscMalloc1(d.nnz, &vals));
+    PetscCall(ValuesHost(A, &d, vals, &err));
+  }
+  if (s) {
+    if (memtype) PetscCall(VecRestoreArrayReadAndMemType(sigma, &s));
+    else PetscCall(VecRestoreArrayRead(sigma, &s));
+  }
+  bad[0] = err.degenerate;
+  bad[1] = err.missing;
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, bad, 2, MPI_LONG_LONG, MPI_SUM, PetscObjectComm((PetscObject)A)));
+  if (!bad[0] && !bad[1]) {
+    PetscCall(PetscLogEventBegin(P1_SetValues, A, 0, 0, 0));
+#if defined(PATCHWORK_HAVE_CUDA)
+    if (device) PetscCall(MatSetValuesCOO(A, ctx->dev.vals, INSERT_VALUES));
+    else
+#endif
+      PetscCall(MatSetValuesCOO(A, vals, INSERT_VALUES));
+    PetscCall(PetscLogEventEnd(P1_SetValues, A, 0, 0, 0));
+  }
   PetscCall(PetscFree(vals));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The log events and the citation, once */
+static PetscErrorCode P1Register(void)
+{
+  PetscFunctionBegin;
+  PetscCall(PatchworkInitializePackage());
+  PetscCall(PetscCitationsRegister(citation, &cited));
+  PetscCall(PatchworkLogEventRegisterOnce("PWP1SetUp", MAT_CLASSID, &P1_SetUp));
+  PetscCall(PatchworkLogEventRegisterOnce("PWP1Layout", MAT_CLASSID, &P1_Layout));
+  PetscCall(PatchworkLogEventRegisterOnce("PWP1Preallocate", MAT_CLASSID, &P1_Preallocate));
+  PetscCall(PatchworkLogEventRegisterOnce("PWP1Values", MAT_CLASSID, &P1_Values));
+  PetscCall(PatchworkLogEventRegisterOnce("PWP1SetValues", MAT_CLASSID, &P1_SetValues));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Whether B is a CUDA matrix (its values then come from the patch kernel) */
+static PetscErrorCode P1OnDevice(Mat B, PetscBool *device)
+{
+  PetscFunctionBegin;
+  *device = PETSC_FALSE;
+#if defined(PATCHWORK_HAVE_CUDA)
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)B, device, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, ""));
+#endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -501,40 +807,35 @@ static PetscErrorCode SetValuesHost(Mat A, const PatchworkP1Desc *d, PatchworkP1
   in shared memory) and handed to PETSc on the device; otherwise by the CPU reference.
 
   The matrix is marked symmetric, and symmetric positive definite when lambda > 0. It is a new matrix on
-  every call; the DM is attached to it (`MatGetDM()`). `-log_view` shows PWP1SetUp (checks, the P1 field
-  and its sections), PWP1Layout (mesh, pattern and patches), PWP1Preallocate (the COO pattern to PETSc),
-  PWP1Values (element matrices and their sums) and PWP1SetValues.
+  every call; the DM is attached to it (`MatGetDM()`), and so is what its values need (the patch layout,
+  the coordinates in its order, where each entry goes in the matrix; on the GPU their device copies and
+  the value buffers): `PatchworkDMPlexReassembleP1()` recomputes the values for other coefficients without
+  the preparation. `-log_view` shows PWP1SetUp (checks, the P1 field and its sections), PWP1Layout (mesh,
+  pattern and patches), PWP1Preallocate (the COO pattern to PETSc, and the upload of the layout to the
+  GPU), PWP1Values (element matrices and their sums) and PWP1SetValues.
 
   Level: beginner
 
-.seealso: `MatCreatePatchworkTensor()`, `DMSetMatType()`, `DMPlexSNESComputeJacobianFEM()`
+.seealso: `PatchworkDMPlexReassembleP1()`, `MatCreatePatchworkTensor()`, `DMSetMatType()`, `DMPlexSNESComputeJacobianFEM()`
 @*/
 PetscErrorCode PatchworkDMPlexAssembleP1(DM dm, PetscReal lambda, Vec sigma, Mat *A)
 {
-  MPI_Comm          comm;
-  PetscInt          dim, nrow, ncoo_int = 0;
-  PetscInt          patch_bytes = 48 * 1024;
-  PetscInt         *ci, *cj;
-  PetscSection      gsec;
-  P1Mesh            m;
-  PatchworkP1Desc   d;
-  PatchworkP1Errors err    = {0, 0};
-  long long         bad[2] = {0, 0};
-  MatType           mtype;
-  PetscBool         isaij, device = PETSC_FALSE;
-  Mat               B;
+  MPI_Comm     comm;
+  PetscInt     dim, nrow;
+  PetscInt     patch_bytes = 48 * 1024;
+  PetscInt    *grow        = NULL;
+  PetscSection gsec;
+  P1Ctx       *ctx = NULL;
+  long long    bad[2];
+  MatType      mtype;
+  PetscBool    isaij, device;
+  Mat          B;
 
   PetscFunctionBegin;
   PatchworkAssertPointer(dm, 1);
   PatchworkAssertPointer(A, 4);
   comm = PetscObjectComm((PetscObject)dm);
-  PetscCall(PatchworkInitializePackage());
-  PetscCall(PetscCitationsRegister(citation, &cited));
-  PetscCall(PatchworkLogEventRegisterOnce("PWP1SetUp", MAT_CLASSID, &P1_SetUp));
-  PetscCall(PatchworkLogEventRegisterOnce("PWP1Layout", MAT_CLASSID, &P1_Layout));
-  PetscCall(PatchworkLogEventRegisterOnce("PWP1Preallocate", MAT_CLASSID, &P1_Preallocate));
-  PetscCall(PatchworkLogEventRegisterOnce("PWP1Values", MAT_CLASSID, &P1_Values));
-  PetscCall(PatchworkLogEventRegisterOnce("PWP1SetValues", MAT_CLASSID, &P1_SetValues));
+  PetscCall(P1Register());
   PetscOptionsBegin(comm, NULL, "Patchwork P1 assembly", "Mat");
   PetscCall(PetscOptionsInt("-patchwork_p1_patch_bytes", "Shared memory a patch of the GPU assembly may fill", "PatchworkDMPlexAssembleP1", patch_bytes, &patch_bytes, NULL));
   PetscOptionsEnd();
@@ -561,40 +862,24 @@ PetscErrorCode PatchworkDMPlexAssembleP1(DM dm, PetscReal lambda, Vec sigma, Mat
     PetscCall(PetscLogEventEnd(P1_SetUp, dm, 0, 0, 0));
     SETERRQ(comm, PETSC_ERR_SUP, "P1 assembly creates AIJ matrices (aij, aijcusparse, aijkokkos), not the DM's mat type %s", t);
   }
-#if defined(PATCHWORK_HAVE_CUDA)
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)B, &device, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, ""));
-#endif
+  PetscCall(P1OnDevice(B, &device));
   PetscCall(PetscLogEventEnd(P1_SetUp, dm, 0, 0, 0));
 
   PetscCall(PetscLogEventBegin(P1_Layout, B, 0, 0, 0));
-  PetscCall(P1MeshCreate(dm, dim, sigma, (size_t)patch_bytes, &m));
-  PatchworkP1LayoutDesc(&m.L, &d);
-  d.coords     = m.coords;
-  d.sigma      = m.sigma;
-  d.lambda     = (double)lambda;
-  d.smem_bytes = (int)patch_bytes;
+  PetscCall(P1CtxCreate(dm, dim, patch_bytes, &ctx, &grow));
+  PetscCall(P1CtxAttach(B, ctx)); /* freed with B from here on */
   PetscCall(PetscLogEventEnd(P1_Layout, B, 0, 0, 0));
 
   /* the rank-local pattern as COO (rows of other ranks' vertices included: PETSc sends them) */
   PetscCall(PetscLogEventBegin(P1_Preallocate, B, 0, 0, 0));
-  PetscCheck(m.L.rowptr[m.L.nvert] < PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_SUP, "Too many matrix entries on one rank for 32-bit indices");
-  ncoo_int = (PetscInt)m.L.rowptr[m.L.nvert];
-  PetscCall(PetscMalloc2(ncoo_int, &ci, ncoo_int, &cj));
-  for (int r = 0; r < m.L.nvert; r++)
-    for (long long z = m.L.rowptr[r]; z < m.L.rowptr[r + 1]; z++) {
-      ci[z] = m.grow[r];
-      cj[z] = m.grow[m.L.col[z]];
-    }
-  PetscCall(MatSetPreallocationCOO(B, ncoo_int, ci, cj));
-  PetscCall(PetscFree2(ci, cj));
+  PetscCall(P1Preallocate(B, ctx, grow));
+  PetscCall(PetscFree(grow));
+#if defined(PATCHWORK_HAVE_CUDA)
+  if (device) PetscCall(P1CtxUpload(ctx));
+#endif
   PetscCall(PetscLogEventEnd(P1_Preallocate, B, 0, 0, 0));
 
-  if (device) PetscCall(SetValuesDevice(B, &d, &err));
-  else PetscCall(SetValuesHost(B, &d, &err));
-  PetscCall(P1MeshDestroy(&m));
-  bad[0] = err.degenerate;
-  bad[1] = err.missing;
-  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, bad, 2, MPI_LONG_LONG, MPI_SUM, comm));
+  PetscCall(P1Values(B, ctx, lambda, sigma, device, bad));
   if (bad[0] || bad[1]) PetscCall(MatDestroy(&B));
   PetscCheck(!bad[0], comm, PETSC_ERR_ARG_WRONG, "%lld cells of the mesh are degenerate (zero volume, or coordinates not finite)", bad[0]);
   PetscCheck(!bad[1], comm, PETSC_ERR_PLIB, "%lld element entries missing from the P1 pattern", bad[1]);
@@ -609,5 +894,92 @@ PetscErrorCode PatchworkDMPlexAssembleP1(DM dm, PetscReal lambda, Vec sigma, Mat
   PetscCall(MatSetOption(B, MAT_SYMMETRIC, PETSC_TRUE));
   if (lambda > 0) PetscCall(MatSetOption(B, MAT_SPD, PETSC_TRUE));
   *A = B;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  PatchworkDMPlexReassembleP1 - Recompute the values of a matrix made by `PatchworkDMPlexAssembleP1()` for
+  new coefficients on the same mesh, keeping its layout and nonzero pattern
+
+  Collective
+
+  Input Parameters:
++ dm     - the DMPlex the matrix was assembled on (`MatGetDM()` of A)
+. lambda - the reaction coefficient, >= 0
+. sigma  - the diffusion coefficient, one positive value per local cell as for `PatchworkDMPlexAssembleP1()`,
+           or `NULL` for 1
+- A      - the matrix from `PatchworkDMPlexAssembleP1()` on dm
+
+  Notes:
+  The case of time stepping and of changing coefficients: the mesh checks, the P1 section, the patch
+  layout and the COO preallocation of `PatchworkDMPlexAssembleP1()` are not repeated; only the element
+  matrices are computed again (on the GPU for a CUDA matrix, reading sigma where its `Vec` has it, in
+  device or host memory; else by the CPU reference) and handed to `MatSetValuesCOO()`. The result is the
+  matrix a new `PatchworkDMPlexAssembleP1()` would give, entry for entry (bit for bit on the CPU), and A
+  keeps its nonzero pattern, local-to-global mapping and DM; its state changes, so a `KSP` using it sets
+  up its preconditioner again. It is marked symmetric positive definite when lambda > 0, not when
+  lambda = 0. `-patchwork_p1_patch_bytes` is not read again: the layout is the one A was made with.
+
+  The mesh may move: when the DM's coordinates changed since (`DMSetCoordinates()`, or the local
+  coordinate vector written), they are read again. Its topology and distribution must stay: A must come
+  from `PatchworkDMPlexAssembleP1()` itself (`MatDuplicate()` and `MatConvert()` do not carry what its
+  values need), on this dm, with as many cells and vertices on every rank as then. On error (bad
+  coefficients, degenerate cells of a moved mesh) A keeps its values.
+
+  Level: intermediate
+
+.seealso: `PatchworkDMPlexAssembleP1()`, `MatSetValuesCOO()`
+@*/
+PetscErrorCode PatchworkDMPlexReassembleP1(DM dm, PetscReal lambda, Vec sigma, Mat A)
+{
+  MPI_Comm       comm;
+  PetscContainer container = NULL;
+  P1Ctx         *ctx       = NULL;
+  DM             adm;
+  PetscInt       cStart, cEnd, vStart, vEnd;
+  PetscMPIInt    flags[3] = {0, 0, 0};
+  long long      bad[2];
+  PetscBool      device;
+
+  PetscFunctionBegin;
+  PatchworkAssertPointer(dm, 1);
+  PatchworkAssertPointer(A, 4);
+  comm = PetscObjectComm((PetscObject)A);
+  PetscCall(P1Register());
+  PetscCall(PetscLogEventBegin(P1_SetUp, dm, 0, 0, 0));
+  /* what A keeps, made on this dm, whose mesh has as many cells and vertices as then (on every rank) */
+  PetscCall(PetscObjectQuery((PetscObject)A, P1CtxName, (PetscObject *)&container));
+  if (container) PetscCall(PetscContainerGetPointer(container, (void **)&ctx));
+  PetscCall(MatGetDM(A, &adm));
+  if (!ctx) flags[0] = 1;
+  else if (ctx->dm != dm || adm != dm) flags[1] = 1;
+  else {
+    PetscCall(DMPlexGetHeightStratum(dm, 0, &cStart, &cEnd));
+    PetscCall(DMPlexGetDepthStratum(dm, 0, &vStart, &vEnd));
+    if (cEnd - cStart != ctx->ncell_dm || vEnd - vStart != ctx->nvert_dm) flags[2] = 1;
+  }
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, flags, 3, MPI_INT, MPI_MAX, comm));
+  PetscCheck(!flags[0], comm, PETSC_ERR_ARG_WRONG, "PatchworkDMPlexReassembleP1() needs a matrix made by PatchworkDMPlexAssembleP1() (not a copy: MatDuplicate() and MatConvert() leave its layout behind); assemble it with PatchworkDMPlexAssembleP1() first");
+  PetscCheck(!flags[1], comm, PETSC_ERR_ARG_INCOMP, "The matrix was assembled by PatchworkDMPlexAssembleP1() on another DM than the one given: pass MatGetDM() of the matrix, or assemble anew on this DM");
+  PetscCheck(!flags[2], comm, PETSC_ERR_ARG_INCOMP, "The DM's mesh has changed since PatchworkDMPlexAssembleP1() made the matrix (other numbers of cells or vertices): assemble anew");
+  PetscCall(CheckCoefficients(dm, lambda, sigma));
+  PetscCall(P1OnDevice(A, &device));
+  PetscCall(PetscLogEventEnd(P1_SetUp, dm, 0, 0, 0));
+  { /* a moved mesh: its coordinates read again */
+    PetscBool moved = PETSC_FALSE;
+
+    PetscCall(P1CtxCoordinatesChanged(ctx, dm, &moved));
+    if (moved) {
+      PetscCall(PetscLogEventBegin(P1_Layout, A, 0, 0, 0));
+      PetscCall(P1CtxReadCoordinates(ctx, dm));
+      PetscCall(PetscLogEventEnd(P1_Layout, A, 0, 0, 0));
+    }
+  }
+
+  PetscCall(P1Values(A, ctx, lambda, sigma, device, bad));
+  PetscCheck(!bad[0], comm, PETSC_ERR_ARG_WRONG, "%lld cells of the mesh are degenerate (zero volume, or coordinates not finite)", bad[0]);
+  PetscCheck(!bad[1], comm, PETSC_ERR_PLIB, "%lld element entries missing from the P1 pattern", bad[1]);
+  PetscCall(MatSetOption(A, MAT_SYMMETRIC, PETSC_TRUE));
+  PetscCall(MatSetOption(A, MAT_SPD, lambda > 0 ? PETSC_TRUE : PETSC_FALSE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
