@@ -46,24 +46,6 @@ static PetscErrorCode RestoreRow(Hang *h, PetscInt row, PetscInt *ncols, const P
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The weight of local index a in the value of slot li */
-static PetscErrorCode Weight(Hang *h, PetscInt li, PetscInt a, double *w)
-{
-  PetscInt           ncols, row;
-  const PetscInt    *cols;
-  const PetscScalar *vals;
-
-  PetscFunctionBegin;
-  PetscCall(GetRow(h, li, &ncols, &cols, &vals, &row));
-  *w = 0;
-  if (ncols < 0) *w = li == a ? 1.0 : 0.0;
-  else
-    for (PetscInt j = 0; j < ncols; j++)
-      if (cols[j] == a) *w += PetscRealPart(vals[j]);
-  PetscCall(RestoreRow(h, row, &ncols, &cols, &vals));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* The coarse nodes of one hanging face (m = dim-1 tangential directions) or edge (m = 1) of a cell,
    whose slots hold local indices slot[j*n + i]: coarse[q*n + p] and the halves s[] such that the slot
    values are sum P[s0][i][p] P[s1][j][q] coarse(p, q); *found false when no halves fit */
@@ -71,25 +53,29 @@ static PetscErrorCode MatchCoarse(Hang *h, int m, const PetscInt slot[], PetscIn
 {
   const int n = h->n, nt = m == 2 ? n * n : n;
   PetscInt  anchors[PW_MAX_N * PW_MAX_N * 4], na = 0;
-  double    W[PW_MAX_N * PW_MAX_N];
+  double   *W; /* W[b*nt + t]: the weight of anchor b in the value of slot t */
 
   PetscFunctionBegin;
   *found = PETSC_FALSE;
-  /* every index a slot depends on */
-  for (int t = 0; t < nt; t++) {
-    PetscInt           ncols, row;
-    const PetscInt    *cols;
-    const PetscScalar *vals;
+  /* every index a slot depends on, then their weights: each constraint row read once per pass */
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1) PetscCall(PetscCalloc1(na * nt, &W));
+    for (int t = 0; t < nt; t++) {
+      PetscInt           ncols, row;
+      const PetscInt    *cols;
+      const PetscScalar *vals;
 
-    PetscCall(GetRow(h, slot[t], &ncols, &cols, &vals, &row));
-    for (PetscInt j = 0; j < (ncols < 0 ? 1 : ncols); j++) {
-      const PetscInt a = ncols < 0 ? slot[t] : cols[j];
-      PetscBool      have = PETSC_FALSE;
+      PetscCall(GetRow(h, slot[t], &ncols, &cols, &vals, &row));
+      for (PetscInt j = 0; j < (ncols < 0 ? 1 : ncols); j++) {
+        const PetscInt a = ncols < 0 ? slot[t] : cols[j];
+        PetscInt       b = 0;
 
-      for (PetscInt b = 0; b < na && !have; b++) have = (PetscBool)(anchors[b] == a);
-      if (!have && na < (PetscInt)(sizeof(anchors) / sizeof(anchors[0]))) anchors[na++] = a;
+        while (b < na && anchors[b] != a) b++;
+        if (pass == 0 && b == na && na < (PetscInt)(sizeof(anchors) / sizeof(anchors[0]))) anchors[na++] = a;
+        if (pass == 1 && b < na) W[b * nt + t] += ncols < 0 ? 1.0 : PetscRealPart(vals[j]);
+      }
+      PetscCall(RestoreRow(h, row, &ncols, &cols, &vals));
     }
-    PetscCall(RestoreRow(h, row, &ncols, &cols, &vals));
   }
   for (int combo = 0; combo < (m == 2 ? 4 : 2) && !*found; combo++) {
     const int s0 = combo & 1, s1 = (combo >> 1) & 1;
@@ -97,13 +83,11 @@ static PetscErrorCode MatchCoarse(Hang *h, int m, const PetscInt slot[], PetscIn
 
     for (int t = 0; t < nt; t++) coarse[t] = -1;
     for (PetscInt b = 0; b < na && ok; b++) {
-      double wmax = 0;
-      int    hit  = -1;
+      const double *Wb   = W + b * nt;
+      double        wmax = 0;
+      int           hit  = -1;
 
-      for (int t = 0; t < nt; t++) {
-        PetscCall(Weight(h, slot[t], anchors[b], &W[t]));
-        wmax = PetscMax(wmax, PetscAbsReal(W[t]));
-      }
+      for (int t = 0; t < nt; t++) wmax = PetscMax(wmax, PetscAbsReal(Wb[t]));
       if (wmax < 1e-12) continue; /* a stored zero */
       for (int pq = 0; pq < nt && hit < 0; pq++) {
         const int p = pq % n, q = pq / n;
@@ -112,7 +96,7 @@ static PetscErrorCode MatchCoarse(Hang *h, int m, const PetscInt slot[], PetscIn
         for (int t = 0; t < nt; t++) {
           const int    i = t % n, j = t / n;
           const double v = h->P[(s0 * n + i) * n + p] * (m == 2 ? h->P[(s1 * n + j) * n + q] : 1.0);
-          dev            = PetscMax(dev, PetscAbsReal(W[t] - v));
+          dev            = PetscMax(dev, PetscAbsReal(Wb[t] - v));
         }
         if (dev < 1e-9) hit = pq;
       }
@@ -126,6 +110,7 @@ static PetscErrorCode MatchCoarse(Hang *h, int m, const PetscInt slot[], PetscIn
       s[1]   = s1;
     }
   }
+  PetscCall(PetscFree(W));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
