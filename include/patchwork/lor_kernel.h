@@ -83,16 +83,23 @@ typedef struct {
   int    vertex_rule;        /* as in PatchworkLORDesc */
 } PatchworkLORPlexDesc;
 
+/* The cell node (lexicographic) of vertex a of sub-cell sub */
+PW_HOST_DEVICE int PatchworkLORPlexSubcellNode(int dim, int k, int sub, int a)
+{
+  const int s[3] = {sub % k, (sub / k) % k, sub / (k * k)};
+
+  return (s[0] + (a & 1)) + (k + 1) * ((s[1] + ((a >> 1) & 1)) + (k + 1) * (dim == 3 ? s[2] + ((a >> 2) & 1) : 0));
+}
+
 /* The Q1 matrix of one sub-cell (Ke, 2^dim x 2^dim) from its vertices' coordinates and coefficients
    (the reference and the kernel share it; dim a literal there, so that the loops unroll) */
 PW_HOST_DEVICE void PatchworkLORPlexSubcellMatrix(int dim, const PatchworkLORPlexDesc *d, long c, int sub, const double *coords, const double *reaction, const double *diffusion, double *Ke)
 {
-  const int k = d->degree, nv = 1 << dim;
-  const int s[3] = {sub % k, (sub / k) % k, sub / (k * k)};
+  const int nv = 1 << dim;
   double    xv[24], r[8], dc[8];
 
   for (int a = 0; a < nv; a++) {
-    const int node = (s[0] + (a & 1)) + (k + 1) * ((s[1] + ((a >> 1) & 1)) + (k + 1) * (dim == 3 ? s[2] + ((a >> 2) & 1) : 0));
+    const int node = PatchworkLORPlexSubcellNode(dim, d->degree, sub, a);
     for (int e = 0; e < dim; e++) xv[a * dim + e] = coords[(c * dim + e) * d->nodes + node];
     if (reaction) r[a] = reaction[c * d->nodes + node];
     if (diffusion) dc[a] = diffusion[c * d->nodes + node];

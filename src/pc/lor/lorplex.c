@@ -26,12 +26,11 @@ static PetscCount Traverse(const PatchworkPlexLORData *d, unsigned char *mask, l
     const PetscInt *rows = d->rows + c * d->nodes;
 
     for (PetscInt sub = 0; sub < nsub; sub++) {
-      const PetscInt s[3] = {sub % k, (sub / k) % k, sub / (k * k)};
       PetscInt       row[8];
       unsigned       m = 0;
 
       for (int a = 0; a < nv; a++) {
-        row[a] = rows[(s[0] + (a & 1)) + (k + 1) * ((s[1] + ((a >> 1) & 1)) + (k + 1) * (s[2] + ((a >> 2) & 1)))];
+        row[a] = rows[PatchworkLORPlexSubcellNode((int)dim, (int)k, (int)sub, a)];
         if (row[a] >= 0) m |= 1u << a;
       }
       mask[c * nsub + sub]   = (unsigned char)m;
@@ -76,11 +75,10 @@ static PetscCount TraverseHanging(const PatchworkPlexLORData *d, const Patchwork
 
   for (PetscInt c = 0; c < d->ncells; c++)
     for (PetscInt sub = 0; sub < nsub; sub++) {
-      const PetscInt s[3] = {sub % k, (sub / k) % k, sub / (k * k)};
       PetscInt       node[8];
       double         Ke[64];
 
-      for (int a = 0; a < nv; a++) node[a] = c * d->nodes + (s[0] + (a & 1)) + (k + 1) * ((s[1] + ((a >> 1) & 1)) + (k + 1) * (s[2] + ((a >> 2) & 1)));
+      for (int a = 0; a < nv; a++) node[a] = c * d->nodes + PatchworkLORPlexSubcellNode((int)dim, (int)k, (int)sub, a);
       if (v) {
         if (dim == 3) PatchworkLORPlexSubcellMatrix(3, desc, (long)c, (int)sub, d->coords, d->reaction, d->diffusion, Ke);
         else PatchworkLORPlexSubcellMatrix(2, desc, (long)c, (int)sub, d->coords, d->reaction, d->diffusion, Ke);
@@ -169,27 +167,14 @@ PetscErrorCode PCLORCreatePatternPlex(PC pc, const PatchworkPlexLORData *d)
 
 PetscErrorCode PCLORAssemblePlex(PC pc, const PatchworkPlexLORData *d)
 {
-  PC_LOR              *lor = (PC_LOR *)pc->data;
+  PC_LOR              *lor    = (PC_LOR *)pc->data;
+  const PetscBool      kernel = (PetscBool)(lor->device && !d->xptr); /* hanging nodes: on the host (PETSc copies the values to a device matrix) */
   PatchworkLORPlexDesc desc;
   double              *v;
 
   PetscFunctionBegin;
   FillDesc(pc, d, &desc);
-  if (d->xptr) { /* hanging nodes: on the host (PETSc copies the values to a device matrix) */
-    PetscCount n;
-
-    PetscCall(PetscMalloc1(lor->nkeep, &v));
-    PetscCall(PetscLogEventBegin(PATCHWORK_LORMacro, pc, 0, 0, 0));
-    n = TraverseHanging(d, &desc, NULL, NULL, v);
-    PetscCall(PetscLogEventEnd(PATCHWORK_LORMacro, pc, 0, 0, 0));
-    PetscCheck(n == lor->nkeep, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The LOR pattern has %" PetscCount_FMT " entries but the values %" PetscCount_FMT, lor->nkeep, n);
-    PetscCall(PetscLogEventBegin(PATCHWORK_LORSetValues, pc, 0, 0, 0));
-    PetscCall(MatSetValuesCOO(lor->A, v, INSERT_VALUES));
-    PetscCall(PetscLogEventEnd(PATCHWORK_LORSetValues, pc, 0, 0, 0));
-    PetscCall(PetscFree(v));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  if (lor->device) {
+  if (kernel) {
 #if defined(PATCHWORK_HAVE_CUDA)
     const size_t nn = (size_t)d->ncells * d->nodes;
     void        *stream;
@@ -223,14 +208,18 @@ PetscErrorCode PCLORAssemblePlex(PC pc, const PatchworkPlexLORData *d)
   } else {
     PetscCall(PetscMalloc1(lor->nkeep, &v));
     PetscCall(PetscLogEventBegin(PATCHWORK_LORMacro, pc, 0, 0, 0));
-    PatchworkLORPlexValuesRef(&desc, d->coords, d->reaction, d->diffusion, lor->submask, lor->keep, v);
+    if (d->xptr) {
+      const PetscCount n = TraverseHanging(d, &desc, NULL, NULL, v);
+
+      PetscCheck(n == lor->nkeep, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The LOR pattern has %" PetscCount_FMT " entries but the values %" PetscCount_FMT, lor->nkeep, n);
+    } else PatchworkLORPlexValuesRef(&desc, d->coords, d->reaction, d->diffusion, lor->submask, lor->keep, v);
     PetscCall(PetscLogEventEnd(PATCHWORK_LORMacro, pc, 0, 0, 0));
   }
   PetscCall(PetscLogEventBegin(PATCHWORK_LORSetValues, pc, 0, 0, 0));
   PetscCall(MatSetValuesCOO(lor->A, v, INSERT_VALUES));
   PetscCall(PetscLogEventEnd(PATCHWORK_LORSetValues, pc, 0, 0, 0));
 #if defined(PATCHWORK_HAVE_CUDA)
-  if (lor->device) PatchworkCallKernel(PatchworkDeviceFree(v));
+  if (kernel) PatchworkCallKernel(PatchworkDeviceFree(v));
   else
 #endif
     PetscCall(PetscFree(v));
