@@ -13,8 +13,9 @@
    The last lines give the apply throughput per degree against the targets (30 GDoF/s collocated,
    15 GDoF/s Gauss nq = k+2, in 3D for k = 4..7), and the cost of hanging nodes: the apply again with
    10% and 30% of the cells marked as hanging (each with one or two hanging faces at a random position,
-   hanging_kernel.h; the index map is left as it is, which changes no work), which the fast kernel skips
-   and the generic kernel applies with their constraints: the overhead against the plain apply.
+   hanging_kernel.h; the index map is left as it is, which changes no work), scattered over the mesh (so
+   that most blocks of cells hold one: a refinement front keeps them together, this is the worse case),
+   which the templated kernels apply with their constraints: the overhead against the plain apply.
 
    Usage: bench_plex_kernels [--quick] [--reps N] [--dim 2|3] [--k K] [--size DOF] */
 #include <cuda_runtime.h>
@@ -83,7 +84,7 @@ __global__ void Fill(double *x, long long n, unsigned seed)
 struct Row {
   int       dim, k, nq, colloc, m;
   long long ncells, dof;
-  double    geom_ms, diag_ms, ms, gdofs, gbs, ms_hang[2]; /* apply with 10% and 30% hanging cells */
+  double    geom_ms, diag_ms, ms, gdofs, gbs, ms_hang[2], ms_plain; /* apply with 10% and 30% hanging cells, and none, interleaved */
   int       nbad;
   bool      done;
 };
@@ -157,50 +158,64 @@ static void RunRow(Row &r, int reps, cudaStream_t s, double bw)
     1, s, [&] { CheckRet(PatchworkPlexDiagonalCUDA(&d, y, s), "diagonal"); }, 1);
   r.ms = TimeIt(
     reps, s, [&] { CheckRet(PatchworkPlexApplyCUDA(&d, x, y, s), "apply"); }, 3);
-  { /* hanging cells: masks from a hash of the cell, lists for the generic kernel */
+  { /* hanging cells: masks from a hash of the cell (regular, as a mesh gives them, so no list for the
+       generic kernel), then the plain apply and both hanging ones interleaved over rounds, each the
+       best of its rounds (one apply's time varies by 10-20% between calls of a few milliseconds) */
     const double             frac[2] = {0.1, 0.3};
     double                   P[2 * PW_MAX_N * PW_MAX_N];
-    std::vector<unsigned long long> mask(r.ncells);
+    unsigned long long      *dmask[2];
+    double                  *dP;
+    PatchworkPlexDesc        dh[2] = {d, d};
     PatchworkHangingTables(r.k, P);
+    CHECK_CUDA(cudaMalloc((void **)&dP, sizeof(P)));
+    CHECK_CUDA(cudaMemcpy(dP, P, sizeof(P), cudaMemcpyHostToDevice));
     for (int f = 0; f < 2; f++) {
-      std::vector<long long> cells;
+      std::vector<unsigned long long> mask(r.ncells, 0);
       for (long long c = 0; c < r.ncells; c++) {
         unsigned long long h = (unsigned long long)c * 0x9E3779B97F4A7C15ull + 77;
         h ^= h >> 29;
         h *= 0xBF58476D1CE4E5B9ull;
         h ^= h >> 32;
-        mask[c] = 0;
         if ((double)(h & 0xffffff) / 16777216.0 >= frac[f]) continue;
         const int d0 = (int)((h >> 24) % r.dim), side = (int)((h >> 28) & 1), face = 2 * d0 + side;
+        int       side1 = -1;
         mask[c] = 1ull << face;
         for (int t = 0; t < r.dim - 1; t++) mask[c] |= ((h >> (30 + t)) & 1ull) << (PW_HANG_FACE_POS + (r.dim - 1) * face + t);
-        if ((h >> 40) & 1) { /* a second face, across another direction */
+        if ((h >> 40) & 1) { /* a second face, across the next direction */
           const int d1 = (d0 + 1) % r.dim, f1 = 2 * d1 + (int)((h >> 41) & 1);
+          side1 = f1 % 2;
           mask[c] |= 1ull << f1;
           for (int t = 0; t < r.dim - 1; t++) mask[c] |= ((h >> (42 + t)) & 1ull) << (PW_HANG_FACE_POS + (r.dim - 1) * f1 + t);
         }
-        cells.push_back(c);
+        if (r.dim == 3 && (h >> 44) & 1) { /* an edge along d0, off the second face */
+          const int d1 = (d0 + 1) % 3, o0 = d0 == 0 ? 1 : 0; /* the edge's first other direction */
+          int       ab[2] = {(int)((h >> 45) & 1), (int)((h >> 46) & 1)};
+          if (side1 >= 0) ab[d1 == o0 ? 0 : 1] = 1 - side1;
+          const int e = 4 * d0 + 2 * ab[1] + ab[0];
+          mask[c] |= 1ull << (PW_HANG_EDGE + e);
+          mask[c] |= ((h >> 47) & 1ull) << (PW_HANG_EDGE_POS + e);
+        }
+        if (!PatchworkHangingRegular(r.dim, mask[c])) {
+          fprintf(stderr, "bench_plex_kernels: an irregular hanging mask\n");
+          exit(1);
+        }
       }
-      unsigned long long *dmask;
-      long long          *dcells;
-      double             *dP;
-      CHECK_CUDA(cudaMalloc((void **)&dmask, mask.size() * sizeof(unsigned long long)));
-      CHECK_CUDA(cudaMalloc((void **)&dcells, std::max<size_t>(1, cells.size()) * sizeof(long long)));
-      CHECK_CUDA(cudaMalloc((void **)&dP, sizeof(P)));
-      CHECK_CUDA(cudaMemcpy(dmask, mask.data(), mask.size() * sizeof(unsigned long long), cudaMemcpyHostToDevice));
-      CHECK_CUDA(cudaMemcpy(dcells, cells.data(), cells.size() * sizeof(long long), cudaMemcpyHostToDevice));
-      CHECK_CUDA(cudaMemcpy(dP, P, sizeof(P), cudaMemcpyHostToDevice));
-      PatchworkPlexDesc dh = d;
-      dh.hang       = dmask;
-      dh.hangP      = dP;
-      dh.hang_cells = dcells;
-      dh.nhang      = (long long)cells.size();
-      r.ms_hang[f]  = TimeIt(
-        reps, s, [&] { CheckRet(PatchworkPlexApplyCUDA(&dh, x, y, s), "apply (hanging)"); }, 3);
-      CHECK_CUDA(cudaFree(dmask));
-      CHECK_CUDA(cudaFree(dcells));
-      CHECK_CUDA(cudaFree(dP));
+      CHECK_CUDA(cudaMalloc((void **)&dmask[f], mask.size() * sizeof(unsigned long long)));
+      CHECK_CUDA(cudaMemcpy(dmask[f], mask.data(), mask.size() * sizeof(unsigned long long), cudaMemcpyHostToDevice));
+      dh[f].hang  = dmask[f];
+      dh[f].hangP = dP;
+      dh[f].nhang = 0;
     }
+    r.ms_plain = r.ms_hang[0] = r.ms_hang[1] = 1e30;
+    for (int round = 0; round < 5; round++) {
+      r.ms_plain = std::min(r.ms_plain, TimeIt(
+                                          reps, s, [&] { CheckRet(PatchworkPlexApplyCUDA(&d, x, y, s), "apply"); }, 1));
+      for (int f = 0; f < 2; f++)
+        r.ms_hang[f] = std::min(r.ms_hang[f], TimeIt(
+                                                reps, s, [&] { CheckRet(PatchworkPlexApplyCUDA(&dh[f], x, y, s), "apply (hanging)"); }, 1));
+    }
+    for (int f = 0; f < 2; f++) CHECK_CUDA(cudaFree(dmask[f]));
+    CHECK_CUDA(cudaFree(dP));
   }
   const double bytes = (double)geom_bytes + elem_bytes + 24.0 * r.dof;
   r.gdofs = r.dof / (r.ms * 1e-3) / 1e9;
@@ -274,27 +289,33 @@ int main(int argc, char **argv)
         if (!only_k || k == only_k) rows.push_back(MakeRow(2, k, colloc, size));
   for (Row &r : rows) RunRow(r, reps, s, bw);
 
-  /* the short table: apply throughput per degree against the targets */
-  printf("\n== apply throughput (GDoF/s), targets 30 collocated / 15 Gauss nq=k+2 (3D, k = 4..7) ==\n");
-  printf("%3s %2s %14s %14s\n", "dim", "k", "gl-collocated", "gauss-nq=k+2");
+  /* the short table: apply throughput per degree against the targets, and the bound that the bytes an
+     apply must move put on it at this run's copy bandwidth (stored factors: 7 doubles per point) */
+  printf("\n== apply throughput (GDoF/s), targets 30 collocated / 15 Gauss nq=k+2 (3D, k = 4..7); bound = copy bandwidth / bytes per DoF ==\n");
+  printf("%3s %2s %14s %7s %14s %7s\n", "dim", "k", "gl-collocated", "bound", "gauss-nq=k+2", "bound");
   for (int dim = 3; dim >= 2; dim--)
     for (int k = 1; k <= 10; k++) {
-      double g[2] = {-1, -1};
+      double g[2] = {-1, -1}, b[2] = {-1, -1};
       for (const Row &r : rows)
-        if (r.dim == dim && r.k == k && r.done) g[r.colloc ? 0 : 1] = r.gdofs;
+        if (r.dim == dim && r.k == k && r.done) {
+          g[r.colloc ? 0 : 1] = r.gdofs;
+          b[r.colloc ? 0 : 1] = bw / 1e9 / (r.gbs / r.gdofs); /* GB/s over bytes per DoF */
+        }
       if (g[0] < 0 && g[1] < 0) continue;
-      char c[2][32];
+      char c[2][32], cb[2][16];
       for (int i = 0; i < 2; i++) {
         const bool tgt = dim == 3 && k >= 4 && k <= 7;
         if (g[i] < 0) snprintf(c[i], sizeof(c[i]), "-");
         else snprintf(c[i], sizeof(c[i]), "%.1f%s", g[i], tgt ? (g[i] >= (i ? 15.0 : 30.0) ? " (met)" : " (below)") : "");
+        if (b[i] < 0) snprintf(cb[i], sizeof(cb[i]), "-");
+        else snprintf(cb[i], sizeof(cb[i]), "%.1f", b[i]);
       }
-      printf("%3d %2d %14s %14s\n", dim, k, c[0], c[1]);
+      printf("%3d %2d %14s %7s %14s %7s\n", dim, k, c[0], cb[0], c[1], cb[1]);
     }
   printf("\n== hanging-node overhead: apply time with 10%% / 30%% of the cells hanging, against none (the paper: 10-40%%) ==\n");
   printf("%3s %2s %-6s %9s %12s %12s\n", "dim", "k", "rule", "plain-ms", "10%: ms (+%)", "30%: ms (+%)");
   for (const Row &r : rows)
-    if (r.done) printf("%3d %2d %-6s %9.3f %6.3f (%3.0f%%) %6.3f (%3.0f%%)\n", r.dim, r.k, r.colloc ? "gl" : "gauss", r.ms, r.ms_hang[0], 100 * (r.ms_hang[0] / r.ms - 1), r.ms_hang[1], 100 * (r.ms_hang[1] / r.ms - 1));
+    if (r.done) printf("%3d %2d %-6s %9.3f %6.3f (%3.0f%%) %6.3f (%3.0f%%)\n", r.dim, r.k, r.colloc ? "gl" : "gauss", r.ms_plain, r.ms_hang[0], 100 * (r.ms_hang[0] / r.ms_plain - 1), r.ms_hang[1], 100 * (r.ms_hang[1] / r.ms_plain - 1));
   CHECK_CUDA(cudaStreamDestroy(s));
   return 0;
 }

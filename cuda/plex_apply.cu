@@ -32,6 +32,14 @@
    bandwidth for k >= 2 except Gauss at k >= 7; an L2 evict-first policy on the staged copy (to keep x,
    y and elem in L2) and 256-thread blocks both changed the throughput by less than 2%.
 
+   Hanging nodes: a cell whose mask is regular (PatchworkHangingRegular: every cell of a 1-irregular
+   mesh) interpolates its raw face values in shared memory after the gather and applies the transpose
+   before the scatter, sum-factorized along face lines (HangForward*, HangTranspose*), with four barriers
+   more in the blocks that hold such a cell (a block-wide vote after the gather); these phases are
+   compiled only into the kernels for meshes with hanging nodes (HANG). H100, 16M DoF, 10% / 30% of the
+   cells hanging and scattered over the mesh (bench/bench_plex_kernels.cu): at most +21% / +33% over the
+   plain apply for 3D k = 1..8 (collocated: at most +5% / +18%), where the generic kernel took 2-42x.
+
    Templates cover 3D k = 1..8 and 2D k = 1..10 with nq = n (collocated or Gauss), n+1, n+2; other nq (up
    to PW_MAX_Q) take a generic kernel with run-time sizes (ApplyGeneric), as do the diagonal and the
    geometric factors, which run once per setup: one group of threads per cell, data in shared memory,
@@ -186,16 +194,267 @@ __device__ __forceinline__ void Points2(const double *g, double (&u)[NQ], double
   }
 }
 
+/* Hanging-node constraints in the templated kernels (contract: include/patchwork/hanging_kernel.h; CPU
+   reference: src/core/hanging_ref.c), for regular masks (PatchworkHangingRegular): at most one hanging
+   face and one hanging edge per direction d. On the cell's buffer S0 (node (c0,c1,c2) at Off), with two
+   scratch areas W1 (3 n^2 doubles) and W2 (3 n), and one thread per face position (a, b), a, b < N:
+     forward    F1  face d: W1_d(a, b) = sum_p P[s0][a][p] raw(p, b);  edge d: W2_d(a) = sum_p P[s][a][p] raw(p)
+                F2  face d: u(a, b) = sum_q P[s1][b][q] W1_d(a, q);     edge d: u(a) = W2_d(a)
+                    each written only where the face (edge) claims the node
+     transpose  T1  face d: W1_d(p, j) = sum_i P[s0][i][p] Y_d(i, j), with Y_d the claimed entries of y
+                    (0 elsewhere); edge d: W2_d(p) = sum_i P[s][i][p] Y_d(i) - Y_d(p)
+                T2  face d: y(p, r) += sum_j P[s1][j][r] W1_d(p, j) - Y_d(p, r);  edge d: y(p) += W2_d(p)
+   so that every raw slot ends with its own value if free, nothing of it if claimed, plus what the
+   constraints send it (shared-memory atomics: faces meet on edges). A barrier separates the phases;
+   the tangential directions of d are T0(d) < T1(d). Claims: faces in direction order (one per
+   direction), then edges; a face node is claimed unless it lies on an earlier hanging face, an edge
+   node unless it lies on a hanging face or on an earlier hanging edge. */
+__device__ __forceinline__ int T0(int d) { return d == 0 ? 1 : 0; }
+__device__ __forceinline__ int T1(int d) { return d == 2 ? 1 : 2; }
+
+/* The side (0 or 1) of the hanging face across direction d, -1 if none */
+__device__ __forceinline__ int FaceSide(unsigned long long m, int d)
+{
+  return (m >> (2 * d)) & 1 ? 0 : (m >> (2 * d + 1)) & 1 ? 1 : -1;
+}
+template <int DIM>
+__device__ __forceinline__ int FaceHalf(unsigned long long m, int d, int side, int t)
+{
+  return (int)((m >> (PW_HANG_FACE_POS + (DIM - 1) * (2 * d + side) + t)) & 1);
+}
+/* The hanging edge along direction d as k = 2b + a (at a(n-1) in T0(d), b(n-1) in T1(d)), -1 if none */
+__device__ __forceinline__ int EdgeOf(unsigned long long m, int d)
+{
+  const unsigned v = (unsigned)(m >> (PW_HANG_EDGE + 4 * d)) & 15u;
+  return v ? __ffs(v) - 1 : -1;
+}
+__device__ __forceinline__ int EdgeHalf(unsigned long long m, int d, int k) { return (int)((m >> (PW_HANG_EDGE_POS + 4 * d + k)) & 1); }
+
+template <int DIM, int NQ, int LD>
+__device__ __forceinline__ int Off(const int (&c)[3])
+{
+  return DIM == 3 ? (c[2] * NQ + c[1]) * LD + c[0] : c[1] * LD + c[0];
+}
+
+/* Node (a, b) of the face across d (2D: node a, b unused) */
+template <int DIM, int N>
+__device__ __forceinline__ void FaceNode(int d, int side, int a, int b, int (&c)[3])
+{
+  c[2]    = 0;
+  c[d]    = side * (N - 1);
+  c[T0(d)] = a;
+  if (DIM == 3) c[T1(d)] = b;
+}
+
+/* Node a of the edge k along d (3D) */
+template <int N>
+__device__ __forceinline__ void EdgeNode(int d, int k, int a, int (&c)[3])
+{
+  c[d]     = a;
+  c[T0(d)] = (k & 1) * (N - 1);
+  c[T1(d)] = (k >> 1) * (N - 1);
+}
+
+/* Whether node c of the face across d is claimed by it: on no hanging face of an earlier direction */
+template <int DIM, int N>
+__device__ __forceinline__ bool FaceClaims(unsigned long long m, int d, const int (&c)[3])
+{
+  for (int e = 0; e < d; e++) {
+    const int s = FaceSide(m, e);
+    if (s >= 0 && c[e] == s * (N - 1)) return false;
+  }
+  return true;
+}
+
+/* Whether node c of the edge along d is claimed by it: on no hanging face and no earlier hanging edge */
+template <int N>
+__device__ __forceinline__ bool EdgeClaims(unsigned long long m, int d, const int (&c)[3])
+{
+  for (int e = 0; e < 3; e++) {
+    const int s = FaceSide(m, e), k = e < d ? EdgeOf(m, e) : -1;
+    if (s >= 0 && c[e] == s * (N - 1)) return false;
+    if (k >= 0 && c[T0(e)] == (k & 1) * (N - 1) && c[T1(e)] == (k >> 1) * (N - 1)) return false;
+  }
+  return true;
+}
+
+/* Forward, phase F1 (thread r of the cell; r < N^(DIM-1) take part) */
+template <int DIM, int N, int NQ, int LD>
+__device__ __forceinline__ void HangForward1(unsigned long long m, const double *__restrict__ P, const double *S0, double *W1, double *W2, int r)
+{
+  constexpr int NF = DIM == 3 ? N * N : N;
+  const int     a = r % N, b = r / N;
+
+  if (r >= NF) return;
+#pragma unroll
+  for (int d = 0; d < DIM; d++) {
+    const int side = FaceSide(m, d);
+    if (side < 0) continue;
+    const double *Pa = P + (FaceHalf<DIM>(m, d, side, 0) * N + a) * N;
+    double        v  = 0;
+#pragma unroll
+    for (int p = 0; p < N; p++) {
+      int c[3];
+      FaceNode<DIM, N>(d, side, p, b, c);
+      v += __ldg(Pa + p) * S0[Off<DIM, NQ, LD>(c)];
+    }
+    W1[d * NF + r] = v;
+  }
+  if (DIM == 3 && r < N)
+#pragma unroll
+    for (int d = 0; d < 3; d++) {
+      const int k = EdgeOf(m, d);
+      if (k < 0) continue;
+      const double *Pa = P + (EdgeHalf(m, d, k) * N + a) * N;
+      double        v  = 0;
+#pragma unroll
+      for (int p = 0; p < N; p++) {
+        int c[3];
+        EdgeNode<N>(d, k, p, c);
+        v += __ldg(Pa + p) * S0[Off<DIM, NQ, LD>(c)];
+      }
+      W2[d * N + r] = v;
+    }
+}
+
+/* Forward, phase F2 */
+template <int DIM, int N, int NQ, int LD>
+__device__ __forceinline__ void HangForward2(unsigned long long m, const double *__restrict__ P, double *S0, const double *W1, const double *W2, int r)
+{
+  constexpr int NF = DIM == 3 ? N * N : N;
+  const int     a = r % N, b = r / N;
+
+  if (r >= NF) return;
+#pragma unroll
+  for (int d = 0; d < DIM; d++) {
+    const int side = FaceSide(m, d);
+    int       c[3];
+    if (side < 0) continue;
+    FaceNode<DIM, N>(d, side, a, b, c);
+    if (!FaceClaims<DIM, N>(m, d, c)) continue;
+    double v = W1[d * NF + r];
+    if (DIM == 3) {
+      const double *Pb = P + (FaceHalf<DIM>(m, d, side, 1) * N + b) * N;
+      v                = 0;
+#pragma unroll
+      for (int q = 0; q < N; q++) v += __ldg(Pb + q) * W1[d * NF + q * N + a];
+    }
+    S0[Off<DIM, NQ, LD>(c)] = v;
+  }
+  if (DIM == 3 && r < N)
+#pragma unroll
+    for (int d = 0; d < 3; d++) {
+      const int k = EdgeOf(m, d);
+      int       c[3];
+      if (k < 0) continue;
+      EdgeNode<N>(d, k, a, c);
+      if (EdgeClaims<N>(m, d, c)) S0[Off<DIM, NQ, LD>(c)] = W2[d * N + r];
+    }
+}
+
+/* Transpose, phase T1: the claimed entries this thread owns go to own[] (for T2) */
+template <int DIM, int N, int NQ, int LD>
+__device__ __forceinline__ void HangTranspose1(unsigned long long m, const double *__restrict__ P, const double *S0, double *W1, double *W2, int r, double (&own)[DIM])
+{
+  constexpr int NF = DIM == 3 ? N * N : N;
+  const int     a = r % N, b = r / N;
+
+  if (r >= NF) return;
+#pragma unroll
+  for (int d = 0; d < DIM; d++) {
+    const int side = FaceSide(m, d);
+    int       c[3];
+    own[d] = 0;
+    if (side < 0) continue;
+    FaceNode<DIM, N>(d, side, a, b, c);
+    if (FaceClaims<DIM, N>(m, d, c)) own[d] = S0[Off<DIM, NQ, LD>(c)];
+    /* the column (a = p) of P[s0] against Y_d(:, b) */
+    const double *Pc = P + FaceHalf<DIM>(m, d, side, 0) * N * N + a;
+    double        v  = 0;
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+      FaceNode<DIM, N>(d, side, i, b, c);
+      if (FaceClaims<DIM, N>(m, d, c)) v += __ldg(Pc + i * N) * S0[Off<DIM, NQ, LD>(c)];
+    }
+    W1[d * NF + r] = DIM == 3 ? v : v - own[d];
+  }
+  if (DIM == 3 && r < N)
+#pragma unroll
+    for (int d = 0; d < 3; d++) {
+      const int k = EdgeOf(m, d);
+      int       c[3];
+      if (k < 0) continue;
+      const double *Pc = P + EdgeHalf(m, d, k) * N * N + a;
+      double        v  = 0;
+#pragma unroll
+      for (int i = 0; i < N; i++) {
+        EdgeNode<N>(d, k, i, c);
+        if (EdgeClaims<N>(m, d, c)) v += __ldg(Pc + i * N) * S0[Off<DIM, NQ, LD>(c)];
+      }
+      EdgeNode<N>(d, k, a, c);
+      if (EdgeClaims<N>(m, d, c)) v -= S0[Off<DIM, NQ, LD>(c)];
+      W2[d * N + r] = v;
+    }
+}
+
+/* Transpose, phase T2 */
+template <int DIM, int N, int NQ, int LD>
+__device__ __forceinline__ void HangTranspose2(unsigned long long m, const double *__restrict__ P, double *S0, const double *W1, const double *W2, int r, const double (&own)[DIM])
+{
+  constexpr int NF = DIM == 3 ? N * N : N;
+  const int     a = r % N, b = r / N;
+
+  if (r >= NF) return;
+#pragma unroll
+  for (int d = 0; d < DIM; d++) {
+    const int side = FaceSide(m, d);
+    int       c[3];
+    if (side < 0) continue;
+    FaceNode<DIM, N>(d, side, a, b, c);
+    double v = W1[d * NF + r];
+    if (DIM == 3) {
+      const double *Pc = P + FaceHalf<DIM>(m, d, side, 1) * N * N + b;
+      v                = -own[d];
+#pragma unroll
+      for (int j = 0; j < N; j++) v += __ldg(Pc + j * N) * W1[d * NF + j * N + a];
+    }
+    atomicAdd(S0 + Off<DIM, NQ, LD>(c), v);
+  }
+  if (DIM == 3 && r < N)
+#pragma unroll
+    for (int d = 0; d < 3; d++) {
+      const int k = EdgeOf(m, d);
+      int       c[3];
+      if (k < 0) continue;
+      EdgeNode<N>(d, k, a, c);
+      atomicAdd(S0 + Off<DIM, NQ, LD>(c), W2[d * N + r]);
+    }
+}
+
+/* Both transpose phases with their barriers (every thread of the block calls it; on a cell with
+   constraints `on`) */
+template <int DIM, int N, int NQ, int LD>
+__device__ __forceinline__ void HangTranspose(bool on, unsigned long long m, const double *__restrict__ P, double *S0, double *W1, double *W2, int r)
+{
+  double own[DIM];
+
+  if (on) HangTranspose1<DIM, N, NQ, LD>(m, P, S0, W1, W2, r, own);
+  __syncthreads();
+  if (on) HangTranspose2<DIM, N, NQ, LD>(m, P, S0, W1, W2, r, own);
+  __syncthreads();
+}
+
 /* 3D apply; see the top of the file for the passes */
-template <int N, int NQ, bool COLLOC>
-__global__ void __launch_bounds__(Lay<3, N, NQ>::THREADS, Lay<3, N, NQ>::MINB) Apply3(const Tab<N, NQ> tb, const int *__restrict__ elem, const double *__restrict__ geom, long long ncells, const unsigned long long *__restrict__ hang, const double *__restrict__ x, double *__restrict__ y)
+template <int N, int NQ, bool COLLOC, bool HANG>
+__global__ void __launch_bounds__(Lay<3, N, NQ>::THREADS, Lay<3, N, NQ>::MINB) Apply3(const Tab<N, NQ> tb, const int *__restrict__ elem, const double *__restrict__ geom, long long ncells, const unsigned long long *__restrict__ hang, const double *__restrict__ hangP, const double *__restrict__ x, double *__restrict__ y)
 {
   using L = Lay<3, N, NQ>;
   constexpr int LD = L::LD, PS = NQ * LD, NN = N * N, NQN = NQ * N;
   extern __shared__ __align__(16) double smem[];
   const int       t = threadIdx.x, slot = t / L::T, r = t - slot * L::T;
   const long long c0 = (long long)blockIdx.x * L::C, cell = c0 + slot;
-  const bool      active = cell < ncells && !(hang && hang[cell]); /* hanging cells: ApplyGeneric */
+  const unsigned long long m = HANG && cell < ncells ? __ldg(hang + cell) : 0ull;
+  const bool      active = cell < ncells && (!HANG || PatchworkHangingRegular(3, m)); /* others: ApplyGeneric */
   const double   *gsrc   = geom + c0 * L::GS;
   double *const   sg     = smem + (((uintptr_t)gsrc & 15) ? 1 : 0);
   double *const   S0     = smem + L::C * L::GS + 1 + slot * L::CS, *const S1 = S0 + L::C * L::CS, *const S2 = S1 + L::C * L::CS;
@@ -213,7 +472,13 @@ __global__ void __launch_bounds__(Lay<3, N, NQ>::THREADS, Lay<3, N, NQ>::MINB) A
       S0[(l * NQ + j) * LD + i] = e >= 0 ? __ldg(x + e) : 0.0;
     }
   }
-  __syncthreads();
+  const bool bhang = HANG ? __syncthreads_or(active && m) : (__syncthreads(), false); /* the block has cells with constraints */
+  if (bhang) { /* u = C raw on them */
+    if (active && m) HangForward1<3, N, NQ, LD>(m, hangP, S0, S1, S2, r);
+    __syncthreads();
+    if (active && m) HangForward2<3, N, NQ, LD>(m, hangP, S0, S1, S2, r);
+    __syncthreads();
+  }
 
   if constexpr (COLLOC) {
     /* x line (:,a,b) -> S1 = D_x u; y line (a,:,b) -> S2 = D_y u (both only read S0) */
@@ -284,13 +549,25 @@ __global__ void __launch_bounds__(Lay<3, N, NQ>::THREADS, Lay<3, N, NQ>::MINB) A
       }
     }
     __syncthreads();
+    if (bhang) { /* y_e = S0 + S1 + S2 into S0, then C^T on it */
+      if (active && r < NN) {
+        const int i = r % N, j = r / N;
+#pragma unroll
+        for (int l = 0; l < N; l++) {
+          const int o = (l * N + j) * LD + i;
+          S0[o] += S1[o] + S2[o];
+        }
+      }
+      __syncthreads();
+      HangTranspose<3, N, N, LD>(active && m, m, hangP, S0, S1, S2, r);
+    }
     /* scatter, thread (i,j): S0 + S1 + S2 at (i,j,:) */
     if (active && r < NN) {
       const int i = r % N, j = r / N;
 #pragma unroll
       for (int l = 0; l < N; l++) {
         const int e = __ldg(el + (l * N + j) * N + i), o = (l * N + j) * LD + i;
-        if (e >= 0) atomicAdd(y + e, S0[o] + S1[o] + S2[o]);
+        if (e >= 0) atomicAdd(y + e, bhang ? S0[o] : S0[o] + S1[o] + S2[o]);
       }
     }
     return;
@@ -400,6 +677,7 @@ __global__ void __launch_bounds__(Lay<3, N, NQ>::THREADS, Lay<3, N, NQ>::MINB) A
     for (int q = 0; q < N; q++) p0[q] = o[q];
   }
   __syncthreads();
+  if (bhang) HangTranspose<3, N, NQ, LD>(active && m, m, hangP, S0, S1, S2, r);
   /* scatter, thread (i,j) */
   if (active && r < NN) {
     const int i = r % N, j = r / N;
@@ -412,15 +690,16 @@ __global__ void __launch_bounds__(Lay<3, N, NQ>::THREADS, Lay<3, N, NQ>::MINB) A
 }
 
 /* 2D apply: the same with one line of NQ threads per cell */
-template <int N, int NQ, bool COLLOC>
-__global__ void __launch_bounds__(Lay<2, N, NQ>::THREADS, Lay<2, N, NQ>::MINB) Apply2(const Tab<N, NQ> tb, const int *__restrict__ elem, const double *__restrict__ geom, long long ncells, const unsigned long long *__restrict__ hang, const double *__restrict__ x, double *__restrict__ y)
+template <int N, int NQ, bool COLLOC, bool HANG>
+__global__ void __launch_bounds__(Lay<2, N, NQ>::THREADS, Lay<2, N, NQ>::MINB) Apply2(const Tab<N, NQ> tb, const int *__restrict__ elem, const double *__restrict__ geom, long long ncells, const unsigned long long *__restrict__ hang, const double *__restrict__ hangP, const double *__restrict__ x, double *__restrict__ y)
 {
   using L = Lay<2, N, NQ>;
   constexpr int LD = L::LD;
   extern __shared__ __align__(16) double smem[];
   const int       t = threadIdx.x, slot = t / L::T, r = t - slot * L::T;
   const long long c0 = (long long)blockIdx.x * L::C, cell = c0 + slot;
-  const bool      active = cell < ncells && !(hang && hang[cell]); /* hanging cells: ApplyGeneric */
+  const unsigned long long m = HANG && cell < ncells ? __ldg(hang + cell) : 0ull;
+  const bool      active = cell < ncells && (!HANG || PatchworkHangingRegular(2, m)); /* others: ApplyGeneric */
   const double   *gsrc   = geom + c0 * L::GS;
   double *const   sg     = smem + (((uintptr_t)gsrc & 15) ? 1 : 0);
   double *const   S0     = smem + L::C * L::GS + 1 + slot * L::CS, *const S1 = S0 + L::C * L::CS;
@@ -437,7 +716,13 @@ __global__ void __launch_bounds__(Lay<2, N, NQ>::THREADS, Lay<2, N, NQ>::MINB) A
       S0[j * LD + r] = e >= 0 ? __ldg(x + e) : 0.0;
     }
   }
-  __syncthreads();
+  const bool bhang = HANG ? __syncthreads_or(active && m) : (__syncthreads(), false); /* the block has cells with constraints */
+  if (bhang) { /* u = C raw on them */
+    if (active && m) HangForward1<2, N, NQ, LD>(m, hangP, S0, S1, nullptr, r);
+    __syncthreads();
+    if (active && m) HangForward2<2, N, NQ, LD>(m, hangP, S0, S1, nullptr, r);
+    __syncthreads();
+  }
   /* x pass, thread j: collocated S1 = D u; else a = B u -> S0, b = Bd u -> S1 */
   if (active && r < N) {
     double *p0 = S0 + r * LD, *p1 = S1 + r * LD;
@@ -532,12 +817,20 @@ __global__ void __launch_bounds__(Lay<2, N, NQ>::THREADS, Lay<2, N, NQ>::MINB) A
     }
   }
   __syncthreads();
+  if (bhang) { /* collocated: y_e = S0 + S1 into S0 first; then C^T */
+    if (COLLOC && active && r < N) {
+#pragma unroll
+      for (int j = 0; j < N; j++) S0[j * LD + r] += S1[j * LD + r];
+    }
+    if (COLLOC) __syncthreads();
+    HangTranspose<2, N, NQ, LD>(active && m, m, hangP, S0, S1, nullptr, r);
+  }
   /* scatter, thread i */
   if (active && r < N) {
 #pragma unroll
     for (int j = 0; j < N; j++) {
       const int e = __ldg(el + j * N + r);
-      if (e >= 0) atomicAdd(y + e, COLLOC ? S0[j * LD + r] + S1[j * LD + r] : S0[j * LD + r]);
+      if (e >= 0) atomicAdd(y + e, COLLOC && !bhang ? S0[j * LD + r] + S1[j * LD + r] : S0[j * LD + r]);
     }
   }
 }
@@ -1133,26 +1426,40 @@ static cudaError_t ApplyGenericLaunch(const PatchworkPlexDesc *d, const double *
   return cudaGetLastError();
 }
 
-template <int DIM, int N, int NQ, bool COLLOC>
-static cudaError_t LaunchApply(const PatchworkPlexDesc *d, const double *x, double *y, cudaStream_t s)
+/* The templated kernel of the cell shape, with the hanging-node phases compiled in only where the mesh
+   has hanging nodes (without them the kernel is the plain one: measured 5-45% faster on the H100 than the
+   one with the phases present but skipped, from the registers they hold) */
+template <int DIM, int N, int NQ, bool COLLOC, bool HANG>
+constexpr auto ApplyKernel()
+{
+  if constexpr (DIM == 3) return Apply3<N, NQ, COLLOC, HANG>;
+  else return Apply2<N, NQ, COLLOC, HANG>;
+}
+
+template <int DIM, int N, int NQ, bool COLLOC, bool HANG>
+static cudaError_t LaunchTemplated(const PatchworkPlexDesc *d, const Tab<N, NQ> &tb, const double *x, double *y, cudaStream_t s)
 {
   using L = Lay<DIM, N, NQ>;
   static_assert(L::SHMEM <= (size_t)kSharedPerBlock, "cell too large for shared memory");
-  Tab<N, NQ>     tb;
   const unsigned blocks = (unsigned)((d->ncells + L::C - 1) / L::C);
+  auto           kern   = ApplyKernel<DIM, N, NQ, COLLOC, HANG>();
   cudaError_t    err    = cudaSuccess;
 
+  if (L::SHMEM > 48 * 1024) err = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L::SHMEM);
+  if (err != cudaSuccess) return err;
+  kern<<<blocks, L::THREADS, L::SHMEM, s>>>(tb, d->elem, d->geom, d->ncells, d->hang, d->hangP, x, y);
+  return cudaGetLastError();
+}
+
+template <int DIM, int N, int NQ, bool COLLOC>
+static cudaError_t LaunchApply(const PatchworkPlexDesc *d, const double *x, double *y, cudaStream_t s)
+{
+  Tab<N, NQ>  tb;
+  cudaError_t err;
+
   Fill1D(N, NQ, COLLOC, d->interp, d->deriv, tb.B, tb.Bd);
-  if constexpr (DIM == 3) {
-    if (L::SHMEM > 48 * 1024) err = cudaFuncSetAttribute(Apply3<N, NQ, COLLOC>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L::SHMEM);
-    if (err != cudaSuccess) return err;
-    Apply3<N, NQ, COLLOC><<<blocks, L::THREADS, L::SHMEM, s>>>(tb, d->elem, d->geom, d->ncells, d->hang, x, y);
-  } else {
-    if (L::SHMEM > 48 * 1024) err = cudaFuncSetAttribute(Apply2<N, NQ, COLLOC>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L::SHMEM);
-    if (err != cudaSuccess) return err;
-    Apply2<N, NQ, COLLOC><<<blocks, L::THREADS, L::SHMEM, s>>>(tb, d->elem, d->geom, d->ncells, d->hang, x, y);
-  }
-  if ((err = cudaGetLastError()) != cudaSuccess) return err;
+  err = d->hang ? LaunchTemplated<DIM, N, NQ, COLLOC, true>(d, tb, x, y, s) : LaunchTemplated<DIM, N, NQ, COLLOC, false>(d, tb, x, y, s);
+  if (err != cudaSuccess) return err;
   if (d->hang && d->nhang > 0) return ApplyGenericLaunch(d, x, y, d->hang_cells, d->nhang, 0, s);
   return cudaSuccess;
 }

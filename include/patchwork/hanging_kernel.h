@@ -34,6 +34,34 @@
 #define PW_HANG_EDGE     18
 #define PW_HANG_EDGE_POS 30
 
+#if !defined(PW_HOST_DEVICE)
+  #if defined(__CUDACC__)
+    #define PW_HOST_DEVICE __host__ __device__ __forceinline__
+  #else
+    #define PW_HOST_DEVICE static inline
+  #endif
+#endif
+
+/* Whether a mask is what a 1-irregular mesh gives (a child cell hangs only on the boundary of its
+   parent): per direction at most one hanging face and at most one hanging edge, and no hanging edge on
+   a hanging face. The templated CUDA kernels apply such cells themselves; others take the generic one. */
+PW_HOST_DEVICE int PatchworkHangingRegular(int dim, unsigned long long mask)
+{
+  for (int d = 0; d < dim; d++) {
+    const unsigned edges = dim == 3 ? (unsigned)(mask >> (PW_HANG_EDGE + 4 * d)) & 15u : 0u;
+
+    if (((mask >> (2 * d)) & 3) == 3) return 0;
+    if (edges & (edges - 1)) return 0;
+    if (edges) {
+      const int k = edges & 1 ? 0 : edges & 2 ? 1 : edges & 4 ? 2 : 3, a = k & 1, b = k >> 1;
+      const int o0 = d == 0 ? 1 : 0, o1 = d == 2 ? 1 : 2;
+
+      if ((mask >> (2 * o0 + a)) & 1 || (mask >> (2 * o1 + b)) & 1) return 0;
+    }
+  }
+  return 1;
+}
+
 #ifdef __cplusplus
 extern "C" {
 #endif

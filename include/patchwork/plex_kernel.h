@@ -36,8 +36,9 @@ typedef struct {
                               coarse face's nodes, which the cell interpolates (C) before its
                               quadrature and C^T after */
   const double *hangP;     /* 2 x n x n: PatchworkHangingTables() (when hang is set) */
-  const long long *hang_cells; /* the CUDA kernels only: the nhang cells whose mask is nonzero, which a */
-  long long        nhang;      /* generic kernel applies after the fast one has skipped them */
+  const long long *hang_cells; /* the CUDA kernels only: the nhang cells whose mask is not regular */
+  long long        nhang;      /* (PatchworkHangingRegular: none on a mesh), which a generic kernel
+                                  applies after the templated one has skipped them */
   const long long *hang_diag;  /* the CUDA kernels only: c*n^dim + i for every unknown of a hanging cell */
   long long        nhang_diag; /* (the first slot i that holds it): one column of C^T A_c C each */
   double        interp[PW_MAX_Q * PW_MAX_N]; /* nq x n, row major: basis function i at point q, [q*n + i] */

@@ -135,8 +135,8 @@ check plex-gpu-2d      $PLEX -dm_plex_dim 2 -dm_plex_box_faces 3,2 -kmax 10 -cur
 check plex-gpu-gll     $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -kmax 5 -gausslobatto -curved
 check plex-gpu-gmsh    $PLEX -gmsh_rotated -gmsh_path $L/rotated.msh -dm_plex_dim 3 -gmsh_cells 3 -kmax 4 -variable -coefficient_vecs
 check plex-gpu-n2      $MPI -n 2 $PLEX -dm_plex_dim 3 -dm_plex_box_faces 3,2,3 -kmax 4 -curved -variable -dirichlet
-# hanging nodes (one cell split by DMPlexTreeRefineCell()): the fast kernels skip the hanging cells, a generic
-# one applies them with their constraints; against PETSc's assembly with its anchors, to 1e-13
+# hanging nodes (one cell split by DMPlexTreeRefineCell()): the templated kernels apply the hanging cells
+# with their constraints; against PETSc's assembly with its anchors, to 1e-13
 check plex-gpu-hanging-2d $PLEX -tol 1e-13 -dm_plex_dim 2 -dm_plex_box_faces 3,3 -tree_cell 4 -kmax 10 -curved -variable -dirichlet
 check plex-gpu-hanging-3d $PLEX -tol 1e-13 -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -tree_cell 13 -kmax 6 -curved -variable
 check plex-gpu-hanging-gll $PLEX -tol 1e-13 -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -tree_cell 3 -kmax 4 -gausslobatto -dirichlet

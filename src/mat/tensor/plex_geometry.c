@@ -2,6 +2,7 @@
    setting, on the device when the operator's vectors live there, and the setters that change them. */
 #include "tensorimpl.h"
 #include <patchwork/vec_kernel.h>
+#include <patchwork/hanging_kernel.h>
 
 static PetscErrorCode GetPlexContext(Mat A, Mat_PatchworkTensor **ctx)
 {
@@ -85,9 +86,10 @@ static PetscErrorCode ToDevice(const void *h, size_t bytes, void **d)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The hanging-node data on the device (once): the masks, the tables, the hanging cells (which the fast
-   kernels skip and a generic one applies) and, for the diagonal, every unknown of those cells once */
-static PetscErrorCode HangingToDevice(PatchworkPlexData *px)
+/* The hanging-node data on the device (once): the masks, the tables, the cells whose masks the templated
+   kernels do not take (none on a 1-irregular mesh; a generic kernel applies them) and, for the diagonal,
+   every unknown of the hanging cells once */
+static PetscErrorCode HangingToDevice(PatchworkPlexData *px, int dim)
 {
   long long *cells, *diag, nd = 0;
   PetscInt   nh = 0;
@@ -99,7 +101,7 @@ static PetscErrorCode HangingToDevice(PatchworkPlexData *px)
     const int *e = px->elem + c * px->nodes;
 
     if (!px->hang[c]) continue;
-    cells[nh++] = c;
+    if (!PatchworkHangingRegular(dim, px->hang[c])) cells[nh++] = c; /* not for the templated kernels */
     for (PetscInt i = 0; i < px->nodes; i++) {
       PetscBool seen = (PetscBool)(e[i] < 0);
 
@@ -112,6 +114,7 @@ static PetscErrorCode HangingToDevice(PatchworkPlexData *px)
   PetscCall(ToDevice(cells, sizeof(long long) * nh, &px->hang_cells_dev));
   PetscCall(ToDevice(diag, sizeof(long long) * nd, &px->hang_diag_dev));
   px->nhang_diag = nd;
+  px->nhang_irregular = nh;
   PetscCall(PatchworkDeviceSynchronize()); /* before the host lists go */
   PetscCall(PetscFree2(cells, diag));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -155,7 +158,7 @@ PetscErrorCode PatchworkPlexSetUpGeometry(Mat A)
 
     PetscCall(PatchworkGetDeviceStream(&stream));
     if (!px->elem_dev) PetscCall(ToDevice(px->elem, sizeof(int) * g.ncells * px->nodes, &px->elem_dev));
-    PetscCall(HangingToDevice(px));
+    PetscCall(HangingToDevice(px, g.dim));
     PetscCall(ToDevice(px->coords, sizeof(double) * g.ncells * g.dim * px->nodes, &coords_d));
     PetscCall(ToDevice(cdiff, sizeof(double) * g.ncells * nqd, &diff_d));
     PetscCall(ToDevice(creact, sizeof(double) * g.ncells * nqd, &react_d));
@@ -198,7 +201,7 @@ PetscErrorCode PatchworkPlexSetUpGeometry(Mat A)
     px->desc.hang       = (const unsigned long long *)px->hang_dev;
     px->desc.hangP      = (const double *)px->hangP_dev;
     px->desc.hang_cells = (const long long *)px->hang_cells_dev;
-    px->desc.nhang      = px->nhanging;
+    px->desc.nhang      = px->nhang_irregular;
     px->desc.hang_diag  = (const long long *)px->hang_diag_dev;
     px->desc.nhang_diag = px->nhang_diag;
   }

@@ -26,6 +26,7 @@ typedef struct {
   double                 hangP[2 * PW_MAX_N * PW_MAX_N]; /* PatchworkHangingTables() */
   void                  *hang_dev, *hangP_dev, *hang_cells_dev, *hang_diag_dev; /* device copies and lists (CUDA route) */
   long long              nhang_diag;    /* entries of hang_diag_dev */
+  long long              nhang_irregular; /* entries of hang_cells_dev: masks no mesh gives (PatchworkHangingRegular) */
   PatchworkCoefficientFn diffusion_fn, reaction_fn;
   void                  *fnctx;
   Vec                    diffusion, reaction; /* quadrature-point values (referenced) */
