@@ -217,6 +217,10 @@ PETSC_EXTERN PetscErrorCode MatPatchworkTensorSetQuadraturePoints(Mat, PetscInt)
 PETSC_EXTERN PetscErrorCode MatPatchworkTensorSetCoefficientFunctions(Mat, PatchworkCoefficientFn diffusion, PatchworkCoefficientFn reaction, void *ctx);
 PETSC_EXTERN PetscErrorCode MatPatchworkTensorSetCoefficientVecs(Mat, Vec diffusion, Vec reaction);
 PETSC_EXTERN PetscErrorCode MatPatchworkTensorGetQuadraturePoints(Mat, Vec *);
+/* Hanging nodes: split the cells of stratum `value` of `marked` of a serial conforming DMPlex of quadrilaterals
+   (hexahedra) once, into 2^dim children each; *tree is a PETSc tree (DMPlexSetTree()) whose hanging faces
+   and edges PETSc constrains itself. Vertex coordinates only; distribute *tree afterwards */
+PETSC_EXTERN PetscErrorCode PatchworkDMPlexRefineCells(DM dm, DMLabel marked, PetscInt value, DM *tree);
 
 /* Multigrid hierarchies of the operator: Q_k interpolation between a grid and its refinement, PCMG levels */
 PETSC_EXTERN PetscErrorCode MatCreatePatchworkTransfer(Mat, Mat, Mat *);

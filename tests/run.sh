@@ -205,14 +205,35 @@ run mat/plex-n2           $MPIEXEC -n 2 $PLEX -dm_plex_dim 3 -dm_plex_box_faces 
 # hanging nodes (one cell split by DMPlexTreeRefineCell(), then distributed; PETSc's assembly applies the
 # constraints through its anchors): the children of the centre of 3^3 cells hang on all 6 coarse neighbours,
 # a corner cell, Gauss-Lobatto, k up to 10 (2D) and 6 (3D; 7 and 8 agree too but PETSc's assembly takes
-# minutes), 2 and 3 ranks. (Edge-only constraints need two split cells, which PETSc's one-cell tool cannot
-# make: tests/unit/test_hanging_ref covers their algebra.)
+# minutes), 2 and 3 ranks. (Several split cells and edge-only constraints: mat/plex-refine-* below.)
 run mat/plex-hanging-2d       $PLEX -dm_plex_dim 2 -dm_plex_box_faces 3,3 -tree_cell 4 -kmax 10 -curved -variable -dirichlet
 run mat/plex-hanging-3d       $PLEX -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -tree_cell 13 -kmax 4 -curved -variable
 run mat/plex-hanging-3d-gll   $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -tree_cell 3 -kmax 4 -gausslobatto -dirichlet
 run mat/plex-hanging-3d-k5-6  $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,1,1 -tree_cell 0 -kmin 5 -kmax 6 -variable
 run mat/plex-hanging-n2       $MPIEXEC -n 2 $PLEX -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -tree_cell 13 -kmax 3 -curved -variable -dirichlet
 run mat/plex-hanging-n3       $MPIEXEC -n 3 $PLEX -dm_plex_dim 2 -dm_plex_box_faces 3,3 -tree_cell 4 -kmax 5 -variable
+# several split cells (PatchworkDMPlexRefineCells(), then distributed): neighbours split along a face,
+# cells touching diagonally (along an edge, at a vertex), the 7 cells of a 2x2x2 box but one (each child at
+# the missing cell's edges has conforming faces and a hanging edge only), the 3D cross of 7 cells, Gmsh
+# meshes whose cells see their neighbours in every orientation, curved, Gauss-Lobatto, 2 ranks
+run mat/plex-refine-2d        $PLEX -dm_plex_dim 2 -dm_plex_box_faces 3,3 -refine_cells 0,4,5,8 -kmax 8 -curved -variable -dirichlet
+run mat/plex-refine-gmsh-2d   $PLEX -gmsh_rotated -gmsh_path $R/refine-rotated-2d.msh -dm_plex_dim 2 -gmsh_cells 4 -refine_cells 1,2,5,6,9,15 -kmax 6 -dirichlet
+run mat/plex-refine-edge-only $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -refine_cells 0,1,2,3,4,5,6 -kmax 4 -curved -variable -dirichlet
+run mat/plex-refine-gmsh-3d   $PLEX -gmsh_rotated -gmsh_path $R/refine-rotated-3d.msh -dm_plex_dim 3 -gmsh_cells 3 -refine_cells 4,10,12,13,14,16,22 -kmax 4 -variable
+run mat/plex-refine-3d-gll    $PLEX -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 9,13 -kmax 4 -gausslobatto -curved
+run mat/plex-refine-n2        $MPIEXEC -n 2 $PLEX -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 4,10,12,13,14,16,22 -kmax 3 -curved -variable -dirichlet
+# ... and the tree itself, without the operator: PETSc's constraints must reproduce every Q_k polynomial at
+# the nodes and its energy (k = 1..4), on box meshes whose edges, faces and cells are turned at random; the
+# same check on PETSc's own one-cell tree as a control; the refusals (a tree, triangles, a curved coordinate
+# field, a distributed mesh)
+PREF="$B/tests/mat/test_plex_refine -dm_plex_simplex 0"
+run mat/plex-refine-check-2d  $PREF -dm_plex_dim 2 -dm_plex_box_faces 4,4 -refine_cells 1,2,5,6,9,15 -random_orientations
+run mat/plex-refine-check-edge-only $PREF -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -refine_cells 0,1,2,3,4,5,6 -random_orientations -expect_edge_only
+run mat/plex-refine-check-3d  $PREF -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 9,13 -random_orientations
+run mat/plex-refine-check-n3  $MPIEXEC -n 3 $PREF -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 4,10,12,13,14,16,22 -random_orientations -expect_edge_only -kmax 3
+run mat/plex-refine-check-control $PREF -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -tree_cell 13 -kmax 3
+run mat/plex-refine-refusals  $PREF -refusals
+run mat/plex-refine-refusals-n2 $MPIEXEC -n 2 $PREF -refusals
 # the curved shell example: order k+1 on curved cells with the variable coefficient; 2 ranks agree
 shell_mpi() {
   local a b
@@ -225,6 +246,11 @@ shell_mpi() {
 for k in 2 3; do EXAMPLE=shell run "shell/order-2d-q$k" poisson_order 2 $k 4 8; done
 for k in 2 3; do EXAMPLE=shell run "shell/order-3d-q$k" poisson_order 3 $k 2 4; done
 run shell/mpi-n2          shell_mpi -dim 3 -degree 3 -cells 3
+# ... with the cells around |x| = 0.75 split (hanging nodes; vertices on the shell, multilinear cells): still
+# order k+1, 2 ranks agree
+PETSC_OPTIONS="-refine_shell 0.75" EXAMPLE=shell run shell/refine-order-2d-q3 poisson_order 2 3 4 8
+PETSC_OPTIONS="-refine_shell 0.75" EXAMPLE=shell run shell/refine-order-3d-q2 poisson_order 3 2 4 8
+run shell/refine-mpi-n2   shell_mpi -dim 3 -degree 3 -cells 4 -refine_shell 0.75
 run mat/plex-n3-gmsh      $MPIEXEC -n 3 $PLEX -gmsh_rotated -gmsh_path $R/rotated-n3.msh -dm_plex_dim 3 -gmsh_cells 3 -kmax 3 -variable -coefficient_vecs -dirichlet
 
 # --- the Poisson example: convergence order, expected output, parallel consistency
@@ -515,6 +541,12 @@ if command -v valgrind >/dev/null 2>&1; then
                             $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -kmin 2 -kmax 2 -curved -variable -dirichlet
   run valgrind/plex-hanging valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -tree_cell 0 -kmin 2 -kmax 2 -curved -variable -dirichlet
+  run valgrind/plex-refine valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+                            $PREF -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -refine_cells 0,1,2,3,4,5,6 -random_orientations -expect_edge_only -kmax 2
+  run valgrind/plex-refine-refusals valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+                            $PREF -refusals
+  run valgrind/shell-refine valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+                            $B/examples/shell -dim 2 -degree 2 -cells 4 -refine_shell 0.75
   run valgrind/amg_graph  valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_amg_graph --quick
   run valgrind/amg_relax_ref valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_amg_relax_ref
   run valgrind/amg_products valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_amg_products --quick

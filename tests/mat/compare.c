@@ -1,4 +1,5 @@
 #include "compare.h"
+#include <patchwork.h>
 
 PetscErrorCode PatchworkTestCompareMult(Mat A, Mat B, PetscRandom rnd, PetscInt trials, PetscReal *err)
 {
@@ -43,6 +44,29 @@ PetscErrorCode PatchworkTestTreeRefine(DM *dm, PetscInt cell)
     nc = dist;
   }
   *dm = nc;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode PatchworkTestRefineCells(DM *dm, PetscInt n, const PetscInt cells[])
+{
+  DM          tree, dist;
+  DMLabel     marked;
+  PetscMPIInt rank;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)*dm), &rank));
+  PetscCall(DMLabelCreate(PETSC_COMM_SELF, "split", &marked));
+  if (rank == 0) /* the serial mesh lives on rank 0 */
+    for (PetscInt i = 0; i < n; i++) PetscCall(DMLabelSetValue(marked, cells[i], 1));
+  PetscCall(PatchworkDMPlexRefineCells(*dm, marked, 1, &tree));
+  PetscCall(DMLabelDestroy(&marked));
+  PetscCall(DMDestroy(dm));
+  PetscCall(DMPlexDistribute(tree, 0, NULL, &dist));
+  if (dist) {
+    PetscCall(DMDestroy(&tree));
+    tree = dist;
+  }
+  *dm = tree;
   PetscFunctionReturn(0);
 }
 

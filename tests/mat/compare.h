@@ -11,6 +11,11 @@ PetscErrorCode PatchworkTestCompareMult(Mat A, Mat B, PetscRandom rnd, PetscInt 
    hanging nodes), then distribute it; *dm is replaced. Create *dm with -dm_distribute 0. */
 PetscErrorCode PatchworkTestTreeRefine(DM *dm, PetscInt cell);
 
+/* Split the cells cells[0..n-1] of the serial DMPlex *dm (on rank 0) once each by
+   PatchworkDMPlexRefineCells() (hanging faces and edges), then distribute it; *dm is replaced.
+   Create *dm with -dm_distribute 0. */
+PetscErrorCode PatchworkTestRefineCells(DM *dm, PetscInt n, const PetscInt cells[]);
+
 /* Move every vertex x of dm to map(x), in the global and the local coordinates alike, in place (PETSc
    3.26 cannot rebuild the local coordinates of a tree, which has no coordinate field) */
 PetscErrorCode PatchworkTestMapVertices(DM dm, void (*map)(PetscInt dim, const PetscReal x[], PetscReal y[], void *ctx), void *ctx);

@@ -13,6 +13,8 @@ static const char help[] = "Compares the Patchwork tensor-product operator on a 
                            "  -tree_cell <c>              split cell c by DMPlexTreeRefineCell() (then distribute): hanging faces\n"
                            "                              whose constraints PETSc's assembly applies through its anchors\n"
                            "                              (-curved then moves the vertices: the tree has no coordinate field)\n"
+                           "  -refine_cells <c0,c1,...>   split these cells by PatchworkDMPlexRefineCells() (then distribute):\n"
+                           "                              hanging faces and edges of several split cells, as with -tree_cell\n"
                            "  -tol <1e-12>                relative tolerance\n"
                            "plus the DMPlex options (-dm_plex_dim, -dm_plex_box_faces, ...).\n\n";
 
@@ -24,7 +26,7 @@ static const char help[] = "Compares the Patchwork tensor-product operator on a 
 
 typedef struct {
   PetscBool curved, variable, vecs, dirichlet, gll, gmsh;
-  PetscInt  extra, tree_cell;
+  PetscInt  extra, tree_cell, nrefine, refine[64];
   PetscReal alpha, beta, tol;
 } Options;
 
@@ -174,11 +176,12 @@ static PetscErrorCode CreateMesh(MPI_Comm comm, const Options *o, DM *dm)
     PetscCallMPI(MPI_Barrier(comm));
     PetscCall(PetscOptionsSetValue(NULL, "-dm_plex_filename", path));
   }
-  if (o->tree_cell >= 0) PetscCall(PetscOptionsSetValue(NULL, "-dm_distribute", "0")); /* split first, on rank 0 */
+  if (o->tree_cell >= 0 || o->nrefine) PetscCall(PetscOptionsSetValue(NULL, "-dm_distribute", "0")); /* split first, on rank 0 */
   PetscCall(DMCreate(comm, dm));
   PetscCall(DMSetType(*dm, DMPLEX));
   PetscCall(DMSetFromOptions(*dm));
   if (o->tree_cell >= 0) PetscCall(PatchworkTestTreeRefine(dm, o->tree_cell)); /* hanging nodes */
+  if (o->nrefine) PetscCall(PatchworkTestRefineCells(dm, o->nrefine, o->refine));
   { /* the boundary of the unit box by geometry, before any map: an independent boundary label */
     DMLabel  label;
     PetscInt fStart, fEnd, dim;
@@ -210,7 +213,7 @@ static PetscErrorCode CreateMesh(MPI_Comm comm, const Options *o, DM *dm)
     }
     PetscCall(DMPlexLabelComplete(*dm, label));
   }
-  if (o->curved && o->tree_cell < 0) PetscCall(DMPlexRemapGeometry(*dm, 0.0, Bend));
+  if (o->curved && o->tree_cell < 0 && !o->nrefine) PetscCall(DMPlexRemapGeometry(*dm, 0.0, Bend));
   else if (o->curved) PetscCall(PatchworkTestMapVertices(*dm, BendVertex, NULL)); /* a tree has vertex coordinates only */
   PetscCall(DMViewFromOptions(*dm, NULL, "-dm_view"));
   PetscFunctionReturn(0);
@@ -345,7 +348,7 @@ static PetscErrorCode CompareDegree(MPI_Comm comm, const Options *o, PetscInt k,
       PetscCall(PetscOptionsGetInt(NULL, NULL, "-gmsh_cells", &faces[0], NULL));
       faces[1] = faces[2] = faces[0];
     } else PetscCall(PetscOptionsGetIntArray(NULL, NULL, "-dm_plex_box_faces", faces, &nf, &known));
-    if (o->tree_cell >= 0) known = PETSC_FALSE; /* hanging nodes add unknowns */
+    if (o->tree_cell >= 0 || o->nrefine) known = PETSC_FALSE; /* hanging nodes add unknowns */
     for (PetscInt d = 0; d < dim; d++) expect *= k * faces[d] + (o->dirichlet ? -1 : 1);
     PetscCall(VecGetSize(x, &N));
     PetscCheck(!known || N == expect, comm, PETSC_ERR_PLIB, "%" PetscInt_FMT " unknowns, expected %" PetscInt_FMT, N, expect);
@@ -376,7 +379,7 @@ static PetscErrorCode CompareDegree(MPI_Comm comm, const Options *o, PetscInt k,
 
 int main(int argc, char **argv)
 {
-  Options  o     = {PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, 0, -1, 0.7, 1.3, 1e-12};
+  Options  o     = {PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, 0, -1, 0, {0}, 0.7, 1.3, 1e-12};
   PetscInt kmin = 1, kmax = 4, nfail = 0;
 
   PetscFunctionBeginUser;
@@ -393,6 +396,9 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-gmsh_rotated", &o.gmsh, NULL));
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol", &o.tol, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-tree_cell", &o.tree_cell, NULL));
+  o.nrefine = (PetscInt)(sizeof(o.refine) / sizeof(o.refine[0]));
+  PetscCall(PetscOptionsGetIntArray(NULL, NULL, "-refine_cells", o.refine, &o.nrefine, NULL));
+  PetscCheck(o.tree_cell < 0 || !o.nrefine, PETSC_COMM_WORLD, PETSC_ERR_ARG_INCOMP, "Give -tree_cell or -refine_cells, not both");
   for (PetscInt k = kmin; k <= kmax; k++) {
     PetscReal em, ed;
 

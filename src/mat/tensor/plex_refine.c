@@ -1,0 +1,616 @@
+/* One level of non-conforming refinement of a DMPlex: the marked cells of a conforming serial mesh of
+   quadrilaterals or hexahedra are split into 2^dim children each, and the result is a PETSc tree
+   (DMPlexSetTree() over the default reference tree), so that PETSc itself derives the constraints of
+   the hanging faces and edges (DMGetDefaultConstraints()), which src/mat/tensor/plex_hanging.c reads.
+
+   The new mesh is built from cell-vertex lists (the unsplit cells, then the children), so each of its
+   points is either a point of the old mesh (all its vertices are old) or lies inside one old point,
+   its origin: of the old points its new vertices stand for (edge midpoints, face and cell centres),
+   the one of the highest dimension. A new point hangs when its origin, a face or an edge, is still a
+   point of the new mesh (it bounds an unsplit cell): its tree parent is that point, its childID the
+   point of the reference tree at the same place in the reference face (edge). PETSc lays the
+   reference constraint onto the mesh by matching the closures of the parent and of the reference
+   parent point by point, and it takes the child's own dofs in the reference child's order, so the
+   place is read through the parent's closure order and a child laid the other way is turned
+   (DMPlexOrientPoint()). */
+#include "../../sys/pwimpl.h"
+
+#define PW_REFINE_TOL 1e-10 /* reference coordinates are dyadic: any match is exact */
+
+typedef struct {
+  DM         dm; /* the old mesh */
+  PetscInt   dim, cdim, nc; /* nc = 2^dim corners per cell */
+  PetscInt   pEnd, vStart, vEnd, cStart, cEnd;
+  PetscInt  *newv;      /* old point -> its vertex in the new mesh (old vertices, and the midpoints and centres of the points of split cells); -1 */
+  PetscInt   nv;        /* vertices of the new mesh */
+  PetscInt  *vorig;     /* new vertex -> the old point it stands for */
+  PetscInt   ncells, nkept; /* cells of the new mesh; the first nkept are the unsplit old cells */
+  PetscInt  *kept;      /* new cell i < nkept -> its old cell */
+  PetscInt  *cells;     /* cell-vertex lists of the new mesh (closure order) */
+  PetscReal *coords;    /* nv x cdim */
+  PetscReal  corner[8][3]; /* the reference cell's corners in closure order */
+} Refine;
+
+/* The vertices of point p in closure order (at most 8) */
+static PetscErrorCode ClosureVertices(DM dm, PetscInt p, PetscInt *n, PetscInt v[])
+{
+  PetscInt *cl = NULL, ncl, vStart, vEnd;
+
+  PetscFunctionBegin;
+  PetscCall(DMPlexGetDepthStratum(dm, 0, &vStart, &vEnd));
+  PetscCall(DMPlexGetTransitiveClosure(dm, p, PETSC_TRUE, &ncl, &cl));
+  *n = 0;
+  for (PetscInt i = 0; i < ncl; i++)
+    if (cl[2 * i] >= vStart && cl[2 * i] < vEnd) {
+      PetscCheck(*n < 8, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Point %" PetscInt_FMT " has more than 8 vertices", p);
+      v[(*n)++] = cl[2 * i];
+    }
+  PetscCall(DMPlexRestoreTransitiveClosure(dm, p, PETSC_TRUE, &ncl, &cl));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The points of the closure of cell c (at most 27) with their vertex sets as bit masks over the
+   cell's corners (closure order) */
+static PetscErrorCode CellMasks(DM dm, PetscInt c, PetscInt *n, PetscInt pts[], int masks[])
+{
+  PetscInt *cl = NULL, ncl, cv[8], ncv;
+
+  PetscFunctionBegin;
+  PetscCall(ClosureVertices(dm, c, &ncv, cv));
+  PetscCall(DMPlexGetTransitiveClosure(dm, c, PETSC_TRUE, &ncl, &cl));
+  PetscCheck(ncl <= 27, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cell %" PetscInt_FMT " has %" PetscInt_FMT " closure points", c, ncl);
+  for (PetscInt i = 0; i < ncl; i++) {
+    PetscInt qv[8], nq;
+
+    pts[i]   = cl[2 * i];
+    masks[i] = 0;
+    PetscCall(ClosureVertices(dm, pts[i], &nq, qv));
+    for (PetscInt a = 0; a < nq; a++)
+      for (PetscInt j = 0; j < ncv; j++)
+        if (qv[a] == cv[j]) masks[i] |= 1 << j;
+  }
+  *n = ncl;
+  PetscCall(DMPlexRestoreTransitiveClosure(dm, c, PETSC_TRUE, &ncl, &cl));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Refusals, collectively: a DMPlex of quadrilaterals (hexahedra), interpolated, on rank 0 alone, no tree,
+   coordinates on the vertices only */
+static PetscErrorCode CheckInput(DM dm, DMLabel marked)
+{
+  MPI_Comm     comm = PetscObjectComm((PetscObject)dm);
+  PetscMPIInt  rank;
+  PetscBool    isplex, distributed, localized;
+  PetscInt     dim, bad[5] = {-1, -1, -1, -1, -1}, gbad[5], pStart, pEnd, cStart, cEnd, vStart, vEnd;
+  PetscSection parents = NULL, csec;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)dm, DMPLEX, &isplex));
+  PetscCheck(isplex, comm, PETSC_ERR_ARG_WRONG, "PatchworkDMPlexRefineCells() needs a DMPlex");
+  PetscCheck(marked, comm, PETSC_ERR_ARG_NULL, "No label of cells to split: give a DMLabel");
+  PetscCall(DMGetDimension(dm, &dim));
+  PetscCheck(dim == 2 || dim == 3, comm, PETSC_ERR_SUP, "DMPlex of dimension %" PetscInt_FMT ": PatchworkDMPlexRefineCells() splits quadrilaterals (2D) and hexahedra (3D)", dim);
+  PetscCall(DMPlexIsDistributed(dm, &distributed));
+  PetscCheck(!distributed, comm, PETSC_ERR_ARG_WRONG, "The DMPlex is distributed: refine the serial mesh (create it with -dm_distribute 0), then distribute the tree with DMPlexDistribute()");
+  PetscCall(DMGetCoordinatesLocalized(dm, &localized));
+  PetscCheck(!localized, comm, PETSC_ERR_SUP, "The DMPlex has cellwise (periodic) coordinates, which a tree cannot carry: refine a mesh without them");
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(DMPlexGetChart(dm, &pStart, &pEnd));
+  PetscCall(DMPlexGetHeightStratum(dm, 0, &cStart, &cEnd));
+  PetscCall(DMPlexGetDepthStratum(dm, 0, &vStart, &vEnd));
+  if (rank > 0 && pEnd > pStart) bad[0] = rank;
+  PetscCall(DMPlexGetTree(dm, &parents, NULL, NULL, NULL, NULL));
+  if (parents) bad[1] = 1;
+  if (cEnd > cStart) {
+    DMPlexInterpolatedFlag interp;
+
+    PetscCall(DMPlexIsInterpolated(dm, &interp));
+    if (interp != DMPLEX_INTERPOLATED_FULL) bad[2] = 1;
+  }
+  for (PetscInt c = cStart; c < cEnd && bad[3] < 0; c++) {
+    DMPolytopeType ct;
+
+    PetscCall(DMPlexGetCellType(dm, c, &ct));
+    if (ct != (dim == 2 ? DM_POLYTOPE_QUADRILATERAL : DM_POLYTOPE_HEXAHEDRON)) bad[3] = c;
+  }
+  PetscCall(DMGetCoordinateSection(dm, &csec));
+  if (csec && pEnd > pStart) {
+    PetscInt sStart, sEnd;
+
+    PetscCall(PetscSectionGetChart(csec, &sStart, &sEnd));
+    for (PetscInt p = sStart; p < sEnd && bad[4] < 0; p++) {
+      PetscInt dof;
+
+      if (p >= vStart && p < vEnd) continue;
+      PetscCall(PetscSectionGetDof(csec, p, &dof));
+      if (dof > 0) bad[4] = p;
+    }
+  }
+  PetscCallMPI(MPI_Allreduce(bad, gbad, 5, MPIU_INT, MPI_MAX, comm));
+  PetscCheck(gbad[0] < 0, comm, PETSC_ERR_ARG_WRONG, "Rank %" PetscInt_FMT " holds points of the DMPlex: the serial mesh must live on rank 0 (create it with -dm_distribute 0)", gbad[0]);
+  PetscCheck(gbad[1] < 0, comm, PETSC_ERR_ARG_WRONG, "The DMPlex is already a tree (hanging nodes): PatchworkDMPlexRefineCells() refines a conforming mesh by one level; mark all the cells to split at once");
+  PetscCheck(gbad[2] < 0, comm, PETSC_ERR_ARG_WRONG, "The DMPlex is not interpolated (no edges and faces): call DMPlexInterpolate() first");
+  if (gbad[3] >= 0) {
+    DMPolytopeType ct = DM_POLYTOPE_UNKNOWN;
+
+    if (cEnd > cStart) PetscCall(DMPlexGetCellType(dm, gbad[3], &ct));
+    SETERRQ(comm, PETSC_ERR_SUP, "Cell %" PetscInt_FMT " is a %s: PatchworkDMPlexRefineCells() splits %s cells only (for simplices use DMRefine() or DMAdaptLabel())", gbad[3], DMPolytopeTypes[ct], dim == 2 ? "quadrilateral" : "hexahedral");
+  }
+  PetscCheck(gbad[4] < 0, comm, PETSC_ERR_SUP, "The coordinates of the DMPlex have values on point %" PetscInt_FMT ", not only on vertices (a higher-order coordinate field), which a tree cannot carry: refine the mesh with vertex coordinates, then move its vertices (the tree's cells are then multilinear)", gbad[4]);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The new mesh's vertices and cell-vertex lists (on the rank that holds the mesh) */
+static PetscErrorCode BuildCells(Refine *r, DMLabel marked, PetscInt value)
+{
+  DM                 dm = r->dm, K;
+  PetscInt           nsplit = 0, pStart, cv[8], ncv;
+  PetscBool         *split;
+  PetscSection       csec;
+  Vec                cvec;
+  const PetscScalar *x;
+
+  PetscFunctionBegin;
+  /* the reference cell's corners in closure order: child b is the one at corner b */
+  PetscCall(DMPlexCreateReferenceCell(PETSC_COMM_SELF, r->dim == 2 ? DM_POLYTOPE_QUADRILATERAL : DM_POLYTOPE_HEXAHEDRON, &K));
+  PetscCall(ClosureVertices(K, 0, &ncv, cv));
+  PetscCall(DMGetCoordinateSection(K, &csec));
+  PetscCall(DMGetCoordinatesLocal(K, &cvec));
+  PetscCall(VecGetArrayRead(cvec, &x));
+  for (PetscInt j = 0; j < ncv; j++) {
+    PetscInt off;
+
+    PetscCall(PetscSectionGetOffset(csec, cv[j], &off));
+    for (PetscInt d = 0; d < r->dim; d++) r->corner[j][d] = PetscRealPart(x[off + d]);
+  }
+  PetscCall(VecRestoreArrayRead(cvec, &x));
+  PetscCall(DMDestroy(&K));
+
+  PetscCall(DMPlexGetChart(dm, &pStart, &r->pEnd));
+  PetscCheck(pStart == 0, PETSC_COMM_SELF, PETSC_ERR_SUP, "Chart starting at %" PetscInt_FMT ", expected 0", pStart);
+  PetscCall(PetscCalloc1(r->cEnd - r->cStart, &split));
+  for (PetscInt c = r->cStart; c < r->cEnd; c++) {
+    PetscCall(DMLabelStratumHasPoint(marked, value, c, &split[c - r->cStart]));
+    if (split[c - r->cStart]) nsplit++;
+  }
+  r->nkept  = r->cEnd - r->cStart - nsplit;
+  r->ncells = r->nkept + nsplit * r->nc;
+  /* vertices: the old ones, then one for each edge, face and cell of a split cell */
+  PetscCall(PetscMalloc1(r->pEnd, &r->newv));
+  for (PetscInt p = 0; p < r->pEnd; p++) r->newv[p] = p >= r->vStart && p < r->vEnd ? p - r->vStart : -1;
+  r->nv = r->vEnd - r->vStart;
+  for (PetscInt c = r->cStart; c < r->cEnd; c++) {
+    PetscInt *cl = NULL, ncl;
+
+    if (!split[c - r->cStart]) continue;
+    PetscCall(DMPlexGetTransitiveClosure(dm, c, PETSC_TRUE, &ncl, &cl));
+    for (PetscInt i = 0; i < ncl; i++)
+      if (r->newv[cl[2 * i]] < 0) r->newv[cl[2 * i]] = r->nv++;
+    PetscCall(DMPlexRestoreTransitiveClosure(dm, c, PETSC_TRUE, &ncl, &cl));
+  }
+  PetscCall(PetscMalloc1(r->nv, &r->vorig));
+  for (PetscInt p = 0; p < r->pEnd; p++)
+    if (r->newv[p] >= 0) r->vorig[r->newv[p]] = p;
+  /* coordinates: the old vertices', and at a new vertex the mean of its old point's corners (the
+     multilinear map of the cell at the centre of that edge, face or cell) */
+  PetscCall(PetscMalloc1(r->nv * r->cdim, &r->coords));
+  PetscCall(DMGetCoordinateSection(dm, &csec));
+  PetscCall(DMGetCoordinatesLocal(dm, &cvec));
+  PetscCall(VecGetArrayRead(cvec, &x));
+  for (PetscInt n = 0; n < r->nv; n++) {
+    PetscInt pv[8], npv;
+
+    PetscCall(ClosureVertices(dm, r->vorig[n], &npv, pv));
+    for (PetscInt d = 0; d < r->cdim; d++) r->coords[n * r->cdim + d] = 0;
+    for (PetscInt a = 0; a < npv; a++) {
+      PetscInt off;
+
+      PetscCall(PetscSectionGetOffset(csec, pv[a], &off));
+      for (PetscInt d = 0; d < r->cdim; d++) r->coords[n * r->cdim + d] += PetscRealPart(x[off + d]) / npv;
+    }
+  }
+  PetscCall(VecRestoreArrayRead(cvec, &x));
+  /* cells: the unsplit ones as they were, then the children of each split cell, child b at corner b */
+  PetscCall(PetscMalloc2(r->ncells * r->nc, &r->cells, r->nkept, &r->kept));
+  for (PetscInt c = r->cStart, i = 0, ichild = r->nkept; c < r->cEnd; c++) {
+    PetscInt pts[27], npts;
+    int      masks[27];
+
+    if (!split[c - r->cStart]) {
+      PetscCall(ClosureVertices(dm, c, &ncv, cv));
+      for (PetscInt j = 0; j < r->nc; j++) r->cells[i * r->nc + j] = r->newv[cv[j]];
+      r->kept[i++] = c;
+      continue;
+    }
+    PetscCall(CellMasks(dm, c, &npts, pts, masks));
+    for (PetscInt b = 0; b < r->nc; b++, ichild++) {
+      for (PetscInt j = 0; j < r->nc; j++) {
+        int mask = 0, k;
+
+        /* corner j of child b sits at (X_j + X_b)/2: the old point spanned by the corners i that agree
+           with it wherever it is not 0 */
+        for (PetscInt i2 = 0; i2 < r->nc; i2++) {
+          PetscBool in = PETSC_TRUE;
+
+          for (PetscInt d = 0; d < r->dim; d++) {
+            const PetscReal y = 0.5 * (r->corner[j][d] + r->corner[b][d]);
+
+            if (PetscAbsReal(y) > PW_REFINE_TOL && PetscAbsReal(r->corner[i2][d] - y) > PW_REFINE_TOL) in = PETSC_FALSE;
+          }
+          if (in) mask |= 1 << i2;
+        }
+        for (k = 0; k < npts && masks[k] != mask; k++) { }
+        PetscCheck(k < npts, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cell %" PetscInt_FMT ": no closure point spans the corners %d", c, mask);
+        r->cells[ichild * r->nc + j] = r->newv[pts[k]];
+      }
+    }
+  }
+  PetscCall(PetscFree(split));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Where every point of the new mesh T comes from: q2old[q] (an old point that stayed) or orig[q] (the
+   old point it lies inside) */
+static PetscErrorCode Classify(Refine *r, DM T, PetscInt *q2old, PetscInt *orig, PetscInt *old2new)
+{
+  DM       dm = r->dm;
+  PetscInt qStart, qEnd, vStartT, cStartT, cEndT;
+
+  PetscFunctionBegin;
+  PetscCall(DMPlexGetChart(T, &qStart, &qEnd));
+  PetscCall(DMPlexGetDepthStratum(T, 0, &vStartT, NULL));
+  PetscCall(DMPlexGetHeightStratum(T, 0, &cStartT, &cEndT));
+  PetscCheck(cEndT - cStartT == r->ncells, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The new mesh has %" PetscInt_FMT " cells, expected %" PetscInt_FMT, cEndT - cStartT, r->ncells);
+  for (PetscInt q = qStart; q < qEnd; q++) q2old[q] = orig[q] = -1;
+  for (PetscInt p = 0; p < r->pEnd; p++) old2new[p] = -1;
+  for (PetscInt n = 0; n < r->nv; n++) {
+    const PetscInt o = r->vorig[n];
+
+    if (o >= r->vStart && o < r->vEnd) {
+      q2old[vStartT + n] = o;
+      old2new[o]         = vStartT + n;
+    } else orig[vStartT + n] = o;
+  }
+  for (PetscInt i = 0; i < r->ncells; i++) {
+    const PetscInt c = cStartT + i;
+    PetscInt       tv[8], ntv;
+
+    /* PETSc keeps the cell-vertex order as the closure order (the children rely on it) */
+    PetscCall(ClosureVertices(T, c, &ntv, tv));
+    PetscCheck(ntv == r->nc, PETSC_COMM_SELF, PETSC_ERR_PLIB, "New cell %" PetscInt_FMT " has %" PetscInt_FMT " vertices", c, ntv);
+    for (PetscInt j = 0; j < ntv; j++) PetscCheck(tv[j] - vStartT == r->cells[i * r->nc + j], PETSC_COMM_SELF, PETSC_ERR_PLIB, "New cell %" PetscInt_FMT " does not keep its vertex order", c);
+    if (i < r->nkept) { /* an old cell: match its closure with the old one by corner sets */
+      PetscInt pts[27], tpts[27], npts, ntpts;
+      int      masks[27], tmasks[27];
+
+      PetscCall(CellMasks(dm, r->kept[i], &npts, pts, masks));
+      PetscCall(CellMasks(T, c, &ntpts, tpts, tmasks));
+      PetscCheck(npts == ntpts, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Closures of old cell %" PetscInt_FMT " and new cell %" PetscInt_FMT " differ", r->kept[i], c);
+      for (PetscInt a = 0; a < ntpts; a++) {
+        PetscInt b;
+
+        for (b = 0; b < npts && masks[b] != tmasks[a]; b++) { }
+        PetscCheck(b < npts, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Point %" PetscInt_FMT " of new cell %" PetscInt_FMT " is no point of old cell %" PetscInt_FMT, tpts[a], c, r->kept[i]);
+        q2old[tpts[a]]   = pts[b];
+        old2new[pts[b]] = tpts[a];
+      }
+    } else { /* a child: each point of its closure lies inside the highest old point among its vertices' */
+      PetscInt *cl = NULL, ncl;
+
+      PetscCall(DMPlexGetTransitiveClosure(T, c, PETSC_TRUE, &ncl, &cl));
+      for (PetscInt a = 0; a < ncl; a++) {
+        const PetscInt q = cl[2 * a];
+        PetscInt       qv[8], nqv, best = -1, bestdepth = 0;
+
+        PetscCall(ClosureVertices(T, q, &nqv, qv));
+        if (nqv == 1 && q2old[q] >= 0) continue; /* an old vertex */
+        for (PetscInt b = 0; b < nqv; b++) {
+          const PetscInt o = r->vorig[qv[b] - vStartT];
+          PetscInt       depth;
+
+          PetscCall(DMPlexGetPointDepth(dm, o, &depth));
+          if (depth > bestdepth) {
+            best      = o;
+            bestdepth = depth;
+          }
+        }
+        PetscCheck(best >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Point %" PetscInt_FMT " of child %" PetscInt_FMT " has only old vertices", q, c);
+        PetscCheck(orig[q] < 0 || orig[q] == best, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Point %" PetscInt_FMT " lies inside old points %" PetscInt_FMT " and %" PetscInt_FMT, q, orig[q], best);
+        orig[q] = best;
+      }
+      PetscCall(DMPlexRestoreTransitiveClosure(T, c, PETSC_TRUE, &ncl, &cl));
+    }
+  }
+  for (PetscInt q = qStart; q < qEnd; q++) PetscCheck(q2old[q] >= 0 || orig[q] >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Point %" PetscInt_FMT " of the new mesh has no origin", q);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The coordinates of the closure vertices of point p of the reference tree K */
+static PetscErrorCode RefVertexCoords(DM K, PetscInt p, PetscInt *n, PetscReal X[][3])
+{
+  PetscInt           v[8], dim;
+  PetscSection       csec;
+  Vec                cvec;
+  const PetscScalar *x;
+
+  PetscFunctionBegin;
+  PetscCall(DMGetDimension(K, &dim));
+  PetscCall(ClosureVertices(K, p, n, v));
+  PetscCall(DMGetCoordinateSection(K, &csec));
+  PetscCall(DMGetCoordinatesLocal(K, &cvec));
+  PetscCall(VecGetArrayRead(cvec, &x));
+  for (PetscInt a = 0; a < *n; a++) {
+    PetscInt off;
+
+    PetscCall(PetscSectionGetOffset(csec, v[a], &off));
+    for (PetscInt d = 0; d < 3; d++) X[a][d] = d < dim ? PetscRealPart(x[off + d]) : 0;
+  }
+  PetscCall(VecRestoreArrayRead(cvec, &x));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscBool SamePoint(const PetscReal a[3], const PetscReal b[3])
+{
+  return (PetscBool)(PetscAbsReal(a[0] - b[0]) < PW_REFINE_TOL && PetscAbsReal(a[1] - b[1]) < PW_REFINE_TOL && PetscAbsReal(a[2] - b[2]) < PW_REFINE_TOL);
+}
+
+/* The childID of hanging point q of T, whose parent is `parent` (the new point of old point orig[q]'s
+   origin), in the reference tree K, where R is the reference point of parent's dimension whose children
+   are PETSc's canonical ones; q is turned to the reference child's orientation */
+static PetscErrorCode ChildID(Refine *r, DM T, DM K, PetscInt R, PetscInt parent, const PetscInt *q2old, PetscInt q, PetscInt *childID)
+{
+  PetscInt        pv[8], npv, qv[8], nqv, nW, vStartT, nchildren, depth;
+  PetscReal       W[8][3], loc[8][3];
+  const PetscInt *children;
+
+  PetscFunctionBegin;
+  *childID = -1;
+  PetscCall(DMPlexGetDepthStratum(T, 0, &vStartT, NULL));
+  /* the parent's corners (closure order) are the reference parent's corners W (closure order) */
+  PetscCall(ClosureVertices(T, parent, &npv, pv));
+  PetscCall(RefVertexCoords(K, R, &nW, W));
+  PetscCheck(npv == nW, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Parent %" PetscInt_FMT " has %" PetscInt_FMT " vertices, reference point %" PetscInt_FMT " %" PetscInt_FMT, parent, npv, R, nW);
+  /* q's vertices in the reference parent: the mean of the corners their old points span */
+  PetscCall(ClosureVertices(T, q, &nqv, qv));
+  for (PetscInt a = 0; a < nqv; a++) {
+    PetscInt ov[8], nov;
+
+    PetscCall(ClosureVertices(r->dm, r->vorig[qv[a] - vStartT], &nov, ov));
+    loc[a][0] = loc[a][1] = loc[a][2] = 0;
+    for (PetscInt b = 0; b < nov; b++) {
+      PetscInt j;
+
+      for (j = 0; j < npv && q2old[pv[j]] != ov[b]; j++) { }
+      PetscCheck(j < npv, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Vertex %" PetscInt_FMT " of point %" PetscInt_FMT " is not inside its parent %" PetscInt_FMT, qv[a], q, parent);
+      for (PetscInt d = 0; d < 3; d++) loc[a][d] += W[j][d] / nov;
+    }
+  }
+  /* the reference child with the same vertices; then q takes its vertex order */
+  PetscCall(DMPlexGetPointDepth(T, q, &depth));
+  PetscCall(DMPlexGetTreeChildren(K, R, &nchildren, &children));
+  for (PetscInt i = 0; i < nchildren && *childID < 0; i++) {
+    PetscInt  kdepth, nX, target[8];
+    PetscReal X[8][3];
+    PetscBool match = PETSC_TRUE;
+
+    PetscCall(DMPlexGetPointDepth(K, children[i], &kdepth));
+    if (kdepth != depth) continue;
+    PetscCall(RefVertexCoords(K, children[i], &nX, X));
+    if (nX != nqv) continue;
+    for (PetscInt b = 0; b < nX && match; b++) {
+      PetscInt a;
+
+      for (a = 0; a < nqv && !SamePoint(loc[a], X[b]); a++) { }
+      if (a == nqv) match = PETSC_FALSE;
+      else target[b] = qv[a];
+    }
+    if (!match) continue;
+    *childID = children[i];
+    if (depth > 0) {
+      PetscInt       o, nnew, qnew[8];
+      DMPolytopeType ct;
+
+      PetscCall(DMPlexGetCellType(T, q, &ct));
+      PetscCall(DMPolytopeGetVertexOrientation(ct, qv, target, &o));
+      if (o) PetscCall(DMPlexOrientPoint(T, q, o));
+      PetscCall(ClosureVertices(T, q, &nnew, qnew));
+      for (PetscInt b = 0; b < nnew; b++) PetscCheck(qnew[b] == target[b], PETSC_COMM_SELF, PETSC_ERR_PLIB, "Turning point %" PetscInt_FMT " by orientation %" PetscInt_FMT " did not give the reference child's vertex order", q, o);
+    }
+  }
+  PetscCheck(*childID >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No child of reference point %" PetscInt_FMT " matches point %" PetscInt_FMT, R, q);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Every label of the old mesh onto the new one: a point that stayed keeps its values, a new point
+   takes those of the old point it lies inside (so boundary labels such as "marker" and "Face Sets"
+   carry over to the children) */
+static PetscErrorCode CopyLabels(DM dm, DM T, const PetscInt *orig, const PetscInt *old2new)
+{
+  PetscInt nlabels, qStart, qEnd, pEnd, *start, *fill, *inside;
+
+  PetscFunctionBegin;
+  PetscCall(DMPlexGetChart(T, &qStart, &qEnd));
+  PetscCall(DMPlexGetChart(dm, NULL, &pEnd));
+  /* the new points inside each old point p: inside[start[p] .. start[p+1]) */
+  PetscCall(PetscCalloc2(pEnd + 1, &start, pEnd + 1, &fill));
+  PetscCall(PetscMalloc1(qEnd - qStart, &inside));
+  for (PetscInt q = qStart; q < qEnd; q++)
+    if (orig && orig[q] >= 0) start[orig[q] + 1]++;
+  for (PetscInt p = 0; p < pEnd; p++) start[p + 1] += start[p];
+  for (PetscInt q = qStart; q < qEnd; q++)
+    if (orig && orig[q] >= 0) inside[start[orig[q]] + fill[orig[q]]++] = q;
+
+  PetscCall(DMGetNumLabels(dm, &nlabels));
+  for (PetscInt l = 0; l < nlabels; l++) {
+    const char     *name;
+    PetscBool       skip1, skip2;
+    DMLabel         label, tlabel;
+    IS              values;
+    const PetscInt *vals;
+    PetscInt        nvals;
+
+    PetscCall(DMGetLabelName(dm, l, &name));
+    PetscCall(PetscStrcmp(name, "depth", &skip1));
+    PetscCall(PetscStrcmp(name, "celltype", &skip2));
+    if (skip1 || skip2) continue;
+    PetscCall(DMGetLabelByNum(dm, l, &label));
+    PetscCall(DMCreateLabel(T, name));
+    PetscCall(DMGetLabel(T, name, &tlabel));
+    PetscCall(DMLabelGetValueIS(label, &values));
+    PetscCall(ISGetLocalSize(values, &nvals));
+    PetscCall(ISGetIndices(values, &vals));
+    for (PetscInt i = 0; i < nvals; i++) {
+      IS              stratum;
+      const PetscInt *pts;
+      PetscInt        npts;
+
+      PetscCall(DMLabelGetStratumIS(label, vals[i], &stratum));
+      if (!stratum) continue;
+      PetscCall(ISGetLocalSize(stratum, &npts));
+      PetscCall(ISGetIndices(stratum, &pts));
+      for (PetscInt j = 0; j < npts; j++) {
+        const PetscInt p = pts[j];
+
+        if (p < 0 || p >= pEnd) continue;
+        if (old2new && old2new[p] >= 0) PetscCall(DMLabelSetValue(tlabel, old2new[p], vals[i]));
+        for (PetscInt k = start[p]; k < start[p + 1]; k++) PetscCall(DMLabelSetValue(tlabel, inside[k], vals[i]));
+      }
+      PetscCall(ISRestoreIndices(stratum, &pts));
+      PetscCall(ISDestroy(&stratum));
+    }
+    PetscCall(ISRestoreIndices(values, &vals));
+    PetscCall(ISDestroy(&values));
+  }
+  PetscCall(PetscFree2(start, fill));
+  PetscCall(PetscFree(inside));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  PatchworkDMPlexRefineCells - Split the marked cells of a conforming mesh of quadrilaterals or hexahedra
+  once each, into 2^dim children, giving a non-conforming mesh (hanging nodes) that is a PETSc tree
+
+  Collective
+
+  Input Parameters:
++ dm     - a serial, interpolated DMPlex of quadrilaterals (2D) or hexahedra (3D), all of it on rank 0
+           (for instance created with -dm_distribute 0), with coordinates on its vertices only
+. marked - a label of dm's cells
+- value  - the cells in `marked`'s stratum `value` are split
+
+  Output Parameter:
+. tree - the refined mesh: a DMPlex with the default reference tree (`DMPlexCreateDefaultReferenceTree()`)
+         and a tree (`DMPlexSetTree()`) whose hanging faces and edges PETSc constrains itself
+         (`DMGetDefaultConstraints()`, its anchors), on rank 0 as dm was
+
+  Notes:
+  The faces and edges where a split cell meets one that is not split hang: their new points get the
+  coarse face (edge) as tree parent and the reference tree's matching point as childID. Faces (edges)
+  whose cells are all split, and the boundary faces of split cells, are conforming. The cells of the tree
+  are dm's unsplit cells in their order, then 2^dim children per split cell in its order, child b at
+  the cell's b-th vertex (closure order); its vertices are dm's, then one per edge, face and cell of the
+  split cells, placed at the centre of the cell's multilinear map (the mean of the corners). Every label
+  of dm carries over: a new point takes the values of the old point it lies inside.
+
+  Only one level: dm must not be a tree (mark every cell to split at once). A higher-order coordinate
+  field (-dm_coord_petscspace_degree) cannot be carried by a tree: refine the mesh with vertex
+  coordinates and then move its vertices (the cells are then multilinear), keeping each hanging vertex
+  at the centre of its parent edge or face, where the unsplit neighbour has it (examples/shell.c does
+  both). Distribute the tree with `DMPlexDistribute()` afterwards.
+
+  Level: intermediate
+
+.seealso: `MatCreatePatchworkTensor()`, `DMPlexTreeRefineCell()`, `DMPlexSetTree()`, `DMPlexDistribute()`
+@*/
+PetscErrorCode PatchworkDMPlexRefineCells(DM dm, DMLabel marked, PetscInt value, DM *tree)
+{
+  MPI_Comm     comm;
+  DM           K, T;
+  PetscMPIInt  rank;
+  Refine       r;
+  PetscSection parentSection;
+  PetscInt     qStart, qEnd, nparents = 0, *q2old = NULL, *orig = NULL, *old2new = NULL, *parents = NULL, *childIDs = NULL, R[3] = {-1, -1, -1};
+  const char  *name, *prefix;
+
+  PetscFunctionBegin;
+  PatchworkAssertPointer(dm, 1);
+  PatchworkAssertPointer(tree, 4);
+  comm = PetscObjectComm((PetscObject)dm);
+  PetscCall(CheckInput(dm, marked));
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(PetscMemzero(&r, sizeof(r)));
+  r.dm = dm;
+  PetscCall(DMGetDimension(dm, &r.dim));
+  PetscCall(DMGetCoordinateDim(dm, &r.cdim));
+  r.nc = 1 << r.dim;
+  PetscCall(DMPlexGetHeightStratum(dm, 0, &r.cStart, &r.cEnd));
+  PetscCall(DMPlexGetDepthStratum(dm, 0, &r.vStart, &r.vEnd));
+  PetscCall(DMGetCoordinatesLocalSetUp(dm)); /* collective */
+  if (rank == 0) PetscCall(BuildCells(&r, marked, value));
+  PetscCall(DMPlexCreateFromCellListPetsc(comm, r.dim, r.ncells, r.nv, r.nc, PETSC_TRUE, r.cells, r.cdim, r.coords, &T));
+
+  /* the reference tree and, per dimension of a parent, the reference point with PETSc's canonical children */
+  PetscCall(DMPlexCreateDefaultReferenceTree(comm, r.dim, PETSC_FALSE, &K));
+  for (PetscInt d = 1; d < r.dim; d++) {
+    PetscInt kStart, kEnd;
+
+    PetscCall(DMPlexGetDepthStratum(K, d, &kStart, &kEnd));
+    for (PetscInt k = kStart; k < kEnd && R[d] < 0; k++) {
+      PetscInt n;
+
+      PetscCall(DMPlexGetTreeChildren(K, k, &n, NULL));
+      if (n) R[d] = k;
+    }
+    PetscCheck(R[d] >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The reference tree has no %s with children", d == 1 ? "edge" : "face");
+  }
+
+  /* the hanging points: their parents and childIDs (turning them to the reference children) */
+  PetscCall(DMPlexGetChart(T, &qStart, &qEnd));
+  PetscCall(PetscSectionCreate(PETSC_COMM_SELF, &parentSection));
+  PetscCall(PetscSectionSetChart(parentSection, qStart, qEnd));
+  if (rank == 0) {
+    PetscCall(PetscMalloc3(qEnd, &q2old, qEnd, &orig, r.pEnd, &old2new));
+    PetscCall(Classify(&r, T, q2old, orig, old2new));
+    for (PetscInt q = qStart; q < qEnd; q++) {
+      PetscInt depth = 0;
+
+      if (orig[q] >= 0) PetscCall(DMPlexGetPointDepth(dm, orig[q], &depth));
+      if (depth >= 1 && depth < r.dim && old2new[orig[q]] >= 0) {
+        PetscCall(PetscSectionSetDof(parentSection, q, 1));
+        nparents++;
+      }
+    }
+  }
+  PetscCall(PetscSectionSetUp(parentSection));
+  PetscCall(PetscMalloc2(nparents, &parents, nparents, &childIDs));
+  if (rank == 0) {
+    for (PetscInt q = qStart; q < qEnd; q++) {
+      PetscInt dof, off, depth;
+
+      PetscCall(PetscSectionGetDof(parentSection, q, &dof));
+      if (!dof) continue;
+      PetscCall(PetscSectionGetOffset(parentSection, q, &off));
+      PetscCall(DMPlexGetPointDepth(dm, orig[q], &depth));
+      parents[off] = old2new[orig[q]];
+      PetscCall(ChildID(&r, T, K, R[depth], parents[off], q2old, q, &childIDs[off]));
+    }
+  }
+  PetscCall(CopyLabels(dm, T, orig, old2new));
+  PetscCall(DMPlexSetReferenceTree(T, K));
+  PetscCall(DMPlexSetTree(T, parentSection, parents, childIDs));
+  PetscCall(PetscObjectGetName((PetscObject)dm, &name));
+  PetscCall(PetscObjectSetName((PetscObject)T, name));
+  PetscCall(PetscObjectGetOptionsPrefix((PetscObject)dm, &prefix));
+  PetscCall(PetscObjectSetOptionsPrefix((PetscObject)T, prefix));
+
+  PetscCall(PetscSectionDestroy(&parentSection));
+  PetscCall(PetscFree2(parents, childIDs));
+  PetscCall(PetscFree3(q2old, orig, old2new));
+  PetscCall(DMDestroy(&K));
+  PetscCall(PetscFree(r.newv));
+  PetscCall(PetscFree(r.vorig));
+  PetscCall(PetscFree2(r.cells, r.kept));
+  PetscCall(PetscFree(r.coords));
+  *tree = T;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
