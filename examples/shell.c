@@ -11,6 +11,12 @@ static const char help[] = "Variable-coefficient Poisson problem on a curved dom
                            "  -cells <4>       cells per direction of the box before the map\n"
                            "  -alpha <0>       reaction coefficient\n"
                            "  -domain <shell>  shell or box\n"
+                           "  -refine_shell <r>  split once the cells whose centre lies within one cell width of the sphere |x| = r\n"
+                           "                   (of the box's last coordinate, the radius), giving hanging nodes (PatchworkDMPlexRefineCells()).\n"
+                           "                   The mesh is then a PETSc tree, which carries vertex coordinates only: the vertices are mapped\n"
+                           "                   onto the shell (the hanging ones stay at the centres of their coarse edges and faces) and the\n"
+                           "                   cells are multilinear between them, not curved: a polyhedral shell, on whose boundary u = g\n"
+                           "                   holds, so the error still falls as h^(k+1)\n"
                            "The last line is 'summary: key=value ...' for scripts.\n";
 
 #include "shell.h"
@@ -53,6 +59,200 @@ static void F1(PetscInt dim, PetscInt Nf, PetscInt NfAux, const PetscInt uOff[],
   for (PetscInt d = 0; d < dim; d++) f1[d] = Coefficient(Radius(dim, x)) * u_x[d];
 }
 
+/* Move every vertex x of the tree dm to BoxToShell(x), in its global and local coordinates alike (a tree
+   has no coordinate field to remap, and PETSc 3.26 cannot rebuild its local coordinates from the global ones) */
+static PetscErrorCode MapVerticesToShell(DM dm)
+{
+  Vec      cv[2];
+  PetscInt dim;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMGetDimension(dm, &dim));
+  PetscCall(DMGetCoordinates(dm, &cv[0]));
+  PetscCall(DMGetCoordinatesLocal(dm, &cv[1]));
+  for (int i = 0; i < 2; i++) {
+    PetscScalar *a;
+    PetscInt     n;
+
+    PetscCall(VecGetLocalSize(cv[i], &n));
+    PetscCall(VecGetArray(cv[i], &a));
+    for (PetscInt v = 0; v < n / dim; v++) {
+      PetscReal   x[3];
+      PetscScalar y[3];
+
+      for (PetscInt d = 0; d < dim; d++) x[d] = PetscRealPart(a[v * dim + d]);
+      BoxToShell(dim, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0.0, x, 0, NULL, y);
+      for (PetscInt d = 0; d < dim; d++) a[v * dim + d] = y[d];
+    }
+    PetscCall(VecRestoreArray(cv[i], &a));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* Put every hanging vertex of the serial tree dm back at the centre of its coarse edge or face (the mean of
+   the parent's corners), where the multilinear coarse cell has it: the map moved it off that edge (face),
+   which would open a gap between the coarse cell and its split neighbours */
+static PetscErrorCode SnapHangingVertices(DM dm)
+{
+  Vec          cv[2];
+  PetscSection cs;
+  PetscInt     dim, vStart, vEnd, n[2];
+
+  PetscFunctionBeginUser;
+  PetscCall(DMGetDimension(dm, &dim));
+  PetscCall(DMPlexGetDepthStratum(dm, 0, &vStart, &vEnd));
+  PetscCall(DMGetCoordinateSection(dm, &cs));
+  PetscCall(DMGetCoordinates(dm, &cv[0]));
+  PetscCall(DMGetCoordinatesLocal(dm, &cv[1]));
+  PetscCall(VecGetLocalSize(cv[0], &n[0]));
+  PetscCall(VecGetLocalSize(cv[1], &n[1]));
+  PetscCheck(n[0] == n[1], PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Snap the vertices of the serial tree, before distributing it");
+  for (int i = 0; i < 2; i++) {
+    PetscScalar *a;
+
+    PetscCall(VecGetArray(cv[i], &a));
+    for (PetscInt v = vStart; v < vEnd; v++) {
+      PetscInt  parent, *cl = NULL, ncl, nc = 0, off;
+      PetscReal x[3] = {0, 0, 0};
+
+      PetscCall(DMPlexGetTreeParent(dm, v, &parent, NULL));
+      if (parent == v) continue;
+      PetscCall(DMPlexGetTransitiveClosure(dm, parent, PETSC_TRUE, &ncl, &cl));
+      for (PetscInt j = 0; j < ncl; j++) {
+        if (cl[2 * j] < vStart || cl[2 * j] >= vEnd) continue;
+        PetscCall(PetscSectionGetOffset(cs, cl[2 * j], &off));
+        for (PetscInt d = 0; d < dim; d++) x[d] += PetscRealPart(a[off + d]);
+        nc++;
+      }
+      PetscCall(DMPlexRestoreTransitiveClosure(dm, parent, PETSC_TRUE, &ncl, &cl));
+      PetscCall(PetscSectionGetOffset(cs, v, &off));
+      for (PetscInt d = 0; d < dim; d++) a[off + d] = x[d] / nc;
+    }
+    PetscCall(VecRestoreArray(cv[i], &a));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* Compute and keep the constraints of the tree dm's hanging dofs (DMGetDefaultConstraints()) from a clean
+   reference tree: dm and its clones share the reference tree, which PETSc 3.18 (not 3.26) leaves holding
+   the layout of the last field it served */
+static PetscErrorCode TreeConstraints(DM dm)
+{
+  DM ref;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMPlexGetReferenceTree(dm, &ref));
+  if (ref) {
+    PetscCall(DMSetLocalSection(ref, NULL));
+    PetscCall(DMSetDefaultConstraints(ref, NULL, NULL, NULL));
+  }
+  PetscCall(DMGetDefaultConstraints(dm, NULL, NULL, NULL));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode One(PetscInt dim, PetscReal t, const PetscReal x[], PetscInt Nc, PetscScalar *u, void *ctx)
+{
+  (void)dim, (void)t, (void)x, (void)Nc, (void)ctx;
+  u[0] = 1;
+  return 0;
+}
+
+/* The exact solution at every dof of xl, a local vector of the tree dm with the Q_k field of `degree`.
+   DMPlexInsertBoundaryValues() sets the points of this rank's cells only, but a distributed tree also holds
+   coarse edges and faces of other ranks' cells, the anchors of its hanging dofs, whose boundary values the
+   hanging dofs interpolate. So: on a copy of the field without boundary conditions (every dof that does not
+   hang is an unknown), p at the nodes of this rank's cells, each unknown from the ranks whose cells hold it,
+   and back to every local dof */
+static PetscErrorCode ExactEverywhere(DM dm, PetscInt degree, Vec xl)
+{
+  PetscErrorCode (*funcs[2])(PetscInt, PetscReal, const PetscReal[], PetscInt, PetscScalar *, void *) = {Exact, One};
+  DM           dmg;
+  Vec          l[2], g[2];
+  PetscSection csec = NULL, sec;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMClone(dm, &dmg));
+  PetscCall(PatchworkDMPlexSetQkField(dmg, degree, PETSC_FALSE));
+  PetscCall(TreeConstraints(dmg));
+  PetscCall(DMGetLocalSection(dmg, &sec));
+  PetscCall(DMGetDefaultConstraints(dmg, &csec, NULL, NULL));
+  for (int i = 0; i < 2; i++) { /* l[0]: the solution, l[1]: 1, where this rank's cells reach */
+    PetscCall(DMCreateLocalVector(dmg, &l[i]));
+    PetscCall(DMCreateGlobalVector(dmg, &g[i]));
+    PetscCall(VecZeroEntries(l[i]));
+    PetscCall(VecZeroEntries(g[i]));
+    PetscCall(DMProjectFunctionLocal(dmg, 0.0, &funcs[i], NULL, INSERT_ALL_VALUES, l[i]));
+    if (csec) { /* no hanging values: DMLocalToGlobal() would add them to their anchors */
+      PetscScalar *a;
+      PetscInt     pStart, pEnd;
+
+      PetscCall(PetscSectionGetChart(csec, &pStart, &pEnd));
+      PetscCall(VecGetArray(l[i], &a));
+      for (PetscInt p = pStart; p < pEnd; p++) {
+        PetscInt cdof, off;
+
+        PetscCall(PetscSectionGetDof(csec, p, &cdof));
+        PetscCall(PetscSectionGetOffset(sec, p, &off));
+        for (PetscInt j = 0; j < cdof; j++) a[off + j] = 0;
+      }
+      PetscCall(VecRestoreArray(l[i], &a));
+    }
+    PetscCall(DMLocalToGlobal(dmg, l[i], ADD_VALUES, g[i]));
+  }
+  PetscCall(VecPointwiseDivide(g[0], g[0], g[1]));
+  PetscCall(DMGlobalToLocal(dmg, g[0], INSERT_VALUES, l[0]));
+  PetscCall(VecCopy(l[0], xl)); /* the same local layout: boundary conditions do not change it */
+  for (int i = 0; i < 2; i++) {
+    PetscCall(VecDestroy(&l[i]));
+    PetscCall(VecDestroy(&g[i]));
+  }
+  PetscCall(DMDestroy(&dmg));
+  PetscFunctionReturn(0);
+}
+
+/* Split the cells of the serial box mesh *dm whose centre's last coordinate (the radius the shell map
+   gives it) is within h of r, map the tree's vertices onto the shell (the hanging ones onto their coarse
+   edges and faces), and distribute it */
+static PetscErrorCode SplitBand(DM *dm, PetscReal r, PetscReal h, PetscBool shell)
+{
+  DM       tree, dist;
+  DMLabel  band;
+  PetscInt dim, cStart, cEnd, nsplit = 0, ncells;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMGetDimension(*dm, &dim));
+  PetscCall(DMGetCoordinatesLocalSetUp(*dm));
+  PetscCall(DMPlexGetHeightStratum(*dm, 0, &cStart, &cEnd));
+  PetscCall(DMLabelCreate(PETSC_COMM_SELF, "band", &band));
+  for (PetscInt c = cStart; c < cEnd; c++) {
+    PetscReal vol, centre[3];
+
+    PetscCall(DMPlexComputeCellGeometryFVM(*dm, c, &vol, centre, NULL));
+    if (PetscAbsReal(centre[dim - 1] - r) < h) {
+      PetscCall(DMLabelSetValue(band, c, 1));
+      nsplit++;
+    }
+  }
+  ncells = cEnd - cStart;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &nsplit, 1, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)*dm)));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ncells, 1, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)*dm)));
+  PetscCall(PatchworkDMPlexRefineCells(*dm, band, 1, &tree));
+  PetscCall(DMLabelDestroy(&band));
+  PetscCall(DMDestroy(dm));
+  if (shell) { /* on the serial tree, the vertices onto the shell, the hanging ones back onto their coarse edges (faces) */
+    PetscCall(MapVerticesToShell(tree));
+    PetscCall(SnapHangingVertices(tree));
+  }
+  PetscCall(DMPlexDistribute(tree, 0, NULL, &dist));
+  if (dist) {
+    PetscCall(DMDestroy(&tree));
+    tree = dist;
+  }
+  PetscCall(PetscPrintf(PetscObjectComm((PetscObject)tree), "split %" PetscInt_FMT " of %" PetscInt_FMT " cells, those whose centre is within %g of radius %g (hanging nodes; multilinear cells)\n", nsplit, ncells, (double)h, (double)r));
+  *dm = tree;
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   DM             dm;
@@ -60,7 +260,7 @@ int main(int argc, char **argv)
   KSP            ksp;
   Vec            u, b;
   PetscInt       dim = 3, degree = 4, cells = 4, its, N;
-  PetscReal      alpha = 0, err;
+  PetscReal      alpha = 0, err, rsplit = -1;
   PetscBool      shell = PETSC_TRUE;
   char           domain[16] = "shell", opt[64], ktype[64], ptype[64];
   PetscLogDouble t0, t1, t2;
@@ -76,6 +276,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsInt("-cells", "Cells per direction of the box", NULL, cells, &cells, NULL));
   PetscCall(PetscOptionsReal("-alpha", "Reaction coefficient", NULL, alpha, &alpha, NULL));
   PetscCall(PetscOptionsString("-domain", "shell or box", NULL, domain, domain, sizeof(domain), NULL));
+  PetscCall(PetscOptionsReal("-refine_shell", "Split the cells within one radial cell of |x| = r (hanging nodes)", NULL, rsplit, &rsplit, NULL));
   PetscOptionsEnd();
   PetscCheck(!strcmp(domain, "shell") || !strcmp(domain, "box"), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "Unknown -domain %s: use shell or box", domain);
   shell = (PetscBool)!strcmp(domain, "shell");
@@ -88,14 +289,16 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsSetValue(NULL, "-dm_plex_box_faces", opt));
   PetscCall(PetscOptionsSetValue(NULL, "-dm_plex_box_lower", dim == 2 ? (shell ? "-1,0.5" : "-1,-1") : (shell ? "-1,-1,0.5" : "-1,-1,-1")));
   PetscCall(PetscOptionsSetValue(NULL, "-dm_plex_box_upper", dim == 2 ? "1,1" : "1,1,1"));
-  if (shell) {
+  if (shell && rsplit < 0) {
     PetscCall(PetscSNPrintf(opt, sizeof(opt), "%" PetscInt_FMT, degree));
     PetscCall(PetscOptionsSetValue(NULL, "-dm_coord_petscspace_degree", opt));
   }
+  if (rsplit >= 0) PetscCall(PetscOptionsSetValue(NULL, "-dm_distribute", "0")); /* split the serial mesh, then distribute */
   PetscCall(DMCreate(PETSC_COMM_WORLD, &dm));
   PetscCall(DMSetType(dm, DMPLEX));
   PetscCall(DMSetFromOptions(dm));
-  if (shell) PetscCall(DMPlexRemapGeometry(dm, 0.0, BoxToShell));
+  if (rsplit >= 0) PetscCall(SplitBand(&dm, rsplit, (shell ? 0.5 : 2.0) / cells, shell));
+  else if (shell) PetscCall(DMPlexRemapGeometry(dm, 0.0, BoxToShell));
   PetscCall(DMViewFromOptions(dm, NULL, "-dm_view"));
   /* the Q_k field, and u = g on the whole boundary (the box mesh's "marker" label) */
   PetscCall(PatchworkDMPlexSetQkField(dm, degree, PETSC_FALSE));
@@ -107,6 +310,7 @@ int main(int argc, char **argv)
     PetscCheck(marker, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "The box mesh has no boundary label \"marker\"");
     PetscCall(DMAddBoundary(dm, DM_BC_ESSENTIAL, "wall", marker, 1, &one, 0, 0, NULL, (void (*)(void))Exact, NULL, NULL, NULL));
   }
+  if (rsplit >= 0) PetscCall(TreeConstraints(dm));
 
   /* the right-hand side b = -F(u_g) by PETSc's own FEM residual at the boundary values, zero inside:
      f with the boundary values lifted (the operator itself is never assembled) */
@@ -124,7 +328,12 @@ int main(int argc, char **argv)
     PetscCall(DMGetLocalVector(dm, &fl));
     PetscCall(VecZeroEntries(xl));
     PetscCall(VecZeroEntries(fl));
-    PetscCall(DMPlexInsertBoundaryValues(dm, PETSC_TRUE, xl, 0.0, NULL, NULL, NULL));
+    PetscCall(VecZeroEntries(b));
+    if (rsplit < 0) PetscCall(DMPlexInsertBoundaryValues(dm, PETSC_TRUE, xl, 0.0, NULL, NULL, NULL));
+    else PetscCall(ExactEverywhere(dm, degree, xl)); /* hanging nodes: boundary values at every anchor */
+    /* with hanging nodes the lifting must lie in the constrained space: the unknowns zero, then PETSc's
+       constraints fill the hanging dofs from their anchors, boundary values included */
+    PetscCall(DMGlobalToLocal(dm, b, INSERT_VALUES, xl));
     PetscCall(DMPlexSNESComputeResidualFEM(dm, xl, fl, NULL));
     PetscCall(VecZeroEntries(b));
     PetscCall(DMLocalToGlobal(dm, fl, ADD_VALUES, b));
@@ -165,11 +374,18 @@ int main(int argc, char **argv)
   PetscCall(KSPGetConvergedReason(ksp, &reason));
   PetscCall(VecGetSize(u, &N));
   {
-    Vec uh; /* DMComputeL2Diff reads a host vector of the DM's layout */
+    Vec uh, ul; /* DMComputeL2Diff reads a host vector of the DM's layout */
 
     PetscCall(DMCreateGlobalVector(dm, &uh));
     PetscCall(VecCopy(u, uh));
-    PetscCall(DMComputeL2Diff(dm, 0.0, exact, NULL, uh, &err));
+    if (rsplit < 0) PetscCall(DMComputeL2Diff(dm, 0.0, exact, NULL, uh, &err));
+    else { /* hanging nodes: the boundary values at every anchor, the unknowns, then the hanging dofs from both */
+      PetscCall(DMGetLocalVector(dm, &ul));
+      PetscCall(ExactEverywhere(dm, degree, ul));
+      PetscCall(DMGlobalToLocal(dm, uh, INSERT_VALUES, ul));
+      PetscCall(DMPlexComputeL2DiffLocal(dm, 0.0, exact, NULL, ul, &err));
+      PetscCall(DMRestoreLocalVector(dm, &ul));
+    }
     PetscCall(VecDestroy(&uh));
   }
   {
