@@ -602,6 +602,15 @@ PetscErrorCode PatchworkDMPlexRefineCells(DM dm, DMLabel marked, PetscInt value,
   PetscCall(PetscObjectSetName((PetscObject)T, name));
   PetscCall(PetscObjectGetOptionsPrefix((PetscObject)dm, &prefix));
   PetscCall(PetscObjectSetOptionsPrefix((PetscObject)T, prefix));
+  { /* the vector and matrix types too (device vectors stay device vectors, as with DMRefine()) */
+    VecType vtype;
+    MatType mtype;
+
+    PetscCall(DMGetVecType(dm, &vtype));
+    PetscCall(DMSetVecType(T, vtype));
+    PetscCall(DMGetMatType(dm, &mtype));
+    PetscCall(DMSetMatType(T, mtype));
+  }
 
   PetscCall(PetscSectionDestroy(&parentSection));
   PetscCall(PetscFree2(parents, childIDs));
