@@ -6,6 +6,7 @@ static const char help[] = "MatMult throughput of the tensor-product operator on
                            "  -kmin <1> -kmax <8>      degrees\n"
                            "  -dofs <3e5,1e6,1e7>      target problem sizes (N^dim cells with N*k+1 nodes per direction)\n"
                            "  -domain <shell>          shell (curved cubed-sphere panel, quadratic coordinates) or box\n"
+                           "  -refine_shell <r>        split the cells around the sphere |x| = r once (hanging nodes, examples/shell.h)\n"
                            "  -spmv_max_work <3e10>    assemble only if cells * nodes^2 * points <= this (PETSc's host assembly)\n"
                            "  -reps <20>               timed applies per measurement (median reported)\n";
 
@@ -20,19 +21,22 @@ static void G3(PetscInt dim, PetscInt Nf, PetscInt NfAux, const PetscInt uOff[],
   for (PetscInt d = 0; d < dim; d++) g3[d * dim + d] = Coefficient(Radius(dim, x));
 }
 
-/* The coordinate field has degree min(k, 2): the operator interpolates the geometry at its Q_k nodes */
-static PetscErrorCode CreateMesh(PetscInt dim, PetscInt N, PetscInt k, PetscBool shell, DM *dm)
+/* The coordinate field has degree min(k, 2): the operator interpolates the geometry at its Q_k nodes.
+   With rsplit >= 0 the cells within one radial cell width of |x| = rsplit are split once (hanging nodes;
+   the tree carries vertex coordinates only, so the cells are multilinear between vertices on the shell) */
+static PetscErrorCode CreateMesh(PetscInt dim, PetscInt N, PetscInt k, PetscBool shell, PetscReal rsplit, DM *dm)
 {
   PetscFunctionBeginUser;
-  PetscCall(BenchPlexBox(dim, N, dim == 2 ? (shell ? "-1,0.5" : "-1,-1") : (shell ? "-1,-1,0.5" : "-1,-1,-1"), dim == 2 ? "1,1" : "1,1,1", shell && k > 1 ? 2 : 1, dm));
-  if (shell) PetscCall(DMPlexRemapGeometry(*dm, 0.0, BoxToShell));
+  PetscCall(BenchPlexBox(dim, N, dim == 2 ? (shell ? "-1,0.5" : "-1,-1") : (shell ? "-1,-1,0.5" : "-1,-1,-1"), dim == 2 ? "1,1" : "1,1,1", shell && k > 1 && rsplit < 0 ? 2 : 1, dm));
+  if (rsplit >= 0) PetscCall(SplitBand(dm, rsplit, (shell ? 0.5 : 2.0) / N, shell)); /* keeps the vector and matrix types */
+  else if (shell) PetscCall(DMPlexRemapGeometry(*dm, 0.0, BoxToShell));
   PetscFunctionReturn(0);
 }
 
 int main(int argc, char **argv)
 {
   PetscInt  dim = 3, kmin = 1, kmax = 8, ndofs = 8, reps = 20;
-  PetscReal dofs[8] = {3e5, 1e6, 1e7}, maxwork = 3e10;
+  PetscReal dofs[8] = {3e5, 1e6, 1e7}, maxwork = 3e10, rsplit = -1;
   PetscBool shell = PETSC_TRUE;
   char      domain[16] = "shell", vtypename[64] = "standard";
 
@@ -48,6 +52,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsString("-domain", "shell or box", NULL, domain, domain, sizeof(domain), NULL));
   PetscCall(PetscOptionsReal("-spmv_max_work", "Largest PETSc FEM assembly (cells * nodes^2 * points)", NULL, maxwork, &maxwork, NULL));
   PetscCall(PetscOptionsInt("-reps", "Timed applies", NULL, reps, &reps, NULL));
+  PetscCall(PetscOptionsReal("-refine_shell", "Split the cells around |x| = r once (hanging nodes)", NULL, rsplit, &rsplit, NULL));
   PetscOptionsEnd();
   shell = (PetscBool)!strcmp(domain, "shell");
   PetscCall(PetscOptionsGetString(NULL, NULL, "-dm_vec_type", vtypename, sizeof(vtypename), NULL));
@@ -65,7 +70,7 @@ int main(int argc, char **argv)
       double          t[3], tsp;
       char            spmv[32] = "-", nnzs[32] = "-", ratio[32] = "-";
 
-      PetscCall(CreateMesh(dim, N, k, shell, &dm));
+      PetscCall(CreateMesh(dim, N, k, shell, rsplit, &dm));
       PetscCall(PatchworkDMPlexSetQkField(dm, k, PETSC_TRUE));
       PetscCall(MatCreatePatchworkTensor(dm, k, &A));
       PetscCall(MatPatchworkTensorSetCoefficientFunctions(A, Diffusion, NULL, NULL));

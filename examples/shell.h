@@ -1,5 +1,6 @@
 /* The curved domain and coefficient shared by examples/shell.c and bench/bench_plex.c: the cubed-sphere
-   panel of the shell 1/2 < |x| < 1 and Ljungkvist's (2017) diffusion coefficient 1/(0.05 + 2|x|^2). */
+   panel of the shell 1/2 < |x| < 1 and Ljungkvist's (2017) diffusion coefficient 1/(0.05 + 2|x|^2); and
+   the same panel with the cells around a sphere split once (hanging nodes, SplitBand()). */
 #ifndef PATCHWORK_EXAMPLES_SHELL_H
 #define PATCHWORK_EXAMPLES_SHELL_H
 
@@ -32,6 +33,123 @@ static inline void BoxToShell(PetscInt dim, PetscInt Nf, PetscInt NfAux, const P
   dir[dim - 1] = 1;
   for (PetscInt d = 0; d < dim; d++) n2 += dir[d] * dir[d];
   for (PetscInt d = 0; d < dim; d++) f0[d] = x[dim - 1] * dir[d] / PetscSqrtReal(n2);
+}
+
+/* Move every vertex x of the tree dm to BoxToShell(x), in its global and local coordinates alike (a tree
+   has no coordinate field to remap, and PETSc 3.26 cannot rebuild its local coordinates from the global ones) */
+static inline PetscErrorCode MapVerticesToShell(DM dm)
+{
+  Vec      cv[2];
+  PetscInt dim;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMGetDimension(dm, &dim));
+  PetscCall(DMGetCoordinates(dm, &cv[0]));
+  PetscCall(DMGetCoordinatesLocal(dm, &cv[1]));
+  for (int i = 0; i < 2; i++) {
+    PetscScalar *a;
+    PetscInt     n;
+
+    PetscCall(VecGetLocalSize(cv[i], &n));
+    PetscCall(VecGetArray(cv[i], &a));
+    for (PetscInt v = 0; v < n / dim; v++) {
+      PetscReal   x[3];
+      PetscScalar y[3];
+
+      for (PetscInt d = 0; d < dim; d++) x[d] = PetscRealPart(a[v * dim + d]);
+      BoxToShell(dim, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0.0, x, 0, NULL, y);
+      for (PetscInt d = 0; d < dim; d++) a[v * dim + d] = y[d];
+    }
+    PetscCall(VecRestoreArray(cv[i], &a));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* Put every hanging vertex of the serial tree dm back at the centre of its coarse edge or face (the mean of
+   the parent's corners), where the multilinear coarse cell has it: the map moved it off that edge (face),
+   which would open a gap between the coarse cell and its split neighbours */
+static inline PetscErrorCode SnapHangingVertices(DM dm)
+{
+  Vec          cv[2];
+  PetscSection cs;
+  PetscInt     dim, vStart, vEnd, n[2];
+
+  PetscFunctionBeginUser;
+  PetscCall(DMGetDimension(dm, &dim));
+  PetscCall(DMPlexGetDepthStratum(dm, 0, &vStart, &vEnd));
+  PetscCall(DMGetCoordinateSection(dm, &cs));
+  PetscCall(DMGetCoordinates(dm, &cv[0]));
+  PetscCall(DMGetCoordinatesLocal(dm, &cv[1]));
+  PetscCall(VecGetLocalSize(cv[0], &n[0]));
+  PetscCall(VecGetLocalSize(cv[1], &n[1]));
+  PetscCheck(n[0] == n[1], PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Snap the vertices of the serial tree, before distributing it");
+  for (int i = 0; i < 2; i++) {
+    PetscScalar *a;
+
+    PetscCall(VecGetArray(cv[i], &a));
+    for (PetscInt v = vStart; v < vEnd; v++) {
+      PetscInt  parent, *cl = NULL, ncl, nc = 0, off;
+      PetscReal x[3] = {0, 0, 0};
+
+      PetscCall(DMPlexGetTreeParent(dm, v, &parent, NULL));
+      if (parent == v) continue;
+      PetscCall(DMPlexGetTransitiveClosure(dm, parent, PETSC_TRUE, &ncl, &cl));
+      for (PetscInt j = 0; j < ncl; j++) {
+        if (cl[2 * j] < vStart || cl[2 * j] >= vEnd) continue;
+        PetscCall(PetscSectionGetOffset(cs, cl[2 * j], &off));
+        for (PetscInt d = 0; d < dim; d++) x[d] += PetscRealPart(a[off + d]);
+        nc++;
+      }
+      PetscCall(DMPlexRestoreTransitiveClosure(dm, parent, PETSC_TRUE, &ncl, &cl));
+      PetscCall(PetscSectionGetOffset(cs, v, &off));
+      for (PetscInt d = 0; d < dim; d++) a[off + d] = x[d] / nc;
+    }
+    PetscCall(VecRestoreArray(cv[i], &a));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* Split the cells of the serial box mesh *dm whose centre's last coordinate (the radius the shell map
+   gives it) is within h of r, map the tree's vertices onto the shell (the hanging ones onto their coarse
+   edges and faces), and distribute it */
+static inline PetscErrorCode SplitBand(DM *dm, PetscReal r, PetscReal h, PetscBool shell)
+{
+  DM       tree, dist;
+  DMLabel  band;
+  PetscInt dim, cStart, cEnd, nsplit = 0, ncells;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMGetDimension(*dm, &dim));
+  PetscCall(DMGetCoordinatesLocalSetUp(*dm));
+  PetscCall(DMPlexGetHeightStratum(*dm, 0, &cStart, &cEnd));
+  PetscCall(DMLabelCreate(PETSC_COMM_SELF, "band", &band));
+  for (PetscInt c = cStart; c < cEnd; c++) {
+    PetscReal vol, centre[3];
+
+    PetscCall(DMPlexComputeCellGeometryFVM(*dm, c, &vol, centre, NULL));
+    if (PetscAbsReal(centre[dim - 1] - r) < h) {
+      PetscCall(DMLabelSetValue(band, c, 1));
+      nsplit++;
+    }
+  }
+  ncells = cEnd - cStart;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &nsplit, 1, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)*dm)));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ncells, 1, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)*dm)));
+  PetscCall(PatchworkDMPlexRefineCells(*dm, band, 1, &tree));
+  PetscCall(DMLabelDestroy(&band));
+  PetscCall(DMDestroy(dm));
+  if (shell) { /* on the serial tree, the vertices onto the shell, the hanging ones back onto their coarse edges (faces) */
+    PetscCall(MapVerticesToShell(tree));
+    PetscCall(SnapHangingVertices(tree));
+  }
+  PetscCall(DMPlexDistribute(tree, 0, NULL, &dist));
+  if (dist) {
+    PetscCall(DMDestroy(&tree));
+    tree = dist;
+  }
+  PetscCall(PetscPrintf(PetscObjectComm((PetscObject)tree), "split %" PetscInt_FMT " of %" PetscInt_FMT " cells, those whose centre is within %g of radius %g (hanging nodes; multilinear cells)\n", nsplit, ncells, (double)h, (double)r));
+  *dm = tree;
+  PetscFunctionReturn(0);
 }
 
 #endif

@@ -141,6 +141,14 @@ check plex-gpu-hanging-2d $PLEX -tol 1e-13 -dm_plex_dim 2 -dm_plex_box_faces 3,3
 check plex-gpu-hanging-3d $PLEX -tol 1e-13 -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -tree_cell 13 -kmax 6 -curved -variable
 check plex-gpu-hanging-gll $PLEX -tol 1e-13 -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -tree_cell 3 -kmax 4 -gausslobatto -dirichlet
 check plex-gpu-hanging-n2 $MPI -n 2 $PLEX -tol 1e-13 -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -tree_cell 13 -kmax 4 -curved -variable -dirichlet
+# several split cells (PatchworkDMPlexRefineCells()): faces between split neighbours, edge-only constraints
+# (7 of the 8 cells of a 2x2x2 box), the 3D cross on 2 ranks
+check plex-gpu-refine-2d  $PLEX -tol 1e-13 -dm_plex_dim 2 -dm_plex_box_faces 3,3 -refine_cells 0,4,5,8 -kmax 10 -curved -variable -dirichlet
+check plex-gpu-refine-edge-only $PLEX -tol 1e-13 -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -refine_cells 0,1,2,3,4,5,6 -kmax 6 -curved -variable -dirichlet
+check plex-gpu-refine-gll $PLEX -tol 1e-13 -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 9,13 -kmax 5 -gausslobatto -curved
+check plex-gpu-refine-n2  $MPI -n 2 $PLEX -tol 1e-13 -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 4,10,12,13,14,16,22 -kmax 4 -curved -variable -dirichlet
+check plex-refine-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -refine_cells 0,1,2,3,4,5,6 -kmin 3 -kmax 3 -variable
+check plex-refine-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -refine_cells 0,1,2,3,4,5,6 -kmin 2 -kmax 2 -gausslobatto
 check plex-hanging-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 $PLEX -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -tree_cell 13 -kmin 2 -kmax 2 -variable
 check plex-hanging-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -tree_cell 0 -kmin 3 -kmax 3
 SH="build/examples/shell -dim 3 -degree 4 -cells 6"
@@ -151,6 +159,12 @@ if [ -n "$sh_gpu" ] && [ "$(echo "$sh_cpu" | cut -d' ' -f1)" = "$(echo "$sh_gpu"
   row shell-gpu-vs-cpu ok "gpu: $sh_gpu; cpu: ${sh_cpu##*l2err=}"; else row shell-gpu-vs-cpu FAIL "gpu: ${sh_gpu:-$(tail -n 2 "$L/shell-gpu.log" | head -1)} cpu: $sh_cpu"; fi
 row shell-gpu-copies info "KSPSolve host<->device copies: $(copies "$L/shell-gpu.log") (PCJACOBI's diagonal)"
 check shell-gpu-n2     $MPI -n 2 build/examples/shell -dim 3 -degree 3 -cells 4 $GPU
+# the shell with the cells around |x| = 0.75 split: the same iterations and error on the GPU as on the CPU
+shr_cpu=$(build/examples/shell -dim 3 -degree 3 -cells 6 -refine_shell 0.75 2>&1 | grep -o 'its=[0-9]* .*l2err=[^ ]*' | sed 's/ ksp.*reason/ reason/')
+shr_gpu=$(build/examples/shell -dim 3 -degree 3 -cells 6 -refine_shell 0.75 $GPU 2>&1 | grep -o 'its=[0-9]* .*l2err=[^ ]*' | sed 's/ ksp.*reason/ reason/')
+if [ -n "$shr_gpu" ] && [ "$(echo "$shr_cpu" | cut -d' ' -f1)" = "$(echo "$shr_gpu" | cut -d' ' -f1)" ] &&
+   awk -v a="${shr_cpu##*=}" -v b="${shr_gpu##*=}" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= 1e-8 * a) }'; then
+  row shell-refine-gpu-vs-cpu ok "gpu: $shr_gpu; cpu: ${shr_cpu##*l2err=}"; else row shell-refine-gpu-vs-cpu FAIL "gpu: ${shr_gpu:-none} cpu: $shr_cpu"; fi
 check plex-memcheck    compute-sanitizer --tool memcheck --error-exitcode 1 build/examples/shell -dim 3 -degree 3 -cells 2 $GPU
 check plex-racecheck   compute-sanitizer --tool racecheck --error-exitcode 1 build/examples/shell -dim 2 -degree 5 -cells 3 $GPU
 fi
