@@ -37,6 +37,15 @@ PetscErrorCode PatchworkTestTreeRefine(DM *dm, PetscInt cell)
   PetscCall(DMPlexSetReferenceTree(*dm, ref));
   PetscCall(DMDestroy(&ref));
   PetscCall(DMPlexTreeRefineCell(*dm, cell, &nc));
+  { /* PETSc's tree does not keep the vector and matrix types */
+    VecType vtype;
+    MatType mtype;
+
+    PetscCall(DMGetVecType(*dm, &vtype));
+    PetscCall(DMSetVecType(nc, vtype));
+    PetscCall(DMGetMatType(*dm, &mtype));
+    PetscCall(DMSetMatType(nc, mtype));
+  }
   PetscCall(DMDestroy(dm));
   PetscCall(DMPlexDistribute(nc, 0, NULL, &dist));
   if (dist) {
