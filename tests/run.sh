@@ -418,6 +418,9 @@ run mat/p1-n1             $MPIEXEC -n 1 $B/tests/mat/test_p1
 run mat/p1-n2             $MPIEXEC -n 2 $B/tests/mat/test_p1
 run mat/p1-n3             $MPIEXEC -n 3 $B/tests/mat/test_p1 -skip_bad
 run mat/p1-reassembly-n3  $MPIEXEC -n 3 $B/tests/mat/test_p1 -quick
+# the GPU's patch layout and COO order, run on the CPU (the CPU's default is the plain row order)
+run mat/p1-patches-n1     $MPIEXEC -n 1 $B/tests/mat/test_p1 -patchwork_p1_patches
+run mat/p1-patches-n2     $MPIEXEC -n 2 $B/tests/mat/test_p1 -patchwork_p1_patches -skip_bad
 run mat/spai-n1           $MPIEXEC -n 1 $B/tests/mat/test_spai
 run mat/spai-n2           $MPIEXEC -n 2 $B/tests/mat/test_spai
 # tets_its LO HI OPTIONS...: examples/tets (CG to 1e-8, b = 1) converges in LO..HI iterations; skipped when

@@ -151,12 +151,14 @@ typedef struct {
 
 /* The layout PatchworkP1LayoutCreate() derives from a cell list: the vertices renumbered patch by
    patch, the cells sorted by patch (vertex 0 of each cell its lowest new number, and in its patch), the
-   pattern of the vertex graph. Arrays from malloc. */
+   pattern of the vertex graph. PatchworkP1LayoutCreateOrdered() gives the vertices the caller's numbering
+   and keeps the cells in their order (cell_perm NULL), all in one patch: the layout of the CPU reference,
+   which ignores patches. Arrays from malloc. */
 typedef struct {
   int        dim, nvert;
   long long  ncell;
   int       *perm;       /* [nvert] old vertex of new vertex v */
-  long long *cell_perm;  /* [ncell] old cell of new cell c */
+  long long *cell_perm;  /* [ncell] old cell of new cell c, or NULL: the same */
   int       *cells;      /* [(dim+1)*ncell] new vertex numbers, structure of arrays as in the descriptor */
   long long *rowptr;     /* [nvert+1] */
   int       *col;        /* [rowptr[nvert]] */
@@ -175,14 +177,21 @@ extern "C" {
    patch_bytes (PatchworkP1PatchBytes()); a vertex whose row alone does not fit makes a patch of its own.
    Returns 0, 1 on bad arguments (a vertex out of range, dim not 2 or 3), 2 when memory runs out. */
 int  PatchworkP1LayoutCreate(int dim, int nvert, long long ncell, const int *cells_in, size_t patch_bytes, PatchworkP1Layout *L);
+/* The same cell list in one patch: new vertex r is old vertex order[r] (order a permutation of 0..nvert-1,
+   NULL for the identity), the cells in their order (each one's lowest new vertex moved to position 0), the
+   columns of each row ascending in the new numbering. No patches to grow: a caller that numbers the
+   vertices in the order of its own matrix rows needs no vals_pos. Returns as PatchworkP1LayoutCreate()
+   (1 also when order is not a permutation). */
+int  PatchworkP1LayoutCreateOrdered(int dim, int nvert, long long ncell, const int *cells_in, const int *order, PatchworkP1Layout *L);
 void PatchworkP1LayoutDestroy(PatchworkP1Layout *L);
 /* The descriptor of a layout (the coordinates, sigma, lambda and the optional maps are the caller's to
    set; they are NULL and 0 here) */
 void PatchworkP1LayoutDesc(const PatchworkP1Layout *L, PatchworkP1Desc *d);
 
 /* CPU reference (src/core/p1_ref.c): cells in order, entries in row-major order of the element matrix,
-   each added to vals with a binary search in its row (through vals_pos when given). vals is assigned;
-   err may be NULL. */
+   each added to vals at the position of its column in its row (through vals_pos when given), the same
+   PatchworkP1FindColumn() finds (short rows are searched without branches). vals is assigned; err may be
+   NULL. */
 void PatchworkP1AssembleRef(const PatchworkP1Desc *d, double *vals, PatchworkP1Errors *err);
 
 /* CUDA (cuda/p1_assemble.cu), device pointers in stream (a cudaStream_t, NULL: default): the patch-based

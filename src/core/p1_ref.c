@@ -7,6 +7,29 @@
 #include <string.h>
 #include <patchwork/p1_kernel.h>
 
+/* The positions of the n columns v[] in the sorted row col[lo..hi) (-1 where missing): for the short rows of
+   a mesh one branch-free pass over the row, each position the count of the row's columns below the one
+   wanted (a binary search mispredicts a branch at about every step); longer rows by binary search */
+static inline void FindColumns(const int *col, long long lo, long long hi, int n, const int v[], long long z[])
+{
+  if (hi - lo > 64) {
+    for (int l = 0; l < n; l++) z[l] = PatchworkP1FindColumn(col, lo, hi, v[l]);
+    return;
+  }
+  { /* four counters side by side (a triangle counts its last vertex twice): one vector compare a column */
+    const int w[4] = {v[0], v[1], v[2], n > 3 ? v[3] : v[2]};
+    int       k[4] = {0, 0, 0, 0};
+
+    for (long long i = lo; i < hi; i++) {
+      const int c = col[i];
+      for (int l = 0; l < 4; l++) k[l] += c < w[l];
+    }
+    for (int l = 0; l < n; l++) z[l] = lo + k[l];
+  }
+  for (int l = 0; l < n; l++)
+    if (z[l] >= hi || col[z[l]] != v[l]) z[l] = -1;
+}
+
 void PatchworkP1AssembleRef(const PatchworkP1Desc *d, double *vals, PatchworkP1Errors *err)
 {
   const int       n   = d->dim + 1;
@@ -29,13 +52,12 @@ void PatchworkP1AssembleRef(const PatchworkP1Desc *d, double *vals, PatchworkP1E
     }
     degenerate += PatchworkP1ElementMatrix(d->dim, xv, d->sigma ? d->sigma[d->sigma_map ? d->sigma_map[c] : c] : 1.0, d->lambda, Ae);
     for (int k = 0; k < n; k++) {
-      const long long lo = d->rowptr[v[k]], hi = d->rowptr[v[k] + 1];
+      long long z[4];
 
+      FindColumns(d->col, d->rowptr[v[k]], d->rowptr[v[k] + 1], n, v, z);
       for (int l = 0; l < n; l++) {
-        const long long z = PatchworkP1FindColumn(d->col, lo, hi, v[l]);
-
-        if (z < 0) missing++;
-        else sum[pos ? pos[z] : z] += Ae[k * n + l];
+        if (z[l] < 0) missing++;
+        else sum[pos ? pos[z[l]] : z[l]] += Ae[k * n + l];
       }
     }
   }
@@ -76,12 +98,35 @@ void PatchworkP1LayoutDesc(const PatchworkP1Layout *L, PatchworkP1Desc *d)
   d->patch_cell = L->patch_cell;
 }
 
-/* The vertex graph in the old numbering: vertex v's row holds v and every vertex it shares a cell with,
-   in the order they first appear in its cells (cell order, then vertex order within the cell), the
-   order GrowPatches() queues them in. One pass over the cells of each vertex, col grown as needed (a
-   counting pass first cost as much again). vc_ptr/vc: the cells of each vertex. mark: nvert ints of
-   scratch. */
-static int VertexGraph(int n, int nvert, const int *cells_in, const long long *vc_ptr, const int *vc, int *mark, long long **optr, int **ocol)
+/* Ascending order of a row's columns: insertion sort for the short rows of a mesh, qsort() for long ones */
+static int CompareInt(const void *a, const void *b)
+{
+  const int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+static void SortRow(int *a, long long n)
+{
+  if (n > 64) {
+    qsort(a, (size_t)n, sizeof(int), CompareInt);
+    return;
+  }
+  for (long long i = 1; i < n; i++) {
+    const int x = a[i];
+    long long j = i - 1;
+
+    for (; j >= 0 && a[j] > x; j--) a[j + 1] = a[j];
+    a[j + 1] = x;
+  }
+}
+
+/* The vertex graph: the row of vertex v holds v and every vertex it shares a cell with. Without perm, in
+   the old numbering, the columns of a row in the order they first appear in v's cells (cell order, then
+   vertex order within the cell), the order GrowPatches() queues them in. With perm (new -> old) and inv
+   (old -> new): row r is that of vertex perm[r], its columns the new numbers, ascending. One pass over the
+   cells of each vertex, col grown as needed (a counting pass first cost as much again). vc_ptr/vc: the
+   cells of each vertex. mark: nvert ints of scratch. */
+static int VertexGraph(int n, int nvert, const int *cells_in, const long long *vc_ptr, const int *vc, const int *perm, const int *inv, int *mark, long long **optr, int **ocol)
 {
   long long *ptr, z = 0, cap;
   int       *col;
@@ -96,7 +141,8 @@ static int VertexGraph(int n, int nvert, const int *cells_in, const long long *v
     return 2;
   }
   for (int v = 0; v < nvert; v++) mark[v] = -1;
-  for (int v = 0; v < nvert; v++) {
+  for (int r = 0; r < nvert; r++) {
+    const int       v    = perm ? perm[r] : r;
     const long long most = (vc_ptr[v + 1] - vc_ptr[v]) * n; /* this row has at most that many entries */
 
     if (z + most > cap) {
@@ -111,18 +157,19 @@ static int VertexGraph(int n, int nvert, const int *cells_in, const long long *v
       col = grown;
       cap = want;
     }
-    ptr[v] = z;
+    ptr[r] = z;
     for (long long i = vc_ptr[v]; i < vc_ptr[v + 1]; i++) {
       const int *cv = cells_in + (long long)vc[i] * n;
 
       for (int k = 0; k < n; k++) {
         const int w = cv[k];
-        if (mark[w] != v) {
-          mark[w]  = v;
-          col[z++] = w;
+        if (mark[w] != r) {
+          mark[w]  = r;
+          col[z++] = inv ? inv[w] : w;
         }
       }
     }
+    if (perm) SortRow(col + ptr[r], z - ptr[r]);
   }
   ptr[nvert] = z;
   *optr      = ptr;
@@ -177,7 +224,9 @@ static int GrowPatches(int dim, int nvert, const long long *optr, const int *oco
   return np;
 }
 
-int PatchworkP1LayoutCreate(int dim, int nvert, long long ncell, const int *cells_in, size_t patch_bytes, PatchworkP1Layout *L)
+/* PatchworkP1LayoutCreate() (ordered false: patches grown) and PatchworkP1LayoutCreateOrdered() (ordered
+   true: the vertices numbered by order, or kept when it is NULL; the cells kept in their order; one patch) */
+static int LayoutCreate(int dim, int nvert, long long ncell, const int *cells_in, size_t patch_bytes, int ordered, const int *order, PatchworkP1Layout *L)
 {
   const int  n = dim + 1;
   long long *vc_ptr = NULL, *optr = NULL;
@@ -193,18 +242,21 @@ int PatchworkP1LayoutCreate(int dim, int nvert, long long ncell, const int *cell
   L->ncell = ncell;
 
   /* the cells of each vertex */
-  vc_ptr = (long long *)calloc((size_t)nvert + 1, sizeof(long long));
-  vc     = (int *)malloc(sizeof(int) * ((size_t)ncell * n + 1));
-  inv    = (int *)malloc(sizeof(int) * ((size_t)nvert + 1));
-  patch  = (int *)malloc(sizeof(int) * ((size_t)nvert + 1));
-  queue  = (int *)malloc(sizeof(int) * ((size_t)nvert + 1));
-  stamp  = (int *)malloc(sizeof(int) * ((size_t)nvert + 1));
+  vc_ptr       = (long long *)calloc((size_t)nvert + 1, sizeof(long long));
+  vc           = (int *)malloc(sizeof(int) * ((size_t)ncell * n + 1));
+  inv          = (int *)malloc(sizeof(int) * ((size_t)nvert + 1));
+  stamp        = (int *)malloc(sizeof(int) * ((size_t)nvert + 1));
   L->perm      = (int *)malloc(sizeof(int) * ((size_t)nvert + 1));
-  L->patch_ptr = (int *)malloc(sizeof(int) * ((size_t)nvert + 2));
-  L->cell_perm = (long long *)malloc(sizeof(long long) * ((size_t)ncell + 1));
+  L->patch_ptr = (int *)malloc(sizeof(int) * (ordered ? 2 : (size_t)nvert + 2));
   L->cells     = (int *)malloc(sizeof(int) * ((size_t)ncell * n + 1));
-  L->rowptr    = (long long *)malloc(sizeof(long long) * ((size_t)nvert + 1));
-  if (!vc_ptr || !vc || !inv || !patch || !queue || !stamp || !L->perm || !L->patch_ptr || !L->cell_perm || !L->cells || !L->rowptr) goto done;
+  if (!vc_ptr || !vc || !inv || !stamp || !L->perm || !L->patch_ptr || !L->cells) goto done;
+  if (!ordered) {
+    patch        = (int *)malloc(sizeof(int) * ((size_t)nvert + 1));
+    queue        = (int *)malloc(sizeof(int) * ((size_t)nvert + 1));
+    L->cell_perm = (long long *)malloc(sizeof(long long) * ((size_t)ncell + 1));
+    L->rowptr    = (long long *)malloc(sizeof(long long) * ((size_t)nvert + 1));
+    if (!patch || !queue || !L->cell_perm || !L->rowptr) goto done;
+  }
   for (long long i = 0; i < ncell * n; i++) vc_ptr[cells_in[i] + 1]++;
   for (int v = 0; v < nvert; v++) vc_ptr[v + 1] += vc_ptr[v];
   for (long long c = 0; c < ncell; c++)
@@ -212,7 +264,53 @@ int PatchworkP1LayoutCreate(int dim, int nvert, long long ncell, const int *cell
   for (int v = nvert; v > 0; v--) vc_ptr[v] = vc_ptr[v - 1];
   vc_ptr[0] = 0;
 
-  if ((ret = VertexGraph(n, nvert, cells_in, vc_ptr, vc, stamp, &optr, &ocol))) goto done;
+  if (ordered) {
+    /* the given numbering (a permutation: checked), the pattern built in it directly */
+    for (int v = 0; v < nvert; v++) inv[v] = -1;
+    for (int r = 0; r < nvert; r++) {
+      const int v = order ? order[r] : r;
+
+      if (v < 0 || v >= nvert || inv[v] >= 0) {
+        ret = 1;
+        goto done;
+      }
+      inv[v]     = r;
+      L->perm[r] = v;
+    }
+    if ((ret = VertexGraph(n, nvert, cells_in, vc_ptr, vc, L->perm, inv, stamp, &L->rowptr, &L->col))) goto done;
+    ret = 2;
+    { /* col was grown by estimate: give back what the pattern does not use */
+      int *fit = (int *)realloc(L->col, sizeof(int) * ((size_t)L->rowptr[nvert] + 1));
+      if (fit) L->col = fit;
+    }
+    L->npatch          = 1;
+    L->patch_ptr[0]    = 0;
+    L->patch_ptr[1]    = nvert;
+    if (!(L->patch_cell = (long long *)malloc(2 * sizeof(long long)))) goto done;
+    L->patch_cell[0]   = 0;
+    L->patch_cell[1]   = ncell;
+    L->max_patch_rows  = nvert;
+    L->max_patch_cells = ncell;
+    /* the cells in their order, each one's lowest vertex moved to position 0 */
+    for (long long c = 0; c < ncell; c++) {
+      int v[4], kmin = 0;
+
+      for (int k = 0; k < n; k++) {
+        v[k] = inv[cells_in[c * n + k]];
+        if (v[k] < v[kmin]) kmin = k;
+      }
+      if (kmin) { /* a transposition: the orientation flips, which the element matrix ignores */
+        const int t = v[0];
+        v[0]    = v[kmin];
+        v[kmin] = t;
+      }
+      for (int k = 0; k < n; k++) L->cells[k * ncell + c] = v[k];
+    }
+    ret = 0;
+    goto done;
+  }
+
+  if ((ret = VertexGraph(n, nvert, cells_in, vc_ptr, vc, NULL, NULL, stamp, &optr, &ocol))) goto done;
   ret = 2;
   L->npatch = GrowPatches(dim, nvert, optr, ocol, patch_bytes, L->perm, inv, patch, L->patch_ptr, queue, stamp);
   for (int v = 0; v < nvert; v++) inv[L->perm[v]] = v;
@@ -277,4 +375,14 @@ done:
   free(stamp);
   if (ret) PatchworkP1LayoutDestroy(L);
   return ret;
+}
+
+int PatchworkP1LayoutCreate(int dim, int nvert, long long ncell, const int *cells_in, size_t patch_bytes, PatchworkP1Layout *L)
+{
+  return LayoutCreate(dim, nvert, ncell, cells_in, patch_bytes, 0, NULL, L);
+}
+
+int PatchworkP1LayoutCreateOrdered(int dim, int nvert, long long ncell, const int *cells_in, const int *order, PatchworkP1Layout *L)
+{
+  return LayoutCreate(dim, nvert, ncell, cells_in, 0, 1, order, L);
 }

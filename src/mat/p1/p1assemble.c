@@ -1,14 +1,19 @@
 /* Assembly of the P1 Helmholtz matrix -div(sigma grad u) + lambda u on a DMPlex of triangles or
-   tetrahedra (Fu et al. 2014, sections 3 and 4). The host reads the mesh (vertex coordinates, the
-   vertices of the cells this rank owns), derives the layout of include/patchwork/p1_kernel.h (vertex
-   graph pattern, patches), hands the pattern to PETSc as COO, and has the values computed by the CPU
-   reference or, for a CUDA matrix, by the patch-based kernel on the device; MatSetValuesCOO() then sums
-   the rank-local rows into the parallel matrix (rows of vertices another rank owns travel there).
-   The layout stays with the matrix, so that PatchworkDMPlexReassembleP1() recomputes only the values. */
+   tetrahedra (Fu et al. 2014, sections 3 and 4). The host numbers the rows from the vertices and the
+   point SF (as the DM's global section would), reads the mesh (vertex coordinates, the vertices of the
+   cells this rank owns), derives the layout of include/patchwork/p1_kernel.h (vertex graph pattern; for
+   the GPU, patches), hands the pattern to PETSc as COO, and has the values computed by the CPU reference
+   or, for a CUDA matrix, by the patch-based kernel on the device; MatSetValuesCOO() then sums the
+   rank-local rows into the parallel matrix (rows of vertices another rank owns travel there). On one rank
+   with the plain AIJ type the CPU's pattern is the matrix's CSR itself (MatSeqAIJSetPreallocationCSR()),
+   and the values go straight into its rows. The layout stays with the matrix, so that
+   PatchworkDMPlexReassembleP1() recomputes only the values. */
 #include "../../sys/pwimpl.h"
 #include <petsc/private/petscimpl.h> /* PetscObjectStateGet(): moved coordinates are read again */
+#include <petsc/private/dmimpl.h>    /* dm->globalSection: a global section the DM has already is used */
 #include <petscfe.h>
 #include <petscsf.h>
+#include <petscbt.h>
 #include <patchwork/p1_kernel.h>
 #include <patchwork/vec_kernel.h>
 
@@ -196,18 +201,179 @@ static PetscErrorCode CheckCoefficients(DM dm, PetscReal lambda, Vec sigma)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The global row of every local dof (indexed by its offset in the DM's local section) and the number of
+   rows this rank owns: the numbering of the DM's global section, made from the vertices alone. That section
+   (PetscSectionCreateGlobalSection()) numbers the dofs of the points that are not leaves of the point SF in
+   their local order, after those of the lower ranks, and gives a leaf the number of its root; building it
+   visits every point of the mesh with several calls each, 4.9 of the 25 s this assembly took at 2.1M
+   vertices, 12.6M tetrahedra (55M points; and its local-to-global mapping 0.5 s more). PETSc still builds it
+   when asked (DMCreateGlobalVector()), not here. A global section the DM has already (the caller's, or one
+   built before) is read as it is, and so is PETSc's for a local section with a permutation. */
+static PetscErrorCode P1GlobalRows(DM dm, PetscInt *orstart, PetscInt *onown, PetscInt **ogidx)
+{
+  MPI_Comm           comm = PetscObjectComm((PetscObject)dm);
+  PetscSection       lsec;
+  IS                 lperm;
+  PetscSF            sf;
+  PetscInt           vStart, vEnd, nv, nleaves, nghost = 0, nown, rstart = 0, k = 0, *gidx;
+  const PetscInt    *ilocal;
+  const PetscSFNode *iremote;
+  PetscMPIInt        size, rank, theirs;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(DMPlexGetDepthStratum(dm, 0, &vStart, &vEnd));
+  nv = vEnd - vStart;
+  PetscCall(DMGetLocalSection(dm, &lsec));
+  PetscCall(PetscSectionGetPermutation(lsec, &lperm));
+  PetscCall(PetscMalloc1(nv, &gidx));
+  theirs = (PetscMPIInt)(lperm || dm->globalSection);
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &theirs, 1, MPI_INT, MPI_MAX, comm));
+  if (theirs) { /* the DM's global section, as it is: a leaf's offset o there is -(o+1) */
+    PetscSection gsec;
+
+    PetscCall(DMGetGlobalSection(dm, &gsec));
+    PetscCall(PetscSectionGetConstrainedStorageSize(gsec, &nown));
+    for (PetscInt v = vStart; v < vEnd; v++) {
+      PetscInt off, goff;
+
+      PetscCall(PetscSectionGetOffset(lsec, v, &off));
+      PetscCall(PetscSectionGetOffset(gsec, v, &goff));
+      PetscCheck(off >= 0 && off < nv, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Vertex %" PetscInt_FMT " has local offset %" PetscInt_FMT " outside [0, %" PetscInt_FMT ")", v, off, nv);
+      gidx[off] = goff < 0 ? -(goff + 1) : goff;
+    }
+    PetscCallMPI(MPI_Exscan(&nown, &rstart, 1, MPIU_INT, MPI_SUM, comm));
+    *orstart = rank ? rstart : 0;
+    *onown   = nown;
+    *ogidx   = gidx;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
+  /* the vertices that are leaves (-1; the others 0 for now), the offsets of the others in order */
+  for (PetscInt i = 0; i < nv; i++) gidx[i] = 0;
+  PetscCall(DMGetPointSF(dm, &sf));
+  PetscCall(PetscSFGetGraph(sf, NULL, &nleaves, &ilocal, &iremote));
+  nleaves = PetscMax(nleaves, 0);
+  for (PetscInt i = 0; i < nleaves; i++) {
+    const PetscInt p = ilocal ? ilocal[i] : i;
+    PetscInt       off;
+
+    if (p < vStart || p >= vEnd) continue;
+    PetscCall(PetscSectionGetOffset(lsec, p, &off));
+    PetscCheck(off >= 0 && off < nv, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Vertex %" PetscInt_FMT " has local offset %" PetscInt_FMT " outside [0, %" PetscInt_FMT ")", p, off, nv);
+    gidx[off] = -1;
+    nghost++;
+  }
+  nown = nv - nghost;
+  PetscCallMPI(MPI_Exscan(&nown, &rstart, 1, MPIU_INT, MPI_SUM, comm));
+  if (rank == 0) rstart = 0;
+  for (PetscInt i = 0; i < nv; i++)
+    if (gidx[i] == 0) gidx[i] = rstart + k++;
+
+  /* the leaves' numbers from their roots, over the vertices: an SF from the ghost vertices to their owners'
+     vertices (numbered from each rank's vStart), not the point SF with its arrays over every point */
+  if (size > 1) {
+    PetscSF      vsf;
+    PetscSFNode *vremote;
+    PetscInt    *range, *leafoff, *rootg, *leafg, j = 0;
+
+    PetscCall(PetscMalloc1(2 * (size_t)size, &range));
+    {
+      const PetscInt mine[2] = {vStart, vEnd};
+      PetscCallMPI(MPI_Allgather(mine, 2, MPIU_INT, range, 2, MPIU_INT, comm));
+    }
+    PetscCall(PetscMalloc1(nghost, &vremote));
+    PetscCall(PetscMalloc3(nghost, &leafoff, nghost, &leafg, nv, &rootg));
+    for (PetscInt i = 0; i < nleaves; i++) {
+      const PetscInt    p = ilocal ? ilocal[i] : i;
+      const PetscMPIInt r = (PetscMPIInt)iremote[i].rank;
+      const PetscInt    q = iremote[i].index;
+
+      if (p < vStart || p >= vEnd) continue;
+      PetscCheck(r >= 0 && r < size && q >= range[2 * r] && q < range[2 * r + 1], PETSC_COMM_SELF, PETSC_ERR_PLIB, "Vertex %" PetscInt_FMT " is a leaf of point %" PetscInt_FMT " of rank %d, not a vertex there", p, q, (int)r);
+      PetscCall(PetscSectionGetOffset(lsec, p, &leafoff[j]));
+      vremote[j].rank  = r;
+      vremote[j].index = q - range[2 * r];
+      j++;
+    }
+    for (PetscInt v = vStart; v < vEnd; v++) {
+      PetscInt off;
+
+      PetscCall(PetscSectionGetOffset(lsec, v, &off));
+      rootg[v - vStart] = gidx[off];
+    }
+    PetscCall(PetscSFCreate(comm, &vsf));
+    PetscCall(PetscSFSetGraph(vsf, nv, nghost, NULL, PETSC_COPY_VALUES, vremote, PETSC_OWN_POINTER));
+    PetscCall(PetscSFBcastBegin(vsf, MPIU_INT, rootg, leafg, MPI_REPLACE));
+    PetscCall(PetscSFBcastEnd(vsf, MPIU_INT, rootg, leafg, MPI_REPLACE));
+    PetscCall(PetscSFDestroy(&vsf));
+    for (PetscInt i = 0; i < nghost; i++) {
+      PetscCheck(leafg[i] >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A ghost vertex's owner has no row for it");
+      gidx[leafoff[i]] = leafg[i];
+    }
+    PetscCall(PetscFree3(leafoff, leafg, rootg));
+    PetscCall(PetscFree(range));
+  }
+  *orstart = rstart;
+  *onown   = nown;
+  *ogidx   = gidx;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The cones of a DMPlex as its one array and section: DMPlexGetCone() per point costs a call and checks
-   (this loop asks 6-7 cones of each of 1.6M tetrahedra at 275K vertices) */
+   (this loop asks 6-7 cones of each of 1.6M tetrahedra at 275K vertices). A stratum whose points all have
+   cones of one size (cells, faces, edges of a simplex mesh) has them side by side in that array, in point
+   order (the section's offsets add up the sizes); PlexConesCreate() checks that at the stratum's ends and
+   then GetCone() computes the offset instead of asking the section. */
 typedef struct {
   PetscSection    sec;
   const PetscInt *cones;
+  PetscInt        nstrata;
+  PetscInt        start[3], end[3], off[3], size[3]; /* point p of [start, end): cone at off + size (p - start) */
 } PlexCones;
+
+static PetscErrorCode PlexConesCreate(DM dm, PetscInt dim, PlexCones *pc)
+{
+  PetscInt *cones;
+  IS        perm;
+
+  PetscFunctionBegin;
+  PetscCall(DMPlexGetConeSection(dm, &pc->sec));
+  PetscCall(DMPlexGetCones(dm, &cones));
+  pc->cones   = cones;
+  pc->nstrata = 0;
+  PetscCall(PetscSectionGetPermutation(pc->sec, &perm));
+  if (perm) PetscFunctionReturn(PETSC_SUCCESS);
+  for (PetscInt h = 0; h < PetscMin(dim, 3); h++) {
+    PetscInt pStart, pEnd, off0, offl, size, sizel;
+
+    PetscCall(DMPlexGetHeightStratum(dm, h, &pStart, &pEnd));
+    if (pEnd <= pStart) continue;
+    PetscCall(PetscSectionGetDof(pc->sec, pStart, &size));
+    PetscCall(PetscSectionGetDof(pc->sec, pEnd - 1, &sizel));
+    PetscCall(PetscSectionGetOffset(pc->sec, pStart, &off0));
+    PetscCall(PetscSectionGetOffset(pc->sec, pEnd - 1, &offl));
+    if (size < 1 || sizel != size || offl != off0 + size * (pEnd - 1 - pStart)) continue;
+    pc->start[pc->nstrata] = pStart;
+    pc->end[pc->nstrata]   = pEnd;
+    pc->off[pc->nstrata]   = off0;
+    pc->size[pc->nstrata]  = size;
+    pc->nstrata++;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 static inline PetscErrorCode GetCone(const PlexCones *pc, PetscInt p, const PetscInt **cone)
 {
   PetscInt off;
 
   PetscFunctionBegin;
+  for (PetscInt s = 0; s < pc->nstrata; s++)
+    if (p >= pc->start[s] && p < pc->end[s]) {
+      *cone = pc->cones + pc->off[s] + pc->size[s] * (p - pc->start[s]);
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
   PetscCall(PetscSectionGetOffset(pc->sec, p, &off));
   *cone = pc->cones + off;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -287,7 +453,8 @@ typedef struct {
   PetscObjectId     coord_id;  /* the local coordinate Vec read, and its state then */
   PetscObjectState  coord_state;
   int              *sigma_map; /* [ncell] the local cell (c - cStart) of each layout cell: sigma's entry */
-  long long        *vals_pos;  /* [nnz] position of each pattern entry in the COO list */
+  long long        *vals_pos;  /* [nnz] position of each pattern entry in the COO list (NULL: the same) */
+  PetscBool         csr;       /* the pattern is the CSR of the (MATSEQAIJ) matrix: no COO, values copied in */
   double           *sigma_buf; /* [ncell_dm] sigma as double where PetscScalar is not (complex, single) */
   struct {
     PetscBool  ready, coords_stale;
@@ -387,33 +554,67 @@ static PetscErrorCode P1CtxCoordinatesChanged(P1Ctx *ctx, DM dm, PetscBool *chan
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The layout of the cells this rank owns and what the values need (ctx), and the global row of each
-   layout vertex (grow, for the COO list) */
-static PetscErrorCode P1CtxCreate(DM dm, PetscInt dim, PetscInt patch_bytes, P1Ctx **octx, PetscInt **ogrow)
+/* The numbering of the CPU layout, new vertex -> local dof: the order of the rows of the COO list
+   (P1Preallocate()), this rank's rows rstart .. rstart+nown-1 first, then the other ranks' vertices by
+   their global row. NULL when that is the local order (no vertex of another rank here) */
+static PetscErrorCode P1RowOrder(PetscInt nv, PetscInt rstart, PetscInt nown, const PetscInt gidx[], int **oorder)
 {
-  PetscInt               vStart, vEnd, cStart, cEnd, nv, nowned = 0, nleaves, depth;
-  const PetscInt        *ilocal, *l2g;
-  PetscSection           lsec, csec;
-  ISLocalToGlobalMapping ltog;
-  PetscSF                sf;
-  DM                     cdm;
-  PetscBool             *leaf;
-  PetscInt              *lidx, *owned, *vert, *grow;
-  int                   *cells;
-  const int              n = (int)dim + 1;
-  int                    ret;
-  P1Ctx                 *ctx;
+  PetscInt *gkey, *goff, nghost = 0;
+  int      *order;
+  PetscBool identity = PETSC_TRUE;
+
+  PetscFunctionBegin;
+  *oorder = NULL;
+  PetscCall(PetscMalloc1(nv, &order));
+  PetscCall(PetscMalloc2(nv - nown, &gkey, nv - nown, &goff));
+  for (PetscInt i = 0; i < nv; i++) {
+    if (gidx[i] >= rstart && gidx[i] < rstart + nown) order[gidx[i] - rstart] = (int)i;
+    else {
+      PetscCheck(nghost < nv - nown, PETSC_COMM_SELF, PETSC_ERR_PLIB, "More than %" PetscInt_FMT " local vertices of other ranks", nv - nown);
+      gkey[nghost]   = gidx[i];
+      goff[nghost++] = i;
+    }
+  }
+  PetscCheck(nghost == nv - nown, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%" PetscInt_FMT " local vertices of other ranks, not %" PetscInt_FMT, nghost, nv - nown);
+  PetscCall(PetscSortIntWithArray(nghost, gkey, goff));
+  for (PetscInt i = 0; i < nghost; i++) order[nown + i] = (int)goff[i];
+  PetscCall(PetscFree2(gkey, goff));
+  for (PetscInt i = 0; i < nv && identity; i++) identity = (PetscBool)(order[i] == i);
+  if (identity) PetscCall(PetscFree(order));
+  *oorder = order;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The layout of the cells this rank owns and what the values need (ctx), and the global row of each
+   layout vertex (grow, for the COO list). gidx: the global row of each local dof (P1GlobalRows()), this
+   rank's rows rstart .. rstart+nown-1. With patches (the GPU's) the layout's patches feed the CUDA kernel;
+   without (the CPU's) the vertices are numbered in the order of the COO list's rows and the cells stay in
+   their order (PatchworkP1LayoutCreateOrdered()): the reference sums straight into the list's order, with
+   no vals_pos, and no patches are grown */
+static PetscErrorCode P1CtxCreate(DM dm, PetscInt dim, PetscInt patch_bytes, PetscBool patches, PetscInt rstart, PetscInt nown, const PetscInt gidx[], P1Ctx **octx, PetscInt **ogrow)
+{
+  PetscInt           vStart, vEnd, cStart, cEnd, nv, nc, nowned, ncleaf = 0, nleaves, depth;
+  const PetscInt    *ilocal;
+  PetscSection       lsec, csec;
+  PetscSF            sf;
+  DM                 cdm;
+  PetscInt          *lidx, *owned = NULL, *vert, *grow;
+  int               *cells;
+  const int          n = (int)dim + 1;
+  int                ret;
+  P1Ctx             *ctx;
 
   PetscFunctionBegin;
   PetscCall(PetscNew(&ctx));
   PetscCall(DMPlexGetDepthStratum(dm, 0, &vStart, &vEnd));
   PetscCall(DMPlexGetHeightStratum(dm, 0, &cStart, &cEnd));
   nv               = vEnd - vStart;
+  nc               = cEnd - cStart;
   ctx->dm          = dm;
-  ctx->ncell_dm    = cEnd - cStart;
+  ctx->ncell_dm    = nc;
   ctx->nvert_dm    = nv;
   ctx->patch_bytes = patch_bytes;
-  PetscCheck(cEnd - cStart < PETSC_MAX_INT && (PetscInt64)(cEnd - cStart) * n < PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_SUP, "Too many cells on one rank for 32-bit indices");
+  PetscCheck(nc < PETSC_MAX_INT && (PetscInt64)nc * n < PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_SUP, "Too many cells on one rank for 32-bit indices");
 
   /* the local dof of every vertex: its number in the kernel's old numbering; and the vertex of each dof */
   PetscCall(DMGetLocalSection(dm, &lsec));
@@ -426,18 +627,29 @@ static PetscErrorCode P1CtxCreate(DM dm, PetscInt dim, PetscInt patch_bytes, P1C
     vert[off]        = v;
   }
 
-  /* the cells this rank owns (not leaves of the point SF: with overlap, other ranks' cells are here too) */
-  PetscCall(PetscCalloc1(cEnd - cStart, &leaf));
+  /* the cells this rank owns (not leaves of the point SF: with overlap, other ranks' cells are here too);
+     all of them, owned stays NULL, when no cell is a leaf */
   PetscCall(DMGetPointSF(dm, &sf));
   PetscCall(PetscSFGetGraph(sf, NULL, &nleaves, &ilocal, NULL));
   for (PetscInt i = 0; i < nleaves; i++) {
     const PetscInt p = ilocal ? ilocal[i] : i;
-    if (p >= cStart && p < cEnd) leaf[p - cStart] = PETSC_TRUE;
+    if (p >= cStart && p < cEnd) ncleaf++;
   }
-  PetscCall(PetscMalloc1(cEnd - cStart, &owned));
-  for (PetscInt c = cStart; c < cEnd; c++)
-    if (!leaf[c - cStart]) owned[nowned++] = c;
-  PetscCall(PetscFree(leaf));
+  nowned = nc;
+  if (ncleaf) {
+    PetscBT leaf;
+
+    PetscCall(PetscBTCreate(nc, &leaf));
+    for (PetscInt i = 0; i < nleaves; i++) {
+      const PetscInt p = ilocal ? ilocal[i] : i;
+      if (p >= cStart && p < cEnd) PetscCall(PetscBTSet(leaf, p - cStart));
+    }
+    PetscCall(PetscMalloc1(nc, &owned));
+    nowned = 0;
+    for (PetscInt c = cStart; c < cEnd; c++)
+      if (!PetscBTLookup(leaf, c - cStart)) owned[nowned++] = c;
+    PetscCall(PetscBTDestroy(&leaf));
+  }
 
   /* their vertices, from the cones (DMPlexGetTransitiveClosure() looks up cell types on the way: 40% of
      the assembly on PETSc 3.18); the order does not matter to the element matrix */
@@ -445,43 +657,52 @@ static PetscErrorCode P1CtxCreate(DM dm, PetscInt dim, PetscInt patch_bytes, P1C
   PetscCall(PetscMalloc1((size_t)nowned * n, &cells));
   {
     PlexCones pc;
-    PetscInt *cones;
 
-    PetscCall(DMPlexGetConeSection(dm, &pc.sec));
-    PetscCall(DMPlexGetCones(dm, &cones));
-    pc.cones = cones;
+    PetscCall(PetscMemzero(&pc, sizeof(pc)));
+    if (depth == dim) PetscCall(PlexConesCreate(dm, dim, &pc));
     for (PetscInt i = 0; i < nowned; i++) {
-      PetscInt v[4];
+      const PetscInt c = owned ? owned[i] : cStart + i;
+      PetscInt       v[4];
 
-      if (depth == dim) PetscCall(SimplexVertices(&pc, dim, owned[i], v));
-      else PetscCall(CellVertices(dm, vStart, vEnd, n, owned[i], v));
+      if (depth == dim) PetscCall(SimplexVertices(&pc, dim, c, v));
+      else PetscCall(CellVertices(dm, vStart, vEnd, n, c, v));
       for (PetscInt k = 0; k < n; k++) {
-        PetscCheck(v[k] >= vStart && v[k] < vEnd, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cell %" PetscInt_FMT ": point %" PetscInt_FMT " is not a vertex", owned[i], v[k]);
+        PetscCheck(v[k] >= vStart && v[k] < vEnd, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cell %" PetscInt_FMT ": point %" PetscInt_FMT " is not a vertex", c, v[k]);
         cells[(size_t)i * n + k] = (int)lidx[v[k] - vStart];
       }
     }
   }
 
-  ret = PatchworkP1LayoutCreate((int)dim, (int)nv, (long long)nowned, cells, (size_t)patch_bytes, &ctx->L);
-  PetscCheck(ret != 2, PETSC_COMM_SELF, PETSC_ERR_MEM, "Out of memory in PatchworkP1LayoutCreate()");
-  PetscCheck(ret == 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PatchworkP1LayoutCreate() refused the cell list");
+  if (patches) ret = PatchworkP1LayoutCreate((int)dim, (int)nv, (long long)nowned, cells, (size_t)patch_bytes, &ctx->L);
+  else {
+    int *order;
+
+    PetscCall(P1RowOrder(nv, rstart, nown, gidx, &order));
+    ret = PatchworkP1LayoutCreateOrdered((int)dim, (int)nv, (long long)nowned, cells, order, &ctx->L);
+    PetscCall(PetscFree(order));
+  }
+  PetscCheck(ret != 2, PETSC_COMM_SELF, PETSC_ERR_MEM, "Out of memory in the P1 layout");
+  PetscCheck(ret == 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The P1 layout refused the cell list");
   PetscCall(PetscFree(cells));
 
-  /* coordinates in the layout's order, the sigma entry of each layout cell, global rows */
+  /* coordinates in the layout's order, the sigma entry of each layout cell (none: the cells are the DM's,
+     in order), global rows */
   PetscCall(DMGetCoordinateDM(dm, &cdm));
   PetscCall(DMGetLocalSection(cdm, &csec));
   PetscCall(PetscMalloc1(nv, &ctx->coord_off));
   for (PetscInt r = 0; r < nv; r++) PetscCall(PetscSectionGetOffset(csec, vert[ctx->L.perm[r]], &ctx->coord_off[r]));
   PetscCall(P1CtxReadCoordinates(ctx, dm));
-  PetscCall(PetscMalloc1(ctx->L.ncell, &ctx->sigma_map));
-  for (long long c = 0; c < ctx->L.ncell; c++) ctx->sigma_map[c] = (int)(owned[ctx->L.cell_perm[c]] - cStart);
+  if (owned || ctx->L.cell_perm) {
+    PetscCall(PetscMalloc1(ctx->L.ncell, &ctx->sigma_map));
+    for (long long c = 0; c < ctx->L.ncell; c++) {
+      const long long i = ctx->L.cell_perm ? ctx->L.cell_perm[c] : c;
+      ctx->sigma_map[c] = (int)(owned ? owned[i] - cStart : i);
+    }
+  }
   PetscCall(PetscFree(owned));
   PetscCall(PetscFree2(lidx, vert));
-  PetscCall(DMGetLocalToGlobalMapping(dm, &ltog));
-  PetscCall(ISLocalToGlobalMappingGetIndices(ltog, &l2g));
   PetscCall(PetscMalloc1(nv, &grow));
-  for (PetscInt r = 0; r < nv; r++) grow[r] = l2g[ctx->L.perm[r]];
-  PetscCall(ISLocalToGlobalMappingRestoreIndices(ltog, &l2g));
+  for (PetscInt r = 0; r < nv; r++) grow[r] = gidx[ctx->L.perm[r]];
   *octx  = ctx;
   *ogrow = grow;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -509,7 +730,8 @@ static inline void SortShort(PetscInt n, PetscInt key[], PetscInt idx[])
    (which PETSc sends away) by increasing global row, the columns of every row in that same order (the
    diagonal block's first: the order PETSc sorts a row into). PETSc 3.26 then skips its sorts on one rank
    (3.18 sorts in any case, faster when in order), and MatSetValuesCOO() reads the values in order.
-   ctx->vals_pos[z] is where pattern entry z is in the list: the kernels put the values there. */
+   ctx->vals_pos[z] is where pattern entry z is in the list: the kernels put the values there. A layout
+   numbered in the list's order (the CPU's, P1RowOrder()) is the list itself: no vals_pos, no sorting. */
 static PetscErrorCode P1Preallocate(Mat B, P1Ctx *ctx, const PetscInt grow[])
 {
   const PatchworkP1Layout *L   = &ctx->L;
@@ -518,6 +740,7 @@ static PetscErrorCode P1Preallocate(Mat B, P1Ctx *ctx, const PetscInt grow[])
   PetscLayout              rmap;
   PetscInt                 rstart, rend, nown = 0, nghost = 0, maxlen = 0, *order, *place, *gkey, *gvert, *key, *idx, *ci, *cj;
   long long               *start, pos = 0;
+  PetscBool                inorder = PETSC_TRUE;
 
   PetscFunctionBegin;
   PetscCheck(nnz < PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_SUP, "Too many matrix entries on one rank for 32-bit indices");
@@ -546,40 +769,68 @@ static PetscErrorCode P1Preallocate(Mat B, P1Ctx *ctx, const PetscInt grow[])
   PetscCall(PetscSortIntWithArray(nghost, gkey, gvert));
   for (PetscInt i = 0; i < nghost; i++) order[nown + i] = gvert[i];
   PetscCall(PetscFree2(gkey, gvert));
+  for (PetscInt i = 0; i < nv && inorder; i++) inorder = (PetscBool)(order[i] == i);
 
-  /* each vertex's place in that order, where its row starts in the list; then row by row (in the
-     layout's order, which keeps the rows' neighbours near) the columns sorted by their place */
-  PetscCall(PetscMalloc2(nv, &place, nv, &start));
-  for (PetscInt i = 0; i < nv; i++) {
-    const int r = (int)order[i];
-    place[r]    = i;
-    start[r]    = pos;
-    pos += L->rowptr[r + 1] - L->rowptr[r];
-    maxlen = PetscMax(maxlen, L->rowptr[r + 1] - L->rowptr[r]);
+  if (inorder) { /* a plain MATSEQAIJ takes the pattern as its CSR (3.18's COO preallocation sorts the list
+                    even when it is sorted: 3.4 of the 12.9 s this assembly took at 12.6M tetrahedra) */
+    PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQAIJ, &ctx->csr));
   }
-  PetscCall(PetscMalloc1(nnz, &ctx->vals_pos));
+  if (ctx->csr) {
+    PetscInt *ii, *jj = NULL;
+
+    PetscCall(PetscMalloc1(nv + 1, &ii));
+    for (PetscInt i = 0; i <= nv; i++) ii[i] = (PetscInt)L->rowptr[i];
+    if (sizeof(PetscInt) != sizeof(int)) {
+      PetscCall(PetscMalloc1(nnz, &jj));
+      for (long long z = 0; z < nnz; z++) jj[z] = L->col[z];
+    }
+    PetscCall(MatSeqAIJSetPreallocationCSR(B, ii, jj ? jj : (const PetscInt *)L->col, NULL));
+    PetscCall(PetscFree(ii));
+    PetscCall(PetscFree(jj));
+    PetscCall(PetscFree(order));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(PetscMalloc2(nnz, &ci, nnz, &cj));
-  PetscCall(PetscMalloc2(maxlen, &key, maxlen, &idx));
-  for (int r = 0; r < nv; r++) {
-    const long long z0 = L->rowptr[r];
-    const PetscInt  len = (PetscInt)(L->rowptr[r + 1] - z0);
-
-    for (PetscInt j = 0; j < len; j++) {
-      key[j] = place[L->col[z0 + j]];
-      idx[j] = j;
+  if (inorder) { /* rows in the list's order, columns ascending in it */
+    for (int r = 0; r < nv; r++)
+      for (long long z = L->rowptr[r]; z < L->rowptr[r + 1]; z++) {
+        ci[z] = grow[r];
+        cj[z] = grow[L->col[z]];
+      }
+  } else {
+    /* each vertex's place in that order, where its row starts in the list; then row by row (in the
+       layout's order, which keeps the rows' neighbours near) the columns sorted by their place */
+    PetscCall(PetscMalloc2(nv, &place, nv, &start));
+    for (PetscInt i = 0; i < nv; i++) {
+      const int r = (int)order[i];
+      place[r]    = i;
+      start[r]    = pos;
+      pos += L->rowptr[r + 1] - L->rowptr[r];
+      maxlen = PetscMax(maxlen, L->rowptr[r + 1] - L->rowptr[r]);
     }
-    if (len > 32) PetscCall(PetscSortIntWithArray(len, key, idx));
-    else SortShort(len, key, idx);
-    for (PetscInt j = 0; j < len; j++) {
-      const long long k = start[r] + j;
+    PetscCall(PetscMalloc1(nnz, &ctx->vals_pos));
+    PetscCall(PetscMalloc2(maxlen, &key, maxlen, &idx));
+    for (int r = 0; r < nv; r++) {
+      const long long z0  = L->rowptr[r];
+      const PetscInt  len = (PetscInt)(L->rowptr[r + 1] - z0);
 
-      ctx->vals_pos[z0 + idx[j]] = k;
-      ci[k]                      = grow[r];
-      cj[k]                      = grow[L->col[z0 + idx[j]]];
+      for (PetscInt j = 0; j < len; j++) {
+        key[j] = place[L->col[z0 + j]];
+        idx[j] = j;
+      }
+      if (len > 32) PetscCall(PetscSortIntWithArray(len, key, idx));
+      else SortShort(len, key, idx);
+      for (PetscInt j = 0; j < len; j++) {
+        const long long k = start[r] + j;
+
+        ctx->vals_pos[z0 + idx[j]] = k;
+        ci[k]                      = grow[r];
+        cj[k]                      = grow[L->col[z0 + idx[j]]];
+      }
     }
+    PetscCall(PetscFree2(key, idx));
+    PetscCall(PetscFree2(place, start));
   }
-  PetscCall(PetscFree2(key, idx));
-  PetscCall(PetscFree2(place, start));
   PetscCall(PetscFree(order));
   PetscCall(MatSetPreallocationCOO(B, (PetscCount)nnz, ci, cj));
   PetscCall(PetscFree2(ci, cj));
@@ -614,8 +865,8 @@ static PetscErrorCode P1CtxUpload(P1Ctx *ctx)
     UPLOAD(ctx->dev.col, L->col, nnz);
     UPLOAD(ctx->dev.patch_ptr, L->patch_ptr, (size_t)L->npatch + 1);
     UPLOAD(ctx->dev.patch_cell, L->patch_cell, (size_t)L->npatch + 1);
-    UPLOAD(ctx->dev.vals_pos, ctx->vals_pos, nnz);
-    UPLOAD(ctx->dev.sigma_map, ctx->sigma_map, L->ncell);
+    if (ctx->vals_pos) UPLOAD(ctx->dev.vals_pos, ctx->vals_pos, nnz);
+    if (ctx->sigma_map) UPLOAD(ctx->dev.sigma_map, ctx->sigma_map, L->ncell);
     PatchworkP1LayoutDesc(L, &d);
     PatchworkCallKernel(PatchworkDeviceMalloc((size_t)(nnz ? nnz : 1) * sizeof(double), (void **)&ctx->dev.vals));
     PatchworkCallKernel(PatchworkDeviceMalloc(PatchworkP1WorkBytes(&d), &ctx->dev.work));
@@ -685,8 +936,10 @@ static PetscErrorCode ValuesHost(Mat A, const PatchworkP1Desc *d, PetscScalar *v
 
 /* The values for lambda and sigma: on the device for a CUDA matrix (sigma read where its Vec has it),
    else by the CPU reference; the counts of degenerate cells and missing entries over all ranks in bad;
-   only when both are 0 the values go to A (MatSetValuesCOO()), so that A is left as it was otherwise */
-static PetscErrorCode P1Values(Mat A, P1Ctx *ctx, PetscReal lambda, Vec sigma, PetscBool device, long long bad[2])
+   only when both are 0 the values go to A (MatSetValuesCOO(), or copied into its rows when the pattern
+   is its CSR), so that A is left as it was otherwise. A fresh matrix (destroyed on error) with the
+   pattern as its CSR takes the reference's sums straight into its rows */
+static PetscErrorCode P1Values(Mat A, P1Ctx *ctx, PetscReal lambda, Vec sigma, PetscBool device, PetscBool fresh, long long bad[2])
 {
   const PetscBool    as_double = (PetscBool)(sizeof(PetscScalar) == sizeof(double) && !PetscDefined(USE_COMPLEX));
   PatchworkP1Desc    d;
@@ -720,7 +973,11 @@ static PetscErrorCode P1Values(Mat A, P1Ctx *ctx, PetscReal lambda, Vec sigma, P
     }
   }
   if (device) PetscCall(ValuesDevice(A, ctx, &d, smt, &err));
-  else {
+  else if (ctx->csr && fresh) { /* straight into a new matrix (destroyed on error) */
+    PetscCall(MatSeqAIJGetArrayWrite(A, &vals));
+    PetscCall(ValuesHost(A, &d, vals, &err));
+    PetscCall(MatSeqAIJRestoreArrayWrite(A, &vals));
+  } else {
     PetscCall(PetscMalloc1(d.nnz, &vals));
     PetscCall(ValuesHost(A, &d, vals, &err));
   }
@@ -731,16 +988,22 @@ static PetscErrorCode P1Values(Mat A, P1Ctx *ctx, PetscReal lambda, Vec sigma, P
   bad[0] = err.degenerate;
   bad[1] = err.missing;
   PetscCall(MPIU_Allreduce(MPI_IN_PLACE, bad, 2, MPI_LONG_LONG, MPI_SUM, PetscObjectComm((PetscObject)A)));
-  if (!bad[0] && !bad[1]) {
+  if (!bad[0] && !bad[1] && !(ctx->csr && fresh)) {
     PetscCall(PetscLogEventBegin(P1_SetValues, A, 0, 0, 0));
+    if (device) {
 #if defined(PATCHWORK_HAVE_CUDA)
-    if (device) PetscCall(MatSetValuesCOO(A, ctx->dev.vals, INSERT_VALUES));
-    else
+      PetscCall(MatSetValuesCOO(A, ctx->dev.vals, INSERT_VALUES));
 #endif
-      PetscCall(MatSetValuesCOO(A, vals, INSERT_VALUES));
+    } else if (ctx->csr) { /* the matrix's own rows, in the same order */
+      PetscScalar *a;
+
+      PetscCall(MatSeqAIJGetArrayWrite(A, &a));
+      PetscCall(PetscArraycpy(a, vals, d.nnz));
+      PetscCall(MatSeqAIJRestoreArrayWrite(A, &a));
+    } else PetscCall(MatSetValuesCOO(A, vals, INSERT_VALUES));
     PetscCall(PetscLogEventEnd(P1_SetValues, A, 0, 0, 0));
   }
-  PetscCall(PetscFree(vals));
+  if (!(ctx->csr && fresh)) PetscCall(PetscFree(vals));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -784,10 +1047,13 @@ static PetscErrorCode P1OnDevice(Mat B, PetscBool *device)
   Output Parameter:
 . A - the assembled matrix, of the type `DMGetMatType()` gives (`-dm_mat_type aijcusparse` for the GPU)
 
-  Options Database Key:
-. -patchwork_p1_patch_bytes <49152> - shared memory a patch of the GPU assembly may fill, at most the
+  Options Database Keys:
++ -patchwork_p1_patch_bytes <49152> - shared memory a patch of the GPU assembly may fill, at most the
                                       device's per-block limit (227 KB on H100/H200); smaller: more, smaller
                                       patches, more entries added through global memory
+- -patchwork_p1_patches <false>     - on the CPU too, lay the mesh out in the GPU's patches (and its COO
+                                      order), to check that layout; by default the CPU, whose reference needs
+                                      no patches, keeps the vertices in the order of the matrix rows
 
   Notes:
   The element matrices are exact: A_kl = sigma |T| grad phi_k . grad phi_l + lambda |T| (1 + delta_kl) / ((d+1)(d+2))
@@ -801,7 +1067,9 @@ static PetscErrorCode P1OnDevice(Mat B, PetscBool *device)
   none elsewhere, and no constraints (natural boundary conditions only).
 
   Each rank computes the element matrices of the cells it owns (not the leaves of the point SF) into the
-  rows of its local vertices; `MatSetValuesCOO()` sums rows of vertices owned by other ranks there. On a
+  rows of its local vertices; `MatSetValuesCOO()` sums rows of vertices owned by other ranks there (a
+  `MATSEQAIJ` matrix on one rank takes the pattern as its CSR, `MatSeqAIJSetPreallocationCSR()`, and the
+  values in its rows). On a
   CUDA matrix type (aijcusparse) the values are computed on the GPU by the patch-based hierarchical
   assembly of Fu et al. (vertices partitioned into patches, a CUDA block per patch accumulating its rows
   in shared memory) and handed to PETSc on the device; otherwise by the CPU reference.
@@ -810,9 +1078,12 @@ static PetscErrorCode P1OnDevice(Mat B, PetscBool *device)
   every call; the DM is attached to it (`MatGetDM()`), and so is what its values need (the patch layout,
   the coordinates in its order, where each entry goes in the matrix; on the GPU their device copies and
   the value buffers): `PatchworkDMPlexReassembleP1()` recomputes the values for other coefficients without
-  the preparation. `-log_view` shows PWP1SetUp (checks, the P1 field and its sections), PWP1Layout (mesh,
-  pattern and patches), PWP1Preallocate (the COO pattern to PETSc, and the upload of the layout to the
-  GPU), PWP1Values (element matrices and their sums) and PWP1SetValues.
+  the preparation. `-log_view` shows PWP1SetUp (checks, the P1 field, its local section and the global
+  rows of the vertices), PWP1Layout (mesh, pattern and patches), PWP1Preallocate (the COO pattern to PETSc,
+  and the upload of the layout to the GPU), PWP1Values (element matrices and their sums) and PWP1SetValues.
+  The rows are numbered from the vertices and the point SF as the DM's global section numbers them; the
+  DM's global section itself (which PETSc builds over every point of the mesh) is left to whoever asks for
+  it, e.g. `DMCreateGlobalVector()`.
 
   Level: beginner
 
@@ -821,11 +1092,11 @@ static PetscErrorCode P1OnDevice(Mat B, PetscBool *device)
 PetscErrorCode PatchworkDMPlexAssembleP1(DM dm, PetscReal lambda, Vec sigma, Mat *A)
 {
   MPI_Comm     comm;
-  PetscInt     dim, nrow;
+  PetscInt     dim, nrow, rstart;
   PetscInt     patch_bytes = 48 * 1024;
-  PetscInt    *grow        = NULL;
-  PetscSection gsec;
-  P1Ctx       *ctx = NULL;
+  PetscBool    patches = PETSC_FALSE;
+  PetscInt    *grow = NULL, *gidx = NULL;
+  P1Ctx       *ctx  = NULL;
   long long    bad[2];
   MatType      mtype;
   PetscBool    isaij, device;
@@ -838,6 +1109,7 @@ PetscErrorCode PatchworkDMPlexAssembleP1(DM dm, PetscReal lambda, Vec sigma, Mat
   PetscCall(P1Register());
   PetscOptionsBegin(comm, NULL, "Patchwork P1 assembly", "Mat");
   PetscCall(PetscOptionsInt("-patchwork_p1_patch_bytes", "Shared memory a patch of the GPU assembly may fill", "PatchworkDMPlexAssembleP1", patch_bytes, &patch_bytes, NULL));
+  PetscCall(PetscOptionsBool("-patchwork_p1_patches", "On the CPU too, lay the mesh out in the GPU's patches", "PatchworkDMPlexAssembleP1", patches, &patches, NULL));
   PetscOptionsEnd();
   PetscCheck(patch_bytes >= 0 && patch_bytes <= 1048576, comm, PETSC_ERR_ARG_OUTOFRANGE, "-patchwork_p1_patch_bytes must be in [0, 1048576] (and on the GPU at most its shared memory per block), not %" PetscInt_FMT, patch_bytes);
 
@@ -846,9 +1118,8 @@ PetscErrorCode PatchworkDMPlexAssembleP1(DM dm, PetscReal lambda, Vec sigma, Mat
   PetscCall(CheckCoefficients(dm, lambda, sigma));
   PetscCall(SetP1Field(dm, dim));
 
-  /* the matrix: rows of the DM's global section, the DM's AIJ type */
-  PetscCall(DMGetGlobalSection(dm, &gsec));
-  PetscCall(PetscSectionGetConstrainedStorageSize(gsec, &nrow));
+  /* the matrix: rows numbered as the DM's global section numbers the vertices, the DM's AIJ type */
+  PetscCall(P1GlobalRows(dm, &rstart, &nrow, &gidx));
   PetscCall(DMGetMatType(dm, &mtype));
   PetscCall(MatCreate(comm, &B));
   PetscCall(MatSetSizes(B, nrow, nrow, PETSC_DETERMINE, PETSC_DETERMINE));
@@ -859,6 +1130,7 @@ PetscErrorCode PatchworkDMPlexAssembleP1(DM dm, PetscReal lambda, Vec sigma, Mat
 
     PetscCall(MatGetType(B, &t));
     PetscCall(MatDestroy(&B));
+    PetscCall(PetscFree(gidx));
     PetscCall(PetscLogEventEnd(P1_SetUp, dm, 0, 0, 0));
     SETERRQ(comm, PETSC_ERR_SUP, "P1 assembly creates AIJ matrices (aij, aijcusparse, aijkokkos), not the DM's mat type %s", t);
   }
@@ -866,7 +1138,7 @@ PetscErrorCode PatchworkDMPlexAssembleP1(DM dm, PetscReal lambda, Vec sigma, Mat
   PetscCall(PetscLogEventEnd(P1_SetUp, dm, 0, 0, 0));
 
   PetscCall(PetscLogEventBegin(P1_Layout, B, 0, 0, 0));
-  PetscCall(P1CtxCreate(dm, dim, patch_bytes, &ctx, &grow));
+  PetscCall(P1CtxCreate(dm, dim, patch_bytes, (PetscBool)(device || patches), rstart, nrow, gidx, &ctx, &grow));
   PetscCall(P1CtxAttach(B, ctx)); /* freed with B from here on */
   PetscCall(PetscLogEventEnd(P1_Layout, B, 0, 0, 0));
 
@@ -879,17 +1151,21 @@ PetscErrorCode PatchworkDMPlexAssembleP1(DM dm, PetscReal lambda, Vec sigma, Mat
 #endif
   PetscCall(PetscLogEventEnd(P1_Preallocate, B, 0, 0, 0));
 
-  PetscCall(P1Values(B, ctx, lambda, sigma, device, bad));
-  if (bad[0] || bad[1]) PetscCall(MatDestroy(&B));
+  PetscCall(P1Values(B, ctx, lambda, sigma, device, PETSC_TRUE, bad));
+  if (bad[0] || bad[1]) {
+    PetscCall(MatDestroy(&B));
+    PetscCall(PetscFree(gidx));
+  }
   PetscCheck(!bad[0], comm, PETSC_ERR_ARG_WRONG, "%lld cells of the mesh are degenerate (zero volume, or coordinates not finite)", bad[0]);
   PetscCheck(!bad[1], comm, PETSC_ERR_PLIB, "%lld element entries missing from the P1 pattern", bad[1]);
-
-  {
+  { /* the DM's local-to-global mapping (DMGetLocalToGlobalMapping()), from the same numbering */
     ISLocalToGlobalMapping ltog;
 
-    PetscCall(DMGetLocalToGlobalMapping(dm, &ltog));
+    PetscCall(ISLocalToGlobalMappingCreate(comm, 1, ctx->nvert_dm, gidx, PETSC_OWN_POINTER, &ltog));
     PetscCall(MatSetLocalToGlobalMapping(B, ltog, ltog));
+    PetscCall(ISLocalToGlobalMappingDestroy(&ltog));
   }
+
   PetscCall(MatSetDM(B, dm));
   PetscCall(MatSetOption(B, MAT_SYMMETRIC, PETSC_TRUE));
   if (lambda > 0) PetscCall(MatSetOption(B, MAT_SPD, PETSC_TRUE));
@@ -912,9 +1188,10 @@ PetscErrorCode PatchworkDMPlexAssembleP1(DM dm, PetscReal lambda, Vec sigma, Mat
 
   Notes:
   The case of time stepping and of changing coefficients: the mesh checks, the P1 section, the patch
-  layout and the COO preallocation of `PatchworkDMPlexAssembleP1()` are not repeated; only the element
+  layout and the preallocation of `PatchworkDMPlexAssembleP1()` are not repeated; only the element
   matrices are computed again (on the GPU for a CUDA matrix, reading sigma where its `Vec` has it, in
-  device or host memory; else by the CPU reference) and handed to `MatSetValuesCOO()`. The result is the
+  device or host memory; else by the CPU reference) and handed to `MatSetValuesCOO()` (or copied into the
+  rows of a `MATSEQAIJ` matrix whose CSR is the pattern). The result is the
   matrix a new `PatchworkDMPlexAssembleP1()` would give, entry for entry (bit for bit on the CPU), and A
   keeps its nonzero pattern, local-to-global mapping and DM; its state changes, so a `KSP` using it sets
   up its preconditioner again. It is marked symmetric positive definite when lambda > 0, not when
@@ -976,7 +1253,7 @@ PetscErrorCode PatchworkDMPlexReassembleP1(DM dm, PetscReal lambda, Vec sigma, M
     }
   }
 
-  PetscCall(P1Values(A, ctx, lambda, sigma, device, bad));
+  PetscCall(P1Values(A, ctx, lambda, sigma, device, PETSC_FALSE, bad));
   PetscCheck(!bad[0], comm, PETSC_ERR_ARG_WRONG, "%lld cells of the mesh are degenerate (zero volume, or coordinates not finite)", bad[0]);
   PetscCheck(!bad[1], comm, PETSC_ERR_PLIB, "%lld element entries missing from the P1 pattern", bad[1]);
   PetscCall(MatSetOption(A, MAT_SYMMETRIC, PETSC_TRUE));
