@@ -34,13 +34,7 @@
 #define PW_HANG_EDGE     18
 #define PW_HANG_EDGE_POS 30
 
-#if !defined(PW_HOST_DEVICE)
-  #if defined(__CUDACC__)
-    #define PW_HOST_DEVICE __host__ __device__ __forceinline__
-  #else
-    #define PW_HOST_DEVICE static inline
-  #endif
-#endif
+#include <patchwork/host_device.h>
 
 /* Whether a mask is what a 1-irregular mesh gives (a child cell hangs only on the boundary of its
    parent): per direction at most one hanging face and at most one hanging edge, and no hanging edge on

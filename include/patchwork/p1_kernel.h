@@ -41,13 +41,7 @@
 #include <math.h>
 #include <stddef.h>
 
-#if !defined(PW_HOST_DEVICE)
-  #if defined(__CUDACC__)
-    #define PW_HOST_DEVICE __host__ __device__ __forceinline__
-  #else
-    #define PW_HOST_DEVICE static inline
-  #endif
-#endif
+#include <patchwork/host_device.h>
 
 typedef struct {
   int              dim;        /* 2: triangles, 3: tetrahedra */

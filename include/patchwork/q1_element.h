@@ -9,11 +9,7 @@
 
 #include <math.h>
 
-#if defined(__CUDACC__)
-  #define PW_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-  #define PW_HOST_DEVICE static inline
-#endif
+#include <patchwork/host_device.h>
 
 /* xv: 2^dim vertices, dim coordinates each (interleaved); vertex: nonzero for the Gauss-Lobatto rule;
    r, c: NULL, or the reaction and diffusion coefficients at the 2^dim vertices, which multiply alpha
