@@ -224,6 +224,25 @@ static int GrowPatches(int dim, int nvert, const long long *optr, const int *oco
   return np;
 }
 
+/* Old cell c of cells_in (n vertices) as new cell pos of cells (structure of arrays, ncell cells), its
+   vertices renumbered by inv and its lowest new vertex moved to position 0 (a transposition: the
+   orientation flips, which the element matrix ignores) */
+static void PlaceCell(int n, long long ncell, const int *cells_in, const int *inv, long long c, long long pos, int *cells)
+{
+  int v[4], kmin = 0;
+
+  for (int k = 0; k < n; k++) {
+    v[k] = inv[cells_in[c * n + k]];
+    if (v[k] < v[kmin]) kmin = k;
+  }
+  if (kmin) {
+    const int t = v[0];
+    v[0]    = v[kmin];
+    v[kmin] = t;
+  }
+  for (int k = 0; k < n; k++) cells[k * ncell + pos] = v[k];
+}
+
 /* PatchworkP1LayoutCreate() (ordered false: patches grown) and PatchworkP1LayoutCreateOrdered() (ordered
    true: the vertices numbered by order, or kept when it is NULL; the cells kept in their order; one patch) */
 static int LayoutCreate(int dim, int nvert, long long ncell, const int *cells_in, size_t patch_bytes, int ordered, const int *order, PatchworkP1Layout *L)
@@ -292,20 +311,7 @@ static int LayoutCreate(int dim, int nvert, long long ncell, const int *cells_in
     L->max_patch_rows  = nvert;
     L->max_patch_cells = ncell;
     /* the cells in their order, each one's lowest vertex moved to position 0 */
-    for (long long c = 0; c < ncell; c++) {
-      int v[4], kmin = 0;
-
-      for (int k = 0; k < n; k++) {
-        v[k] = inv[cells_in[c * n + k]];
-        if (v[k] < v[kmin]) kmin = k;
-      }
-      if (kmin) { /* a transposition: the orientation flips, which the element matrix ignores */
-        const int t = v[0];
-        v[0]    = v[kmin];
-        v[kmin] = t;
-      }
-      for (int k = 0; k < n; k++) L->cells[k * ncell + c] = v[k];
-    }
+    for (long long c = 0; c < ncell; c++) PlaceCell(n, ncell, cells_in, inv, c, c, L->cells);
     ret = 0;
     goto done;
   }
@@ -340,21 +346,7 @@ static int LayoutCreate(int dim, int nvert, long long ncell, const int *cells_in
   }
   for (int p = 0; p < L->npatch; p++) L->patch_cell[p + 1] += L->patch_cell[p];
   for (long long c = 0; c < ncell; c++) L->cell_perm[L->patch_cell[vc[c]]++] = c;
-  for (long long pos = 0; pos < ncell; pos++) {
-    const long long c = L->cell_perm[pos];
-    int             v[4], kmin = 0;
-
-    for (int k = 0; k < n; k++) {
-      v[k] = inv[cells_in[c * n + k]];
-      if (v[k] < v[kmin]) kmin = k;
-    }
-    if (kmin) { /* a transposition: the orientation flips, which the element matrix ignores */
-      const int t = v[0];
-      v[0]    = v[kmin];
-      v[kmin] = t;
-    }
-    for (int k = 0; k < n; k++) L->cells[k * ncell + pos] = v[k];
-  }
+  for (long long pos = 0; pos < ncell; pos++) PlaceCell(n, ncell, cells_in, inv, L->cell_perm[pos], pos, L->cells);
   for (int p = L->npatch; p > 0; p--) L->patch_cell[p] = L->patch_cell[p - 1];
   L->patch_cell[0] = 0;
 
