@@ -35,9 +35,9 @@ static inline void BoxToShell(PetscInt dim, PetscInt Nf, PetscInt NfAux, const P
   for (PetscInt d = 0; d < dim; d++) f0[d] = x[dim - 1] * dir[d] / PetscSqrtReal(n2);
 }
 
-/* Move every vertex x of the tree dm to BoxToShell(x), in its global and local coordinates alike (a tree
-   has no coordinate field to remap, and PETSc 3.26 cannot rebuild its local coordinates from the global ones) */
-static inline PetscErrorCode MapVerticesToShell(DM dm)
+/* Move every vertex x of dm to map(x), in its global and local coordinates alike (a tree has no
+   coordinate field to remap, and PETSc 3.26 cannot rebuild its local coordinates from the global ones) */
+static inline PetscErrorCode MapVertices(DM dm, void (*map)(PetscInt dim, const PetscReal x[], PetscReal y[], void *ctx), void *ctx)
 {
   Vec      cv[2];
   PetscInt dim;
@@ -53,16 +53,24 @@ static inline PetscErrorCode MapVerticesToShell(DM dm)
     PetscCall(VecGetLocalSize(cv[i], &n));
     PetscCall(VecGetArray(cv[i], &a));
     for (PetscInt v = 0; v < n / dim; v++) {
-      PetscReal   x[3];
-      PetscScalar y[3];
+      PetscReal x[3], y[3];
 
       for (PetscInt d = 0; d < dim; d++) x[d] = PetscRealPart(a[v * dim + d]);
-      BoxToShell(dim, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0.0, x, 0, NULL, y);
+      map(dim, x, y, ctx);
       for (PetscInt d = 0; d < dim; d++) a[v * dim + d] = y[d];
     }
     PetscCall(VecRestoreArray(cv[i], &a));
   }
   PetscFunctionReturn(0);
+}
+
+static inline void BoxToShellVertex(PetscInt dim, const PetscReal x[], PetscReal y[], void *ctx)
+{
+  PetscScalar f[3];
+
+  (void)ctx;
+  BoxToShell(dim, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0.0, x, 0, NULL, f);
+  for (PetscInt d = 0; d < dim; d++) y[d] = PetscRealPart(f[d]);
 }
 
 /* Put every hanging vertex of the serial tree dm back at the centre of its coarse edge or face (the mean of
@@ -139,7 +147,7 @@ static inline PetscErrorCode SplitBand(DM *dm, PetscReal r, PetscReal h, PetscBo
   PetscCall(DMLabelDestroy(&band));
   PetscCall(DMDestroy(dm));
   if (shell) { /* on the serial tree, the vertices onto the shell, the hanging ones back onto their coarse edges (faces) */
-    PetscCall(MapVerticesToShell(tree));
+    PetscCall(MapVertices(tree, BoxToShellVertex, NULL));
     PetscCall(SnapHangingVertices(tree));
   }
   PetscCall(DMPlexDistribute(tree, 0, NULL, &dist));

@@ -1,5 +1,6 @@
 #include "compare.h"
 #include <patchwork.h>
+#include "../../examples/shell.h" /* MapVertices() */
 
 PetscErrorCode PatchworkTestCompareMult(Mat A, Mat B, PetscRandom rnd, PetscInt trials, PetscReal *err)
 {
@@ -81,27 +82,7 @@ PetscErrorCode PatchworkTestRefineCells(DM *dm, PetscInt n, const PetscInt cells
 
 PetscErrorCode PatchworkTestMapVertices(DM dm, void (*map)(PetscInt dim, const PetscReal x[], PetscReal y[], void *ctx), void *ctx)
 {
-  Vec      cv[2];
-  PetscInt dim;
-
   PetscFunctionBeginUser;
-  PetscCall(DMGetDimension(dm, &dim));
-  PetscCall(DMGetCoordinates(dm, &cv[0]));
-  PetscCall(DMGetCoordinatesLocal(dm, &cv[1]));
-  for (int k = 0; k < 2; k++) {
-    PetscScalar *a;
-    PetscInt     n;
-
-    PetscCall(VecGetLocalSize(cv[k], &n));
-    PetscCall(VecGetArray(cv[k], &a));
-    for (PetscInt v = 0; v < n / dim; v++) {
-      PetscReal x[3], y[3];
-
-      for (PetscInt d = 0; d < dim; d++) x[d] = PetscRealPart(a[v * dim + d]);
-      map(dim, x, y, ctx);
-      for (PetscInt d = 0; d < dim; d++) a[v * dim + d] = y[d];
-    }
-    PetscCall(VecRestoreArray(cv[k], &a));
-  }
+  PetscCall(MapVertices(dm, map, ctx));
   PetscFunctionReturn(0);
 }
