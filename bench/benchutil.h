@@ -27,24 +27,10 @@ static inline PetscErrorCode Sync(void)
    field of the given degree, through the options of prefix bench_ (DMPlexCreateBoxMesh()'s arguments
    differ between PETSc versions); the vector and matrix types come from the unprefixed options, as
    for every other benchmark */
-/* The vector and matrix types of -dm_vec_type and -dm_mat_type on dm (a DM made from another, e.g. a
-   refined tree, does not inherit them) */
-static inline PetscErrorCode BenchSetTypes(DM dm)
-{
-  char      type[64];
-  PetscBool set;
-
-  PetscFunctionBeginUser;
-  PetscCall(PetscOptionsGetString(NULL, NULL, "-dm_vec_type", type, sizeof(type), &set));
-  if (set) PetscCall(DMSetVecType(dm, type));
-  PetscCall(PetscOptionsGetString(NULL, NULL, "-dm_mat_type", type, sizeof(type), &set));
-  if (set) PetscCall(DMSetMatType(dm, type));
-  PetscFunctionReturn(0);
-}
-
 static inline PetscErrorCode BenchPlexBox(PetscInt dim, PetscInt n, const char *lower, const char *upper, PetscInt coord_degree, DM *dm)
 {
-  char faces[64], deg[16];
+  char      faces[64], deg[16], type[64];
+  PetscBool set;
 
   PetscFunctionBeginUser;
   PetscCall(PetscSNPrintf(faces, sizeof(faces), dim == 2 ? "%d,%d" : "%d,%d,%d", (int)n, (int)n, (int)n));
@@ -59,7 +45,10 @@ static inline PetscErrorCode BenchPlexBox(PetscInt dim, PetscInt n, const char *
   PetscCall(DMSetType(*dm, DMPLEX));
   PetscCall(DMSetOptionsPrefix(*dm, "bench_"));
   PetscCall(DMSetFromOptions(*dm));
-  PetscCall(BenchSetTypes(*dm));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-dm_vec_type", type, sizeof(type), &set));
+  if (set) PetscCall(DMSetVecType(*dm, type));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-dm_mat_type", type, sizeof(type), &set));
+  if (set) PetscCall(DMSetMatType(*dm, type));
   PetscFunctionReturn(0);
 }
 

@@ -341,14 +341,15 @@ static PetscErrorCode CompareDegree(MPI_Comm comm, const Options *o, PetscInt k,
   PetscCall(MatCreateVecs(A, &x, &y2));
   { /* device vectors when asked for (a refined DM that forgot its vector type would test the host twice) */
     char      want[64];
-    PetscBool set;
+    PetscBool set, device;
     VecType   have;
     char     *found = NULL;
 
     PetscCall(PetscOptionsGetString(NULL, NULL, "-dm_vec_type", want, sizeof(want), &set));
     PetscCall(VecGetType(x, &have));
-    if (set && strstr(want, "cuda")) PetscCall(PetscStrstr(have, "cuda", &found));
-    PetscCheck(!set || !strstr(want, "cuda") || found, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-dm_vec_type %s, but the operator's vectors are %s", want, have);
+    device = (PetscBool)(set && strstr(want, "cuda"));
+    if (device) PetscCall(PetscStrstr(have, "cuda", &found));
+    PetscCheck(!device || found, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-dm_vec_type %s, but the operator's vectors are %s", want, have);
   }
   { /* the unknowns of the unit box mesh: every node, or the interior ones with Dirichlet conditions */
     PetscInt  faces[3] = {3, 3, 3}, nf = 3, N, expect = 1;
