@@ -383,6 +383,47 @@ __global__ void __launch_bounds__(kBlock) Renumber(int n, const int *cur, const 
   if (v < n) part[v] = rank[first[cur[v]]];
 }
 
+/* GroupIsolated of the reference, over the list of isolated vertices in vertex order: flag[v] =
+   v is isolated (flag[n] = 0) */
+__global__ void __launch_bounds__(kBlock) IsolatedFlags(int n, const int *__restrict__ ptr, const int *__restrict__ adj, int *flag)
+{
+  const long long v = Gid();
+
+  if (v < n) {
+    int iso = 1;
+
+    for (int j = ptr[v]; j < ptr[v + 1] && iso; j++) iso = adj[j] == v;
+    flag[v] = iso;
+  } else if (v == n) flag[v] = 0;
+}
+
+/* list[rank[v]] = v for the isolated v; w[i] = the weight of list[i] */
+__global__ void __launch_bounds__(kBlock) IsolatedList(int n, const int *weight, const int *flag, const int *rank, int *list, int *w)
+{
+  const long long v = Gid();
+
+  if (v < n && flag[v]) {
+    list[rank[v]] = (int)v;
+    w[rank[v]]    = Weight(weight, (int)v);
+  }
+}
+
+/* label[i] = list[i] where a group starts (its weight prefix W[i] enters a new multiple of cap),
+   -1 elsewhere; a running maximum then labels every member by its group's first vertex */
+__global__ void __launch_bounds__(kBlock) IsolatedStarts(int m, int cap, const int *list, const int *W, int *label)
+{
+  const long long i = Gid();
+
+  if (i < m) label[i] = i == 0 || W[i] / cap != W[i - 1] / cap ? list[i] : -1;
+}
+
+__global__ void __launch_bounds__(kBlock) IsolatedApply(int m, const int *list, const int *label, int *part)
+{
+  const long long i = Gid();
+
+  if (i < m) part[list[i]] = label[i];
+}
+
 /* Grow rounds until nothing is unallocated (left: how many are on entry); the labels move
    between *cur and *nxt, *cur holds them on exit. Returns 1 when a round allocates nothing. */
 static int Grow(const PatchworkGraph *g, unsigned seed, int **cur, int **nxt, int left, int *counts, cudaStream_t s)
@@ -432,21 +473,26 @@ extern "C" int PatchworkGraphPartitionCUDA(const PatchworkGraph *g, int k, unsig
   Scratch            mem(s);
   Verdict           *dres, hres;
   uint64_t          *a, *b;
-  int               *counts, *flag, *rank, *cur = part, *nxt, *wt, *doomed, *first, nroots, ret, h[2];
+  int               *counts, *flag, *rank, *cur = part, *nxt, *wt, *doomed, *first, *list, *iw, *label, nroots, niso, ret, h[2];
   char              *tmp;
-  size_t             tmp_bytes = 0;
+  size_t             tmp_bytes = 0, max_bytes = 0;
   const int          n         = g ? g->n : 0;
 
   if (!g || g->n < 0 || CoordBad(g) || k < 1 || !nparts || (g->n > 0 && (!part || !g->ptr))) return 1;
   *nparts = 0;
   if (n == 0) return 0;
   PW_TRY(cub::DeviceScan::ExclusiveSum(nullptr, tmp_bytes, (const int *)nullptr, (int *)nullptr, n + 1, s));
+  PW_TRY(cub::DeviceScan::InclusiveScan(nullptr, max_bytes, (const int *)nullptr, (int *)nullptr, cuda::maximum<int>(), n, s));
+  tmp_bytes = tmp_bytes > max_bytes ? tmp_bytes : max_bytes;
   PW_TRY(mem.Get(&dres, 1));
   PW_TRY(mem.Get(&a, n));
   PW_TRY(mem.Get(&b, n));
   PW_TRY(mem.Get(&counts, 2));
   PW_TRY(mem.Get(&flag, (size_t)n + 1));
   PW_TRY(mem.Get(&rank, (size_t)n + 1));
+  PW_TRY(mem.Get(&list, (size_t)n));
+  PW_TRY(mem.Get(&iw, (size_t)n + 1));
+  PW_TRY(mem.Get(&label, (size_t)n));
   PW_TRY(mem.Get(&tmp, tmp_bytes));
   if ((ret = CheckGraph(g, NULL, 0, dres, &hres, s))) return ret;
   if ((ret = KMISRun(g, k, seed, part, &nroots, a, b, counts, s))) return ret;
@@ -472,6 +518,24 @@ extern "C" int PatchworkGraphPartitionCUDA(const PatchworkGraph *g, int k, unsig
     if (!h[0]) break;
     if ((ret = Grow(g, seed, &cur, &nxt, h[0], counts, s))) return ret;
   }
+
+  /* group the isolated vertices (first: their weight prefix, here) */
+  IsolatedFlags<<<Blocks((long long)n + 1), kBlock, 0, s>>>(n, g->ptr, g->adj, flag);
+  PW_TRY(cudaGetLastError());
+  PW_TRY(cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, flag, rank, n + 1, s));
+  PW_TRY(Fetch(&niso, rank + n, sizeof(int), s));
+  if (niso > 0) {
+    first = wt; /* free again: the weight prefix of the list */
+    IsolatedList<<<Blocks(n), kBlock, 0, s>>>(n, g->weight, flag, rank, list, iw);
+    PW_TRY(cudaGetLastError());
+    PW_TRY(cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, iw, first, niso, s));
+    IsolatedStarts<<<Blocks(niso), kBlock, 0, s>>>(niso, PatchworkIsolatedCap(min_weight), list, first, iw);
+    PW_TRY(cudaGetLastError());
+    PW_TRY(cub::DeviceScan::InclusiveScan(tmp, tmp_bytes, iw, label, cuda::maximum<int>(), niso, s));
+    IsolatedApply<<<Blocks(niso), kBlock, 0, s>>>(niso, list, label, cur);
+    PW_TRY(cudaGetLastError());
+  }
+  first = doomed + n;
 
   /* number the parts by their smallest vertex: a part's number is how many parts have a smaller
      first vertex, the rank of its first vertex among the flagged ones */

@@ -1,19 +1,15 @@
-/* The tie-breaking hash of PCPATCHAMG's graph partitions (include/patchwork/amg_kernel.h), shared by
-   the CPU reference (src/core/amg_graph.c) and the CUDA kernels (cuda/amg_graph.cu, cuda/amg_balance.cu)
-   so that both produce the same partitions: murmur3's 32-bit finalizer applied to v xor the mixed
-   seed, a bijection of v for every seed. */
+/* Rules of PCPATCHAMG's graph partitions (include/patchwork/amg_kernel.h) shared by the CPU
+   reference (src/core/amg_graph.c) and the CUDA kernels (cuda/amg_graph.cu, cuda/amg_balance.cu)
+   so that both produce the same partitions: the tie-breaking hash (murmur3's 32-bit finalizer
+   applied to v xor the mixed seed, a bijection of v for every seed) and the weight of a group of
+   isolated vertices. */
 #ifndef PATCHWORK_AMG_HASH_H
 #define PATCHWORK_AMG_HASH_H
 
 #include <stdint.h>
+#include <patchwork/host_device.h>
 
-#if defined(__CUDACC__)
-  #define PATCHWORK_HD __host__ __device__
-#else
-  #define PATCHWORK_HD
-#endif
-
-PATCHWORK_HD static inline uint32_t PatchworkMix32(uint32_t h)
+PW_HOST_DEVICE uint32_t PatchworkMix32(uint32_t h)
 {
   h ^= h >> 16;
   h *= 0x85EBCA6Bu;
@@ -23,9 +19,15 @@ PATCHWORK_HD static inline uint32_t PatchworkMix32(uint32_t h)
   return h;
 }
 
-PATCHWORK_HD static inline uint32_t PatchworkHash(unsigned seed, int v)
+PW_HOST_DEVICE uint32_t PatchworkHash(unsigned seed, int v)
 {
   return PatchworkMix32((uint32_t)v ^ PatchworkMix32((uint32_t)seed ^ 0x9E3779B9u));
+}
+
+/* Isolated vertices are grouped into parts of about this weight (Partition in amg_kernel.h) */
+PW_HOST_DEVICE int PatchworkIsolatedCap(int min_weight)
+{
+  return 4 * (min_weight > 1 ? min_weight : 1);
 }
 
 #endif

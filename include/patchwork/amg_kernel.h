@@ -17,6 +17,9 @@
    the same way, repeatedly, until every part has min_weight or is alone in its connected component
    (a light part dissolves only beside a part that ranks above it: heavier, ties by hash and index;
    so touching light parts never all go at once and no component is left without a part);
+   isolated vertices (no neighbour but themselves, e.g. Dirichlet rows) are then grouped in vertex
+   order, v with the isolated vertices before it of the same floor(W / (4 max(min_weight, 1))), W
+   the weight of the isolated vertices before v, so that they do not stall the coarsening;
    parts are numbered by their smallest vertex. With coordinates (g->coord; dim 1..3, else return 1)
    a joining vertex takes, among those parts, the one whose root is nearest (section 5.1: ungrouped
    nodes join the nearest aggregate), by the squared distance ((dx*dx + dy*dy) + dz*dz) in double

@@ -302,6 +302,33 @@ static int Dissolve(const PatchworkGraph *g, unsigned seed, int min_weight, int 
   return nlist;
 }
 
+/* An isolated vertex (no neighbour but itself: a Dirichlet row, say) is a root alone in its
+   component, so it would stay a part of its own, and coarsening would stall on them. They are
+   grouped instead, in vertex order, by W / cap (W: the weight of the isolated vertices before v),
+   into parts labelled by their first vertex. */
+static inline int Isolated(const PatchworkGraph *g, int v)
+{
+  for (int j = g->ptr[v]; j < g->ptr[v + 1]; j++)
+    if (g->adj[j] != v) return 0;
+  return 1;
+}
+
+static void GroupIsolated(const PatchworkGraph *g, int min_weight, int *part)
+{
+  const int cap = PatchworkIsolatedCap(min_weight);
+  int       w = 0, group = -1, label = -1;
+
+  for (int v = 0; v < g->n; v++) {
+    if (!Isolated(g, v)) continue;
+    if (w / cap != group) {
+      group = w / cap;
+      label = v;
+    }
+    part[v] = label;
+    w += Weight(g, v);
+  }
+}
+
 int PatchworkGraphPartition(const PatchworkGraph *g, int k, unsigned seed, int min_weight, int *part, int *nparts)
 {
   int            maxdeg, nroots, nlist = 0, np = 0, err = 1;
@@ -331,6 +358,8 @@ int PatchworkGraphPartition(const PatchworkGraph *g, int k, unsigned seed, int m
   if (Grow(g, seed, part, list, nlist, front, choice, acc, touched)) goto out;
   while ((nlist = Dissolve(g, seed, min_weight, part, wt, doomed, list)) > 0)
     if (Grow(g, seed, part, list, nlist, front, choice, acc, touched)) goto out;
+
+  GroupIsolated(g, min_weight, part);
 
   /* number the parts by their smallest vertex */
   for (int v = 0; v < g->n; v++) acc[v] = -1;

@@ -234,6 +234,13 @@ for c in "$AMG -problem q1 -n 32" "$AMG -problem fd7 -n 64 -pc_patchamg_k 3" "bu
   if [ -n "$h_cpu" ] && [ "$h_cpu" = "$h_gpu" ]; then row "$name" ok "$(echo "$h_gpu" | wc -l) levels, same aggregates and patches"; else
     row "$name" FAIL "see $L/$name-{cpu,gpu}.txt"; diff "$L/$name-cpu.txt" "$L/$name-gpu.txt" | head -8; fi
 done
+# the LOR matrix of PCLOR has eliminated Dirichlet rows, isolated vertices of the graph: grouped alike
+h_cpu=$(hier build/examples/lor -dim 3 -degree 3 -cells 10 -lor_pc_type patchamg)
+h_gpu=$(hier build/examples/lor -dim 3 -degree 3 -cells 10 -lor_pc_type patchamg $GPU)
+echo "$h_cpu" >"$L/patchamg-hierarchy-lor-cpu.txt"
+echo "$h_gpu" >"$L/patchamg-hierarchy-lor-gpu.txt"
+if [ -n "$h_cpu" ] && [ "$h_cpu" = "$h_gpu" ]; then row patchamg-hierarchy-lor ok "$(echo "$h_gpu" | wc -l) levels, same aggregates and patches"; else
+  row patchamg-hierarchy-lor FAIL "see $L/patchamg-hierarchy-lor-{cpu,gpu}.txt"; fi
 check patchamg-gpu-n2 $MPI -n 2 $AMG -problem fd7 -n 32 -max_its 20 $AGPU
 # coarse levels gathered onto one rank from level 1 on (patchamg-gpu-n2 gathers from level 2, by default): rank 1 then holds no rows there
 check patchamg-gpu-gather-n2 $MPI -n 2 $AMG -problem fd7 -n 32 -max_its 14 -pc_patchamg_redistribute 5000 $AGPU

@@ -313,13 +313,41 @@ typedef struct {
   double meanw;
 } PartStats;
 
-/* Every vertex in a part, parts nonempty, connected, numbered by their smallest vertex, and weight
-   >= min_weight unless alone in their component (min_weight < 0: skip that); returns the weights */
+/* Isolated vertices (no neighbour but themselves) share parts with each other only, in runs of
+   vertex order: v joins the run of the isolated vertex before it unless the weight of the isolated
+   vertices before v enters a new multiple of 4 max(min_weight, 1) (the contract's rule, counted
+   here independently); returns how many vertices break it. *iso[v] = v is isolated. */
+static int IsolatedViolations(const Graph *G, const int *part, int min_weight, int **iso)
+{
+  const int cap = 4 * (min_weight > 1 ? min_weight : 1);
+  int       bad = 0, prev = -1, wprev = 0, w = 0;
+
+  *iso = Malloc(sizeof(int) * (G->n + 1));
+  for (int v = 0; v < G->n; v++) {
+    (*iso)[v] = 1;
+    for (int j = G->ptr[v]; j < G->ptr[v + 1]; j++)
+      if (G->adj[j] != v) (*iso)[v] = 0;
+  }
+  for (int v = 0; v < G->n; v++) {
+    if (!(*iso)[v]) continue;
+    if (prev >= 0 && (part[v] == part[prev]) != (w / cap == wprev / cap)) bad++;
+    prev  = v;
+    wprev = w;
+    w += Weight(G, v);
+  }
+  for (int v = 0; v < G->n; v++)
+    for (int j = G->ptr[v]; j < G->ptr[v + 1]; j++) bad += !(*iso)[v] && (*iso)[G->adj[j]]; /* (unsymmetric input) */
+  return bad;
+}
+
+/* Every vertex in a part, parts nonempty, connected (but for the groups of isolated vertices),
+   numbered by their smallest vertex, and weight >= min_weight unless alone in their component
+   (min_weight < 0: skip that); returns the weights */
 static PartStats CheckPartition(int *fails, const char *name, const Graph *G, const int *part, int nparts, int min_weight)
 {
   int      *wt = Malloc(sizeof(int) * (nparts + 1)), *first = Malloc(sizeof(int) * (nparts + 1)), *cnt = Malloc(sizeof(int) * (nparts + 1));
   int      *comp = Malloc(sizeof(int) * G->n), *pcomp = Malloc(sizeof(int) * G->n), *dist = Malloc(sizeof(int) * G->n), *queue = Malloc(sizeof(int) * G->n);
-  int       range = 0, empty = 0, order = 0, split = 0, light = 0, next = 0, nc;
+  int       range = 0, empty = 0, order = 0, split = 0, light = 0, next = 0, mixed = 0, nc, *iso = NULL;
   PartStats st = {nparts, 0, 0, 0};
 
   for (int p = 0; p < nparts; p++) first[p] = -1;
@@ -338,11 +366,15 @@ static PartStats CheckPartition(int *fails, const char *name, const Graph *G, co
   }
   Check(fails, range, 0, "%s: every vertex in a part of [0,%d)", name, nparts);
   if (range) goto out;
+  Check(fails, IsolatedViolations(G, part, min_weight, &iso), 0, "%s: isolated vertices grouped by the weight rule", name);
+  for (int v = 0; v < G->n; v++) mixed += iso[v] != iso[first[part[v]]];
+  Check(fails, mixed, 0, "%s: isolated vertices share parts with isolated ones only", name);
   for (int p = 0; p < nparts; p++) {
     if (!cnt[p]) {
       empty++;
       continue;
     }
+    if (iso[first[p]]) continue;
     if (BFS(G, 1, &first[p], G->n, part, p, dist, queue) != cnt[p]) split++;
     for (int i = 0; i < cnt[p]; i++) dist[queue[i]] = -1;
   }
@@ -363,6 +395,7 @@ static PartStats CheckPartition(int *fails, const char *name, const Graph *G, co
   }
   st.meanw = nparts ? (double)TotalWeight(G) / nparts : 0;
 out:
+  free(iso);
   free(wt);
   free(first);
   free(cnt);
@@ -766,8 +799,10 @@ static void TestSmall(int *fails)
   bad += PatchworkGraphKMIS(&e, 1, 0, NULL, &count) || count != 0;
   bad += PatchworkGraphPartition(&e, 1, 0, 9, NULL, &np) || np != 0;
   bad += PatchworkGraphKMIS(&iso, 3, 0, out, &count) || count != 5;
-  bad += PatchworkGraphPartition(&iso, 2, 0, 9, out, &np) || np != 5;
-  for (int v = 0; v < 5; v++) bad += out[v] != v;
+  bad += PatchworkGraphPartition(&iso, 2, 0, 9, out, &np) || np != 1; /* groups of weight 4 * 9 */
+  for (int v = 0; v < 5; v++) bad += out[v] != 0;
+  bad += PatchworkGraphPartition(&iso, 2, 0, 1, out, &np) || np != 2; /* groups of weight 4 */
+  for (int v = 0; v < 5; v++) bad += out[v] != v / 4;
   for (unsigned seed = 0; seed < 20; seed++) {
     bad += PatchworkGraphKMIS(&k4, 1, seed, out, &count) || count != 1;
     bad += PatchworkGraphPartition(&k4, 1, seed, 9, out, &np) || np != 1;
@@ -782,7 +817,7 @@ static void TestSmall(int *fails)
     for (int v = 0; v < 10; v++) bad += part[v] != 0;
     GraphDestroy(&P);
   }
-  Check(fails, bad, 0, "small graphs: empty, isolated vertices (own parts, numbered in order), K4 (one root, one part), a path lighter than min_weight (one part)");
+  Check(fails, bad, 0, "small graphs: empty, isolated vertices (grouped four times min_weight at a time), K4 (one root, one part), a path lighter than min_weight (one part)");
 }
 
 /* ---------------------------------------------------------------------------------------------
