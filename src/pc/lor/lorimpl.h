@@ -26,6 +26,8 @@ typedef struct {
   PetscInt          npattern;    /* how often the pattern was built (once, unless the grid changes) */
   PetscBool         axis_only;   /* box cells and vertex rule: only neighbours along an axis couple */
   PetscBool         plex;        /* the operator lives on a DMPlex (lorplex.c) */
+  PetscBool         csr;         /* the pattern is the matrix's own CSR order (one rank, DMDA): values go
+                                    straight into its value array, no COO bookkeeping */
   Mat               A;           /* the LOR matrix */
   PC                inner;       /* preconditioner of A, options prefix lor_ */
 } PC_LOR;
@@ -34,6 +36,7 @@ PETSC_INTERN PetscErrorCode PCLORSetUpDiscretization(PC);
 PETSC_INTERN PetscErrorCode PCLORCreatePattern(PC);
 PETSC_INTERN PetscErrorCode PCLORDestroyPattern(PC);
 PETSC_INTERN PetscErrorCode PCLORAssemble(PC);
+PETSC_INTERN PetscErrorCode PCLORCreateMatrix(PC);
 PETSC_INTERN PetscErrorCode PCLORCreateMatrixCOO(PC, PetscCount, PetscInt[], PetscInt[], PetscBool);
 PETSC_INTERN PetscErrorCode PCLORCreatePatternPlex(PC, const PatchworkPlexLORData *);
 PETSC_INTERN PetscErrorCode PCLORAssemblePlex(PC, const PatchworkPlexLORData *);
