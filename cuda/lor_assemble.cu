@@ -43,6 +43,7 @@
    the grid, a coordinate box not holding the nodes of the cells, a row box outside the grid) is refused
    with cudaErrorInvalidValue; empty ranges launch nothing and succeed. */
 #include <cuda_runtime.h>
+#include <cub/cub.cuh>
 #include <patchwork/lor_kernel.h>
 #include <patchwork/q1_element.h>
 
@@ -543,5 +544,91 @@ extern "C" int PatchworkLORCompactCUDA(long n, const long long *map, const doubl
 {
   if (n <= 0) return (int)cudaSuccess;
   Compact<<<Blocks(n, 256), 256, 0, (cudaStream_t)stream>>>(n, map, vals, out);
+  return (int)cudaGetLastError();
+}
+
+namespace {
+/* The pattern: a thread per row, the reference's loops (PatchworkLORPatternCountRef/FillRef) */
+/* len[row] = stored slots of the row, len[nrow] = 0 (the exclusive scan then ends with nnz) */
+__global__ void PatternCount(const PatchworkLORDesc d, int axis_only, long long nrow, long long *len)
+{
+  int       slots[PW_LOR_MAX_SLOTS];
+  const int ns = PatchworkLORSlotCandidates(&d, axis_only, slots);
+
+  for (long long row = blockIdx.x * (long long)blockDim.x + threadIdx.x; row <= nrow; row += (long long)gridDim.x * blockDim.x) {
+    int g[3], c = 0;
+
+    if (row == nrow) {
+      len[row] = 0;
+      continue;
+    }
+    PatchworkLORRowNode(&d, (long)row, g);
+    for (int t = 0; t < ns; t++) c += PatchworkLORSlotStored(&d, axis_only, g, slots[t]);
+    len[row] = c;
+  }
+}
+
+__global__ void PatternFill(const PatchworkLORDesc d, int axis_only, long long nrow, const long long *__restrict__ rowptr, int *__restrict__ cols, long long *__restrict__ keep)
+{
+  const int S = d.dim == 3 ? 27 : 9;
+  int       slots[PW_LOR_MAX_SLOTS];
+  const int ns = PatchworkLORSlotCandidates(&d, axis_only, slots);
+
+  for (long long row = blockIdx.x * (long long)blockDim.x + threadIdx.x; row < nrow; row += (long long)gridDim.x * blockDim.x) {
+    long long e = rowptr[row];
+    int       g[3], nb[3];
+
+    PatchworkLORRowNode(&d, (long)row, g);
+    for (int t = 0; t < ns; t++) {
+      const int s = slots[t];
+
+      if (!PatchworkLORSlotStored(&d, axis_only, g, s)) continue;
+      PatchworkLORSlotNeighbour(&d, g, s, nb);
+      cols[e] = nb[0] + d.nodes[0] * (nb[1] + d.nodes[1] * nb[2]);
+      keep[e] = row * S + s;
+      e++;
+    }
+  }
+}
+} // namespace
+
+/* The pattern's descriptors: 2D or 3D, the row box the whole grid */
+static bool PatternDescBad(const PatchworkLORDesc *d)
+{
+  if (!d || (d->dim != 2 && d->dim != 3)) return true;
+  for (int i = 0; i < 3; i++)
+    if (d->row_start[i] != 0 || d->row_size[i] != d->nodes[i] || d->nodes[i] < 1 || (i >= d->dim && d->nodes[i] != 1)) return true;
+  return false;
+}
+
+extern "C" int PatchworkLORPatternCountCUDA(const PatchworkLORDesc *d, int axis_only, long long *rowptr, long long *nnz, void *stream)
+{
+  const cudaStream_t s     = (cudaStream_t)stream;
+  const long long    nrow  = PatternDescBad(d) ? 0 : PatchworkLORRowCount(d);
+  size_t             bytes = 0;
+  void              *tmp   = nullptr;
+  long long         *len   = nullptr;
+  cudaError_t        err;
+
+  if (!nnz || PatternDescBad(d)) return (int)cudaErrorInvalidValue;
+  *nnz = 0;
+  if ((err = cub::DeviceScan::ExclusiveSum(nullptr, bytes, (const long long *)nullptr, (long long *)nullptr, nrow + 1, s)) != cudaSuccess) return (int)err;
+  if ((err = cudaMallocAsync(&tmp, bytes, s)) != cudaSuccess) return (int)err;
+  if ((err = cudaMallocAsync((void **)&len, (size_t)(nrow + 1) * sizeof(long long), s)) != cudaSuccess) return (int)err;
+  PatternCount<<<Blocks(nrow + 1, 256), 256, 0, s>>>(*d, axis_only, nrow, len);
+  if ((err = cudaGetLastError()) == cudaSuccess) err = cub::DeviceScan::ExclusiveSum(tmp, bytes, len, rowptr, nrow + 1, s);
+  if (err == cudaSuccess) err = cudaMemcpyAsync(nnz, rowptr + nrow, sizeof(long long), cudaMemcpyDeviceToHost, s);
+  cudaFreeAsync(len, s);
+  cudaFreeAsync(tmp, s);
+  if (err == cudaSuccess) err = cudaStreamSynchronize(s);
+  return (int)err;
+}
+
+extern "C" int PatchworkLORPatternFillCUDA(const PatchworkLORDesc *d, int axis_only, const long long *rowptr, int *cols, long long *keep, void *stream)
+{
+  if (PatternDescBad(d)) return (int)cudaErrorInvalidValue;
+  const long long nrow = PatchworkLORRowCount(d);
+
+  PatternFill<<<Blocks(nrow, 256), 256, 0, (cudaStream_t)stream>>>(*d, axis_only, nrow, rowptr, cols, keep);
   return (int)cudaGetLastError();
 }

@@ -46,7 +46,7 @@ typedef struct {
 } PatchworkLORDesc;
 
 /* Global node g of row `row` of the row box (lexicographic, x fastest) */
-static inline void PatchworkLORRowNode(const PatchworkLORDesc *d, long row, int g[3])
+PW_HOST_DEVICE void PatchworkLORRowNode(const PatchworkLORDesc *d, long row, int g[3])
 {
   g[0] = d->row_start[0] + (int)(row % d->row_size[0]);
   g[1] = d->row_start[1] + (int)((row / d->row_size[0]) % d->row_size[1]);
@@ -54,7 +54,7 @@ static inline void PatchworkLORRowNode(const PatchworkLORDesc *d, long row, int 
 }
 
 /* The neighbour of node g in slot s */
-static inline void PatchworkLORSlotNeighbour(const PatchworkLORDesc *d, const int g[3], int s, int nb[3])
+PW_HOST_DEVICE void PatchworkLORSlotNeighbour(const PatchworkLORDesc *d, const int g[3], int s, int nb[3])
 {
   nb[0] = g[0] + s % 3 - 1;
   nb[1] = g[1] + (s / 3) % 3 - 1;
@@ -62,7 +62,7 @@ static inline void PatchworkLORSlotNeighbour(const PatchworkLORDesc *d, const in
 }
 
 /* Whether node g is on the boundary of the global grid (in the dim used directions) */
-static inline int PatchworkLOROnBoundary(const PatchworkLORDesc *d, const int g[3])
+PW_HOST_DEVICE int PatchworkLOROnBoundary(const PatchworkLORDesc *d, const int g[3])
 {
   for (int dir = 0; dir < d->dim; dir++)
     if (g[dir] == 0 || g[dir] == d->nodes[dir] - 1) return 1;
@@ -122,6 +122,38 @@ PW_HOST_DEVICE void PatchworkLORPlexSubcell(int dim, const PatchworkLORPlexDesc 
   }
 }
 
+/* Whether the matrix stores slot s of the row of node g: its neighbour is inside the grid, on an
+   axis through g when axis_only (box cells with the vertex rule: the other couplings vanish), and,
+   with dirichlet, neither node is on the boundary unless s is the centre (eliminated rows and
+   columns keep only their diagonal) */
+/* The slots that can be stored, ascending, into slots[]; returns how many (axis_only: the centre and
+   its 2 dim axis neighbours). Loops over these alone skip what PatchworkLORSlotStored() rejects first. */
+PW_HOST_DEVICE int PatchworkLORSlotCandidates(const PatchworkLORDesc *d, int axis_only, int slots[PW_LOR_MAX_SLOTS])
+{
+  const int S = d->dim == 3 ? 27 : 9;
+  int       n = 0;
+
+  for (int s = 0; s < S; s++)
+    if (!axis_only || (s % 3 != 1) + ((s / 3) % 3 != 1) + (d->dim == 3 && s / 9 != 1) <= 1) slots[n++] = s;
+  return n;
+}
+
+PW_HOST_DEVICE int PatchworkLORSlotStored(const PatchworkLORDesc *d, int axis_only, const int g[3], int s)
+{
+  const int o[3] = {s % 3 - 1, (s / 3) % 3 - 1, d->dim == 3 ? s / 9 - 1 : 0};
+  int       naxes = 0, bnd = 0;
+
+  for (int i = 0; i < 3; i++) {
+    const int nb = g[i] + o[i];
+
+    if (nb < 0 || nb >= d->nodes[i]) return 0;
+    naxes += o[i] != 0;
+    if (i < d->dim) bnd = bnd || g[i] == 0 || g[i] == d->nodes[i] - 1 || nb == 0 || nb == d->nodes[i] - 1;
+  }
+  if (axis_only && naxes > 1) return 0;
+  return !(d->dirichlet && naxes > 0 && bnd);
+}
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -140,6 +172,12 @@ void PatchworkLORDirichletRef(const PatchworkLORDesc *d, double *vals);
 /* out[i] = vals[map[i]], i < n: the entries the matrix stores, in the order of its COO pattern
    (the rows' slots without the ones that are structurally absent) */
 void PatchworkLORCompactRef(long n, const long long *map, const double *vals, double *out);
+/* The stored pattern when the row box is the whole grid (one rank; rows and columns numbered like the
+   nodes): row by row, slots ascending (so columns ascending), the slots PatchworkLORSlotStored() keeps.
+   Count: rowptr[0..nrow] (rowptr[0] = 0), returns the entry count nnz. Fill: cols[nnz] the columns,
+   keep[nnz] = row * S + s, the map of PatchworkLORCompact*() from the rows x slots of A2 to them. */
+long long PatchworkLORPatternCountRef(const PatchworkLORDesc *d, int axis_only, long long *rowptr);
+void      PatchworkLORPatternFillRef(const PatchworkLORDesc *d, int axis_only, const long long *rowptr, int *cols, long long *keep);
 
 /* CUDA kernels (cuda/lor_assemble.cu) on device pointers, in stream (a cudaStream_t, NULL: default);
    they return 0 or a cudaError_t code. Macro sums the sub-element matrices in shared memory in
@@ -149,6 +187,9 @@ int PatchworkLORMacroCUDA(const PatchworkLORDesc *d, const double *coords, doubl
 int PatchworkLORGatherCUDA(const PatchworkLORDesc *d, const double *Ae, double *vals, void *stream);
 int PatchworkLORDirichletCUDA(const PatchworkLORDesc *d, double *vals, void *stream);
 int PatchworkLORCompactCUDA(long n, const long long *map, const double *vals, double *out, void *stream);
+/* The same pattern as the reference's, exactly; *nnz comes back to the host */
+int PatchworkLORPatternCountCUDA(const PatchworkLORDesc *d, int axis_only, long long *rowptr, long long *nnz, void *stream);
+int PatchworkLORPatternFillCUDA(const PatchworkLORDesc *d, int axis_only, const long long *rowptr, int *cols, long long *keep, void *stream);
 
 /* DMPlex: the values of every sub-cell of every cell (PatchworkLORPlexSubcell), on the host and
    by one CUDA thread per sub-cell (results equal but for FMA contractions) */

@@ -176,3 +176,59 @@ void PatchworkLORPlexValuesRef(const PatchworkLORPlexDesc *d, const double *coor
       else PatchworkLORPlexSubcell(2, d, c, sub, coords, reaction, diffusion, mask[i], v + offset[i]);
     }
 }
+
+/* The whole grid is the row box: a node's row is its lexicographic index */
+static inline int GridIndex(const PatchworkLORDesc *d, const int g[3])
+{
+  return g[0] + d->nodes[0] * (g[1] + d->nodes[1] * g[2]);
+}
+
+static void CheckWholeGrid(const PatchworkLORDesc *d)
+{
+  assert(d->dim == 2 || d->dim == 3);
+  for (int i = 0; i < 3; i++) assert(d->row_start[i] == 0 && d->row_size[i] == d->nodes[i]);
+  (void)d;
+}
+
+long long PatchworkLORPatternCountRef(const PatchworkLORDesc *d, int axis_only, long long *rowptr)
+{
+  const long nrow = PatchworkLORRowCount(d);
+  int        slots[PW_LOR_MAX_SLOTS];
+  const int  ns = PatchworkLORSlotCandidates(d, axis_only, slots);
+
+  CheckWholeGrid(d);
+  rowptr[0] = 0;
+  for (long row = 0; row < nrow; row++) {
+    int g[3], c = 0;
+
+    PatchworkLORRowNode(d, row, g);
+    for (int t = 0; t < ns; t++) c += PatchworkLORSlotStored(d, axis_only, g, slots[t]);
+    rowptr[row + 1] = rowptr[row] + c;
+  }
+  return rowptr[nrow];
+}
+
+void PatchworkLORPatternFillRef(const PatchworkLORDesc *d, int axis_only, const long long *rowptr, int *cols, long long *keep)
+{
+  const long nrow = PatchworkLORRowCount(d);
+  const int  S    = PatchworkLORSlots(d);
+  int        slots[PW_LOR_MAX_SLOTS];
+  const int  ns = PatchworkLORSlotCandidates(d, axis_only, slots);
+
+  for (long row = 0; row < nrow; row++) {
+    long long e = rowptr[row];
+    int       g[3];
+
+    PatchworkLORRowNode(d, row, g);
+    for (int t = 0; t < ns; t++) {
+      const int s = slots[t];
+      int       nb[3];
+
+      if (!PatchworkLORSlotStored(d, axis_only, g, s)) continue;
+      PatchworkLORSlotNeighbour(d, g, s, nb);
+      cols[e] = GridIndex(d, nb);
+      keep[e] = (long long)row * S + s;
+      e++;
+    }
+  }
+}

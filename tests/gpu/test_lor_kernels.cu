@@ -37,6 +37,9 @@
                 where both rows are in the row box;
      rowsum     (alpha = 0, independent of the reference) every gathered row of the stiffness sums to 0
                 within S times that tolerance (the Q1 gradients sum to zero).
+   The pattern (PatchworkLORPattern{Count,Fill}CUDA) on whole grids, with and without axis_only and
+   Dirichlet: rowptr, cols and keep equal the reference's exactly, and the reference equals a
+   brute-force rule over the grid coordinates.
    Also: bad descriptors are refused with cudaErrorInvalidValue, empty ranges are no-ops.
    Prints one line per check, `ok ...` or `FAIL ...`, the worst err/tol last, and exits 0 when all
    pass, 1 otherwise, 77 without a CUDA device.
@@ -317,6 +320,64 @@ static void RunCase(const PatchworkLORDesc *d, const char *label)
   CHECK_CUDA(cudaFree(dv));
 }
 
+/* The pattern of a whole-grid descriptor (one rank): the GPU's rowptr, cols and keep equal the
+   reference's exactly, and the reference's rows hold exactly the neighbours a brute-force rule over
+   the grid coordinates admits (in the grid; along an axis with axis_only; with Dirichlet, boundary
+   rows and columns only on the diagonal), ascending */
+static void TestPattern(const PatchworkLORDesc *d, int axis_only, const char *label)
+{
+  const long nrow = PatchworkLORRowCount(d);
+  const int  S    = PatchworkLORSlots(d), o3 = d->dim == 3 ? 1 : 0;
+  char       name[256];
+
+  std::vector<long long> rowptr(nrow + 1), rowptr_g(nrow + 1);
+  const long long        nnz = PatchworkLORPatternCountRef(d, axis_only, rowptr.data());
+  std::vector<int>       cols(nnz), cols_g(nnz);
+  std::vector<long long> keep(nnz), keep_g(nnz);
+  PatchworkLORPatternFillRef(d, axis_only, rowptr.data(), cols.data(), keep.data());
+
+  size_t wrong = 0;
+  for (long row = 0; row < nrow; row++) {
+    const int g[3] = {(int)(row % d->nodes[0]), (int)((row / d->nodes[0]) % d->nodes[1]), (int)(row / ((long)d->nodes[0] * d->nodes[1]))};
+    long long e = rowptr[row];
+    for (int oz = -o3; oz <= o3; oz++)
+      for (int oy = -1; oy <= 1; oy++)
+        for (int ox = -1; ox <= 1; ox++) {
+          const int nb[3] = {g[0] + ox, g[1] + oy, g[2] + oz}, off = (ox != 0) + (oy != 0) + (oz != 0);
+          bool      in = true, bnd = false;
+          for (int i = 0; i < 3; i++) in = in && nb[i] >= 0 && nb[i] < d->nodes[i];
+          if (!in || (axis_only && off > 1)) continue;
+          for (int i = 0; i < d->dim; i++) bnd = bnd || g[i] == 0 || g[i] == d->nodes[i] - 1 || nb[i] == 0 || nb[i] == d->nodes[i] - 1;
+          if (d->dirichlet && off > 0 && bnd) continue;
+          const int col = nb[0] + d->nodes[0] * (nb[1] + d->nodes[1] * nb[2]), slot = (oz + 1) * 9 * o3 + (oy + 1) * 3 + (ox + 1);
+          if (e >= rowptr[row + 1] || cols[e] != col || keep[e] != (long long)row * S + slot) wrong++;
+          e++;
+        }
+    if (e != rowptr[row + 1]) wrong++;
+  }
+  snprintf(name, sizeof(name), "%s pattern axis_only=%d: reference rows = brute force (%lld entries)", label, axis_only, nnz);
+  Check(wrong == 0, name, (double)wrong, 0);
+
+  long long *drow, *dkeep, nnz_g = -1;
+  int       *dcols;
+  CHECK_CUDA(cudaMalloc((void **)&drow, (nrow + 1) * sizeof(long long)));
+  CHECK_CUDA(cudaMalloc((void **)&dcols, std::max<long long>(nnz, 1) * sizeof(int)));
+  CHECK_CUDA(cudaMalloc((void **)&dkeep, std::max<long long>(nnz, 1) * sizeof(long long)));
+  int ret = PatchworkLORPatternCountCUDA(d, axis_only, drow, &nnz_g, g_stream);
+  if (!ret && nnz_g == nnz) ret = PatchworkLORPatternFillCUDA(d, axis_only, drow, dcols, dkeep, g_stream);
+  CHECK_CUDA(cudaMemcpyAsync(rowptr_g.data(), drow, (nrow + 1) * sizeof(long long), cudaMemcpyDeviceToHost, g_stream));
+  if (nnz_g == nnz) {
+    CHECK_CUDA(cudaMemcpyAsync(cols_g.data(), dcols, nnz * sizeof(int), cudaMemcpyDeviceToHost, g_stream));
+    CHECK_CUDA(cudaMemcpyAsync(keep_g.data(), dkeep, nnz * sizeof(long long), cudaMemcpyDeviceToHost, g_stream));
+  }
+  CHECK_CUDA(cudaStreamSynchronize(g_stream));
+  snprintf(name, sizeof(name), "%s pattern axis_only=%d: GPU rowptr, cols, keep = reference", label, axis_only);
+  Check(!ret && nnz_g == nnz && rowptr_g == rowptr && cols_g == cols && keep_g == keep, name, ret ? (double)ret : (double)(nnz_g != nnz), 0);
+  CHECK_CUDA(cudaFree(drow));
+  CHECK_CUDA(cudaFree(dcols));
+  CHECK_CUDA(cudaFree(dkeep));
+}
+
 static void TestErrors(void)
 {
   PatchworkLORDesc d, b;
@@ -349,6 +410,11 @@ static void TestErrors(void)
   ReportRet(PatchworkLORGatherCUDA(&b, dv, dv, g_stream), cudaErrorInvalidValue, "row box beyond the grid (gather)");
   ReportRet(PatchworkLORDirichletCUDA(&b, dv, g_stream), cudaErrorInvalidValue, "row box beyond the grid (dirichlet)");
   ReportRet(PatchworkLORMacroCUDA(NULL, dv, dv, g_stream), cudaErrorInvalidValue, "NULL descriptor");
+  {
+    long long nnz;
+    ReportRet(PatchworkLORPatternCountCUDA(&d, 0, (long long *)dv, &nnz, g_stream), cudaErrorInvalidValue, "pattern of a row box that is not the whole grid");
+    ReportRet(PatchworkLORPatternFillCUDA(&d, 0, (long long *)dv, (int *)dv, (long long *)dv, g_stream), cudaErrorInvalidValue, "pattern fill of a row box that is not the whole grid");
+  }
 
   /* empty ranges: nothing launched, nothing written */
   CHECK_CUDA(cudaMemcpy(dv, &sentinel, sizeof(double), cudaMemcpyHostToDevice));
@@ -375,6 +441,21 @@ int main(int argc, char **argv)
 
   if (start >= 0) return start;
   TestErrors();
+  { /* the pattern on small whole grids (also under --quick, for compute-sanitizer) */
+    const Geo G3 = {"whole", {3, 2, 2}, {1, 1, 1}, {0, 0, 0}, 0}, G2 = {"whole", {4, 3, 1}, {1, 1, 1}, {0, 0, 0}, 0};
+    for (int dirichlet = 0; dirichlet <= 1; dirichlet++)
+      for (int axis_only = 0; axis_only <= 1; axis_only++) {
+        PatchworkLORDesc d;
+        char             label[64];
+
+        MakeDesc(3, 3, G3, dirichlet, 1.0, 1.0, &d);
+        snprintf(label, sizeof(label), "3D k=3 whole dirichlet=%d", dirichlet);
+        TestPattern(&d, axis_only, label);
+        MakeDesc(2, 2, G2, dirichlet, 1.0, 1.0, &d);
+        snprintf(label, sizeof(label), "2D k=2 whole dirichlet=%d", dirichlet);
+        TestPattern(&d, axis_only, label);
+      }
+  }
   const int degrees[] = {1, 2, 3, 4, 5, 6, 7, 8, 10};
   for (int dim = 3; dim >= 2; dim--) {
     for (int k : degrees) {
@@ -417,6 +498,8 @@ int main(int argc, char **argv)
           d.vertex_rule = run % 2; /* both rules of the sub-elements: vertices and Gauss points */
           snprintf(label, sizeof(label), "%dD k=%-2d %-7s dirichlet=%d alpha=%.2f beta=%.2f rule=%s", dim, k, G.name, d.dirichlet, d.alpha, d.beta, d.vertex_rule ? "vertex" : "gauss");
           RunCase(&d, label);
+          if (G.P[0] * G.P[1] * G.P[2] == 1 && !G.all_cells)
+            for (int axis_only = 0; axis_only <= 1; axis_only++) TestPattern(&d, axis_only, label);
         }
       }
     }

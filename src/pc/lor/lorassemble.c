@@ -125,10 +125,6 @@ PetscErrorCode PCLORSetUpDiscretization(PC pc)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The COO pattern: row by row over the owned nodes, slot by slot, the entries the matrix has. Left
-   out: neighbours outside the grid, eliminated Dirichlet couplings, and couplings that vanish on box
-   cells with the vertex rule (about 3/4 of the slots in 3D). keep[] maps the pattern to the rows x
-   slots A2 fills; giving PETSc only the kept entries makes MatSetPreallocationCOO() 4x cheaper. */
 static PetscErrorCode FreeKeep(PC_LOR *lor)
 {
   PetscFunctionBegin;
@@ -214,21 +210,31 @@ PetscErrorCode PCLORCreateMatrixCOO(PC pc, PetscCount n, PetscInt ci[], PetscInt
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The matrix of the pattern in CSR form (rows of this rank, columns ascending within each row):
-   preallocated by row lengths, its column indices copied in whole (no per-row insertion), and on
-   the device the copy of the structure that the values are written into. Returns *done =
-   PETSC_FALSE (and leaves the matrix unpreallocated) when the matrix type is not
-   (Seq)AIJ(CUSPARSE), e.g. -lor_mat_type sell. The values stay unset until PCLORAssemble(). */
-static PetscErrorCode PreallocateCSR(PC pc, PetscInt nrow, PetscCount n, const PetscInt ci[], PetscInt cj[], PetscBool *done)
+/* The matrix of a CSR pattern (rows of this rank, columns ascending within each row): preallocated
+   by row lengths, its column indices copied in whole (no per-row insertion), and on the device the
+   copy of the structure that the values are written into. A matrix type other than
+   (Seq)AIJ(CUSPARSE), e.g. -lor_mat_type sell, gets the same entries as a COO pattern instead
+   (lor->csr false). The values stay unset until PCLORAssemble(). */
+static PetscErrorCode PreallocateCSR(PC pc, PetscInt nrow, const long long rowptr[], PetscInt cj[])
 {
   PC_LOR   *lor = (PC_LOR *)pc->data;
   PetscInt *nnz;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)lor->A, done, MATSEQAIJ, MATSEQAIJCUSPARSE, ""));
-  if (!*done) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscCalloc1(nrow, &nnz));
-  for (PetscCount e = 0; e < n; e++) nnz[ci[e]]++;
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)lor->A, &lor->csr, MATSEQAIJ, MATSEQAIJCUSPARSE, ""));
+  if (!lor->csr) {
+    PetscInt *ci;
+
+    PetscCall(PetscMalloc1(rowptr[nrow], &ci));
+    for (PetscInt r = 0; r < nrow; r++)
+      for (long long e = rowptr[r]; e < rowptr[r + 1]; e++) ci[e] = r;
+    PetscCall(MatSetOption(lor->A, MAT_NO_OFF_PROC_ENTRIES, PETSC_TRUE));
+    PetscCall(MatSetPreallocationCOO(lor->A, (PetscCount)rowptr[nrow], ci, cj));
+    PetscCall(PetscFree(ci));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscMalloc1(nrow, &nnz));
+  for (PetscInt r = 0; r < nrow; r++) nnz[r] = (PetscInt)(rowptr[r + 1] - rowptr[r]);
   PetscCall(MatSeqAIJSetPreallocation(lor->A, 0, nnz));
   PetscCall(PetscFree(nnz));
   PetscCall(MatSeqAIJSetColumnIndices(lor->A, cj));
@@ -246,80 +252,123 @@ static PetscErrorCode PreallocateCSR(PC pc, PetscInt nrow, PetscCount n, const P
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode PCLORCreatePattern(PC pc)
+/* Whether this rank's rows are the whole grid, numbered like the nodes (one rank, no ghosts, the
+   identity local-to-global map): then the pattern is PatchworkLORPattern*()'s CSR */
+static PetscErrorCode RowsAreWholeGrid(PC pc, PetscBool *whole)
 {
   PC_LOR                 *lor = (PC_LOR *)pc->data;
   const PatchworkLORDesc *d   = &lor->desc;
-  const int               S = PatchworkLORSlots(d), center = S / 2;
+  PetscMPIInt             size;
+  ISLocalToGlobalMapping  ltog;
+  const PetscInt         *l2g;
+  PetscInt                n;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)pc), &size));
+  *whole = (PetscBool)(size == 1);
+  for (int i = 0; i < 3; i++) *whole = (PetscBool)(*whole && d->row_start[i] == 0 && d->row_size[i] == d->nodes[i] && d->coord_start[i] == 0 && d->coord_size[i] == d->nodes[i]);
+  if (!*whole) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(DMGetLocalToGlobalMapping(lor->dm, &ltog));
+  PetscCall(ISLocalToGlobalMappingGetSize(ltog, &n));
+  PetscCall(ISLocalToGlobalMappingGetIndices(ltog, &l2g));
+  *whole = (PetscBool)(n == (PetscInt)PatchworkLORRowCount(d));
+  for (PetscInt i = 0; i < n && *whole; i++) *whole = (PetscBool)(l2g[i] == i);
+  PetscCall(ISLocalToGlobalMappingRestoreIndices(ltog, &l2g));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* One rank: the CSR pattern from the grid, by the CUDA kernels for a device matrix (the compaction
+   map stays there; rows and columns come to the host for PETSc's copy of the structure) */
+static PetscErrorCode CreatePatternWhole(PC pc)
+{
+  PC_LOR                 *lor  = (PC_LOR *)pc->data;
+  const PatchworkLORDesc *d    = &lor->desc;
+  const PetscInt          nrow = (PetscInt)PatchworkLORRowCount(d);
+  long long              *rowptr, nnz = 0;
+  int                    *cols;
+  PetscInt               *cj;
+
+  PetscFunctionBegin;
+  PetscCall(PCLORCreateMatrix(pc));
+  PetscCall(PetscMalloc1(nrow + 1, &rowptr));
+  if (lor->device) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    void      *stream;
+    long long *rowptr_d;
+    int       *cols_d;
+
+    PetscCall(PatchworkGetDeviceStream(&stream));
+    PatchworkCallKernel(PatchworkDeviceMalloc((size_t)(nrow + 1) * sizeof(long long), (void **)&rowptr_d));
+    PatchworkCallKernel(PatchworkLORPatternCountCUDA(d, lor->axis_only, rowptr_d, &nnz, stream));
+    PatchworkCallKernel(PatchworkDeviceMalloc((size_t)PetscMax(nnz, 1) * sizeof(int), (void **)&cols_d));
+    PatchworkCallKernel(PatchworkDeviceMalloc((size_t)PetscMax(nnz, 1) * sizeof(long long), (void **)&lor->keep));
+    PatchworkCallKernel(PatchworkLORPatternFillCUDA(d, lor->axis_only, rowptr_d, cols_d, lor->keep, stream));
+    PetscCall(PetscMalloc1(nnz, &cols));
+    PatchworkCallKernel(PatchworkDeviceCopyToHost(rowptr, rowptr_d, (size_t)(nrow + 1) * sizeof(long long), stream));
+    PatchworkCallKernel(PatchworkDeviceCopyToHost(cols, cols_d, (size_t)nnz * sizeof(int), stream));
+    PetscCall(PatchworkDeviceSynchronize());
+    PetscCall(PetscLogGpuToCpu((PetscLogDouble)(nrow + 1) * sizeof(long long) + (PetscLogDouble)nnz * sizeof(int)));
+    PatchworkCallKernel(PatchworkDeviceFree(rowptr_d));
+    PatchworkCallKernel(PatchworkDeviceFree(cols_d));
+#endif
+  } else {
+    nnz = PatchworkLORPatternCountRef(d, lor->axis_only, rowptr);
+    PetscCall(PetscMalloc1(nnz, &cols));
+    PetscCall(PetscMalloc1(nnz, &lor->keep));
+    PatchworkLORPatternFillRef(d, lor->axis_only, rowptr, cols, lor->keep);
+  }
+#if defined(PETSC_USE_64BIT_INDICES)
+  PetscCall(PetscMalloc1(nnz, &cj));
+  for (long long e = 0; e < nnz; e++) cj[e] = cols[e];
+  PetscCall(PetscFree(cols));
+#else
+  cj = cols;
+#endif
+  lor->nkeep = (PetscCount)nnz;
+  PetscCall(PreallocateCSR(pc, nrow, rowptr, cj));
+  PetscCall(PetscFree(cj));
+  PetscCall(PetscFree(rowptr));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Several ranks: the COO pattern row by row over the owned nodes with the global numbering */
+static PetscErrorCode CreatePatternCOO(PC pc)
+{
+  PC_LOR                 *lor = (PC_LOR *)pc->data;
+  const PatchworkLORDesc *d   = &lor->desc;
+  const int               S = PatchworkLORSlots(d);
   const long              nrow = PatchworkLORRowCount(d);
   ISLocalToGlobalMapping  ltog;
   const PetscInt         *l2g;
-  PetscInt               *ci, *cj, rstart;
+  PetscInt               *ci, *cj;
   long long              *keep;
   PetscCount              n = 0;
-  PetscMPIInt             size;
-  PetscBool               csr, done = PETSC_FALSE;
-  int                     slots[27], nslots = 0;
 
   PetscFunctionBegin;
-  PetscCall(PetscLogEventBegin(PATCHWORK_LORPattern, pc, 0, 0, 0));
-  PetscCall(PCLORDestroyPattern(pc));
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)pc), &size));
-  PetscCall(MatGetOwnershipRange(pc->pmat, &rstart, NULL));
-  csr = (PetscBool)(size == 1);
-  /* the slots that can couple: with axis_only, the centre and its 2 dim axis neighbours */
-  for (int s = 0; s < S; s++) {
-    int       nb[3], naxes = 0;
-    const int z[3] = {0, 0, 0};
-
-    PatchworkLORSlotNeighbour(d, z, s, nb);
-    for (int i = 0; i < 3; i++) naxes += nb[i] != 0;
-    if (!lor->axis_only || naxes <= 1) slots[nslots++] = s;
-  }
   PetscCall(DMGetLocalToGlobalMapping(lor->dm, &ltog));
   PetscCall(ISLocalToGlobalMappingGetIndices(ltog, &l2g));
   PetscCall(PetscMalloc2(lor->ncoo, &ci, lor->ncoo, &cj));
   PetscCall(PetscMalloc1(lor->ncoo, &keep));
   for (long row = 0; row < nrow; row++) {
-    int       g[3];
-    PetscInt  gi;
-    PetscBool bnd;
+    int      g[3];
+    PetscInt gi;
 
     PatchworkLORRowNode(d, row, g);
-    gi  = l2g[BoxIndex(d->coord_start, d->coord_size, g)];
-    bnd = (PetscBool)(d->dirichlet && PatchworkLOROnBoundary(d, g));
-    csr = (PetscBool)(csr && gi - rstart == row); /* rows in the matrix's order */
+    gi = l2g[BoxIndex(d->coord_start, d->coord_size, g)];
+    for (int s = 0; s < S; s++) {
+      int nb[3];
 
-    for (int t = 0; t < nslots; t++) {
-      const int s      = slots[t];
-      PetscBool keepit = PETSC_TRUE;
-      int       nb[3];
-
+      if (!PatchworkLORSlotStored(d, lor->axis_only, g, s)) continue;
       PatchworkLORSlotNeighbour(d, g, s, nb);
-      for (int i = 0; i < 3; i++)
-        if (nb[i] < 0 || nb[i] >= d->nodes[i]) keepit = PETSC_FALSE;
-      if (keepit && d->dirichlet && s != center && (bnd || PatchworkLOROnBoundary(d, nb))) keepit = PETSC_FALSE;
-      if (!keepit) continue;
-      ci[n] = gi;
-      cj[n] = l2g[BoxIndex(d->coord_start, d->coord_size, nb)];
-      if (n > 0 && ci[n - 1] == gi && cj[n - 1] >= cj[n]) csr = PETSC_FALSE; /* columns ascending in a row */
+      ci[n]   = gi;
+      cj[n]   = l2g[BoxIndex(d->coord_start, d->coord_size, nb)];
       keep[n] = (long long)row * S + s;
       n++;
     }
   }
   PetscCall(ISLocalToGlobalMappingRestoreIndices(ltog, &l2g));
   lor->nkeep = n;
-  PetscCall(PCLORCreateMatrix(pc));
-  if (csr) {
-    for (PetscCount e = 0; e < n; e++) ci[e] -= rstart;
-    PetscCall(PreallocateCSR(pc, (PetscInt)nrow, n, ci, cj, &done));
-  }
-  lor->csr = done;
-  if (!done) {
-    PetscCall(MatSetOption(lor->A, MAT_NO_OFF_PROC_ENTRIES, PETSC_TRUE));
-    PetscCall(MatSetPreallocationCOO(lor->A, n, ci, cj));
-  }
-  PetscCall(SetSymmetry(lor));
+  PetscCall(PCLORCreateMatrixCOO(pc, n, ci, cj, PETSC_FALSE));
   PetscCall(PetscFree2(ci, cj));
   if (lor->device) {
 #if defined(PATCHWORK_HAVE_CUDA)
@@ -333,6 +382,24 @@ PetscErrorCode PCLORCreatePattern(PC pc)
 #endif
     PetscCall(PetscFree(keep));
   } else lor->keep = keep;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The matrix and its pattern: rows x slots of A2 without the entries that are structurally absent
+   (neighbours outside the grid, eliminated Dirichlet couplings, and on box cells with the vertex
+   rule the couplings off the axes, about 3/4 of the slots in 3D); keep[] maps the pattern to them */
+PetscErrorCode PCLORCreatePattern(PC pc)
+{
+  PC_LOR   *lor = (PC_LOR *)pc->data;
+  PetscBool whole;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(PATCHWORK_LORPattern, pc, 0, 0, 0));
+  PetscCall(PCLORDestroyPattern(pc));
+  PetscCall(RowsAreWholeGrid(pc, &whole));
+  if (whole) PetscCall(CreatePatternWhole(pc));
+  else PetscCall(CreatePatternCOO(pc));
+  PetscCall(SetSymmetry(lor));
   lor->npattern++;
   PetscCall(PetscLogEventEnd(PATCHWORK_LORPattern, pc, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
