@@ -10,7 +10,7 @@
 #  3. the LOR assembly (DMDA and DMPlex operators) beside PETSc's own FEM assembly of the same Q1
 #     matrix on the refined mesh (bench_lor_fem, FEM_DOFS, default 1e6, degrees FEM_KS).
 # Every run has a time limit (RUN_LIMIT, default 60 s); a run that fails or times out is listed as such.
-# LOR_INNER: the AMG on the LOR matrix for part 1 (gamg, patchamg, hypre; default: PCLOR's own choice);
+# LOR_INNER: the AMG on the LOR matrix for parts 1 and 2 (gamg, patchamg, hypre; default: PCLOR's own choice);
 # LOR_PARTS: which parts to run (default "1 2 3"); LOR_KS: the degrees at the first size (default 2..8).
 set -u
 cd "$(dirname "$0")/.."
@@ -21,7 +21,7 @@ PARTS=" ${LOR_PARTS:-1 2 3} "
 INNER=${LOR_INNER:+-lor_pc_type $LOR_INNER}
 cmp= fem= rows=()
 if [[ $PARTS == *" 2 "* ]]; then
-  cmp=$(timeout $((4 * LIMIT)) build/bench/bench_solve $GPU -degrees 2,4,6,8 -dofs ${CMP_DOFS:-2e6} -solvers lor,gamg,vp-double,mg-cheb -reps 2 2>&1)
+  cmp=$(timeout $((4 * LIMIT)) build/bench/bench_solve $GPU -degrees 2,4,6,8 -dofs ${CMP_DOFS:-2e6} -solvers lor,gamg,vp-double,mg-cheb -reps 2 ${LOR_INNER:+-cglor_lor_pc_type $LOR_INNER} 2>&1)
   echo "$cmp" | grep '^run:'
 fi
 [[ $PARTS == *" 3 "* ]] && fem=$(timeout $((5 * LIMIT)) build/bench/bench_lor_fem $GPU -dm_mat_type aijcusparse -dofs ${FEM_DOFS:-1e6} -degrees ${FEM_KS:-2,4,8} 2>&1 || echo "bench_lor_fem failed or timed out (exit $?)")
