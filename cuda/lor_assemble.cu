@@ -584,7 +584,7 @@ __global__ void PatternFill(const PatchworkLORDesc d, int axis_only, long long n
 
       if (!PatchworkLORSlotStored(&d, axis_only, g, s)) continue;
       PatchworkLORSlotNeighbour(&d, g, s, nb);
-      cols[e] = nb[0] + d.nodes[0] * (nb[1] + d.nodes[1] * nb[2]);
+      cols[e] = PatchworkLORGridIndex(&d, nb);
       keep[e] = row * S + s;
       e++;
     }

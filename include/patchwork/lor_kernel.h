@@ -122,10 +122,6 @@ PW_HOST_DEVICE void PatchworkLORPlexSubcell(int dim, const PatchworkLORPlexDesc 
   }
 }
 
-/* Whether the matrix stores slot s of the row of node g: its neighbour is inside the grid, on an
-   axis through g when axis_only (box cells with the vertex rule: the other couplings vanish), and,
-   with dirichlet, neither node is on the boundary unless s is the centre (eliminated rows and
-   columns keep only their diagonal) */
 /* The slots that can be stored, ascending, into slots[]; returns how many (axis_only: the centre and
    its 2 dim axis neighbours). Loops over these alone skip what PatchworkLORSlotStored() rejects first. */
 PW_HOST_DEVICE int PatchworkLORSlotCandidates(const PatchworkLORDesc *d, int axis_only, int slots[PW_LOR_MAX_SLOTS])
@@ -138,6 +134,16 @@ PW_HOST_DEVICE int PatchworkLORSlotCandidates(const PatchworkLORDesc *d, int axi
   return n;
 }
 
+/* The row of node g when the row box is the whole grid (one rank): its lexicographic index */
+PW_HOST_DEVICE int PatchworkLORGridIndex(const PatchworkLORDesc *d, const int g[3])
+{
+  return g[0] + d->nodes[0] * (g[1] + d->nodes[1] * g[2]);
+}
+
+/* Whether the matrix stores slot s of the row of node g: its neighbour is inside the grid, on an
+   axis through g when axis_only (box cells with the vertex rule: the other couplings vanish), and,
+   with dirichlet, neither node is on the boundary unless s is the centre (eliminated rows and
+   columns keep only their diagonal) */
 PW_HOST_DEVICE int PatchworkLORSlotStored(const PatchworkLORDesc *d, int axis_only, const int g[3], int s)
 {
   const int o[3] = {s % 3 - 1, (s / 3) % 3 - 1, d->dim == 3 ? s / 9 - 1 : 0};

@@ -177,12 +177,6 @@ void PatchworkLORPlexValuesRef(const PatchworkLORPlexDesc *d, const double *coor
     }
 }
 
-/* The whole grid is the row box: a node's row is its lexicographic index */
-static inline int GridIndex(const PatchworkLORDesc *d, const int g[3])
-{
-  return g[0] + d->nodes[0] * (g[1] + d->nodes[1] * g[2]);
-}
-
 static void CheckWholeGrid(const PatchworkLORDesc *d)
 {
   assert(d->dim == 2 || d->dim == 3);
@@ -226,7 +220,7 @@ void PatchworkLORPatternFillRef(const PatchworkLORDesc *d, int axis_only, const 
 
       if (!PatchworkLORSlotStored(d, axis_only, g, s)) continue;
       PatchworkLORSlotNeighbour(d, g, s, nb);
-      cols[e] = GridIndex(d, nb);
+      cols[e] = PatchworkLORGridIndex(d, nb);
       keep[e] = (long long)row * S + s;
       e++;
     }

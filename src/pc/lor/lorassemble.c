@@ -3,9 +3,9 @@
    by the kernels of lor_kernel.h, A1 macro-element matrices, A2 rank-local rows without duplicates,
    A4 Dirichlet elimination on those rows, and placed by MatSetValuesCOO() (A3: every row is the
    rank's own, so no entry travels), on the device when the matrix lives there. On one rank the
-   pattern comes out in CSR order, so the matrix is preallocated from it directly and the values
-   are written into its value array (PETSc's COO setup sorts on the host and keeps two 8-byte maps
-   per entry: 3 s and 0.9 GB at 8M rows). */
+   pattern is the matrix's CSR, computed from the grid (by the kernels for a device matrix), and the
+   values are written into its value array (PETSc's COO setup sorts on the host and keeps two 8-byte
+   maps per entry: 3 s and 0.9 GB at 8M rows). */
 #include "lorimpl.h"
 #include <patchwork/basis1d.h>
 #include <patchwork/vec_kernel.h>
@@ -155,7 +155,7 @@ PetscErrorCode PCLORDestroyPattern(PC pc)
 
 /* The LOR matrix with the operator's layout, not yet preallocated: AIJCUSPARSE when the operator's
    vectors live on the device, options prefix lor_ */
-PetscErrorCode PCLORCreateMatrix(PC pc)
+static PetscErrorCode CreateMatrix(PC pc)
 {
   PC_LOR     *lor   = (PC_LOR *)pc->data;
   MatType     mtype = MATAIJ;
@@ -202,7 +202,7 @@ PetscErrorCode PCLORCreateMatrixCOO(PC pc, PetscCount n, PetscInt ci[], PetscInt
   PC_LOR *lor = (PC_LOR *)pc->data;
 
   PetscFunctionBegin;
-  PetscCall(PCLORCreateMatrix(pc));
+  PetscCall(CreateMatrix(pc));
   lor->csr = PETSC_FALSE;
   if (!offproc) PetscCall(MatSetOption(lor->A, MAT_NO_OFF_PROC_ENTRIES, PETSC_TRUE));
   PetscCall(MatSetPreallocationCOO(lor->A, n, ci, cj));
@@ -289,7 +289,7 @@ static PetscErrorCode CreatePatternWhole(PC pc)
   PetscInt               *cj;
 
   PetscFunctionBegin;
-  PetscCall(PCLORCreateMatrix(pc));
+  PetscCall(CreateMatrix(pc));
   PetscCall(PetscMalloc1(nrow + 1, &rowptr));
   if (lor->device) {
 #if defined(PATCHWORK_HAVE_CUDA)
@@ -326,6 +326,7 @@ static PetscErrorCode CreatePatternWhole(PC pc)
 #endif
   lor->nkeep = (PetscCount)nnz;
   PetscCall(PreallocateCSR(pc, nrow, rowptr, cj));
+  PetscCall(SetSymmetry(lor));
   PetscCall(PetscFree(cj));
   PetscCall(PetscFree(rowptr));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -399,7 +400,6 @@ PetscErrorCode PCLORCreatePattern(PC pc)
   PetscCall(RowsAreWholeGrid(pc, &whole));
   if (whole) PetscCall(CreatePatternWhole(pc));
   else PetscCall(CreatePatternCOO(pc));
-  PetscCall(SetSymmetry(lor));
   lor->npattern++;
   PetscCall(PetscLogEventEnd(PATCHWORK_LORPattern, pc, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -36,7 +36,6 @@ PETSC_INTERN PetscErrorCode PCLORSetUpDiscretization(PC);
 PETSC_INTERN PetscErrorCode PCLORCreatePattern(PC);
 PETSC_INTERN PetscErrorCode PCLORDestroyPattern(PC);
 PETSC_INTERN PetscErrorCode PCLORAssemble(PC);
-PETSC_INTERN PetscErrorCode PCLORCreateMatrix(PC);
 PETSC_INTERN PetscErrorCode PCLORCreateMatrixCOO(PC, PetscCount, PetscInt[], PetscInt[], PetscBool);
 PETSC_INTERN PetscErrorCode PCLORCreatePatternPlex(PC, const PatchworkPlexLORData *);
 PETSC_INTERN PetscErrorCode PCLORAssemblePlex(PC, const PatchworkPlexLORData *);
