@@ -519,23 +519,24 @@ extern "C" int PatchworkGraphPartitionCUDA(const PatchworkGraph *g, int k, unsig
     if ((ret = Grow(g, seed, &cur, &nxt, h[0], counts, s))) return ret;
   }
 
-  /* group the isolated vertices (first: their weight prefix, here) */
+  /* group the isolated vertices: list, weights iw, their exclusive prefix W (in wt, dead now), group
+     starts (over iw), labels */
   IsolatedFlags<<<Blocks((long long)n + 1), kBlock, 0, s>>>(n, g->ptr, g->adj, flag);
   PW_TRY(cudaGetLastError());
   PW_TRY(cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, flag, rank, n + 1, s));
   PW_TRY(Fetch(&niso, rank + n, sizeof(int), s));
   if (niso > 0) {
-    first = wt; /* free again: the weight prefix of the list */
+    int *W = wt;
+
     IsolatedList<<<Blocks(n), kBlock, 0, s>>>(n, g->weight, flag, rank, list, iw);
     PW_TRY(cudaGetLastError());
-    PW_TRY(cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, iw, first, niso, s));
-    IsolatedStarts<<<Blocks(niso), kBlock, 0, s>>>(niso, PatchworkIsolatedCap(min_weight), list, first, iw);
+    PW_TRY(cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, iw, W, niso, s));
+    IsolatedStarts<<<Blocks(niso), kBlock, 0, s>>>(niso, PatchworkIsolatedCap(min_weight), list, W, iw);
     PW_TRY(cudaGetLastError());
     PW_TRY(cub::DeviceScan::InclusiveScan(tmp, tmp_bytes, iw, label, cuda::maximum<int>(), niso, s));
     IsolatedApply<<<Blocks(niso), kBlock, 0, s>>>(niso, list, label, cur);
     PW_TRY(cudaGetLastError());
   }
-  first = doomed + n;
 
   /* number the parts by their smallest vertex: a part's number is how many parts have a smaller
      first vertex, the rank of its first vertex among the flagged ones */

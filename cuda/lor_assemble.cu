@@ -548,8 +548,8 @@ extern "C" int PatchworkLORCompactCUDA(long n, const long long *map, const doubl
 }
 
 namespace {
-/* The pattern: a thread per row, the reference's loops (PatchworkLORPatternCountRef/FillRef) */
-/* len[row] = stored slots of the row, len[nrow] = 0 (the exclusive scan then ends with nnz) */
+/* The pattern: a thread per row, the reference's loops (PatchworkLORPatternCountRef/FillRef).
+   Count: len[row] = stored slots of the row, len[nrow] = 0 (the exclusive scan then ends with nnz) */
 __global__ void PatternCount(const PatchworkLORDesc d, int axis_only, long long nrow, long long *len)
 {
   int       slots[PW_LOR_MAX_SLOTS];
@@ -603,14 +603,14 @@ static bool PatternDescBad(const PatchworkLORDesc *d)
 
 extern "C" int PatchworkLORPatternCountCUDA(const PatchworkLORDesc *d, int axis_only, long long *rowptr, long long *nnz, void *stream)
 {
+  if (!nnz || PatternDescBad(d)) return (int)cudaErrorInvalidValue;
   const cudaStream_t s     = (cudaStream_t)stream;
-  const long long    nrow  = PatternDescBad(d) ? 0 : PatchworkLORRowCount(d);
+  const long long    nrow  = PatchworkLORRowCount(d);
   size_t             bytes = 0;
   void              *tmp   = nullptr;
   long long         *len   = nullptr;
   cudaError_t        err;
 
-  if (!nnz || PatternDescBad(d)) return (int)cudaErrorInvalidValue;
   *nnz = 0;
   if ((err = cub::DeviceScan::ExclusiveSum(nullptr, bytes, (const long long *)nullptr, (long long *)nullptr, nrow + 1, s)) != cudaSuccess) return (int)err;
   if ((err = cudaMallocAsync(&tmp, bytes, s)) != cudaSuccess) return (int)err;

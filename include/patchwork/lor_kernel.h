@@ -146,18 +146,15 @@ PW_HOST_DEVICE int PatchworkLORGridIndex(const PatchworkLORDesc *d, const int g[
    columns keep only their diagonal) */
 PW_HOST_DEVICE int PatchworkLORSlotStored(const PatchworkLORDesc *d, int axis_only, const int g[3], int s)
 {
-  const int o[3] = {s % 3 - 1, (s / 3) % 3 - 1, d->dim == 3 ? s / 9 - 1 : 0};
-  int       naxes = 0, bnd = 0;
+  int nb[3], naxes = 0;
 
+  PatchworkLORSlotNeighbour(d, g, s, nb);
   for (int i = 0; i < 3; i++) {
-    const int nb = g[i] + o[i];
-
-    if (nb < 0 || nb >= d->nodes[i]) return 0;
-    naxes += o[i] != 0;
-    if (i < d->dim) bnd = bnd || g[i] == 0 || g[i] == d->nodes[i] - 1 || nb == 0 || nb == d->nodes[i] - 1;
+    if (nb[i] < 0 || nb[i] >= d->nodes[i]) return 0;
+    naxes += nb[i] != g[i];
   }
   if (axis_only && naxes > 1) return 0;
-  return !(d->dirichlet && naxes > 0 && bnd);
+  return !(d->dirichlet && naxes > 0 && (PatchworkLOROnBoundary(d, g) || PatchworkLOROnBoundary(d, nb)));
 }
 
 #ifdef __cplusplus

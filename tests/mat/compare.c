@@ -27,9 +27,25 @@ PetscErrorCode PatchworkTestCompareMult(Mat A, Mat B, PetscRandom rnd, PetscInt 
   PetscFunctionReturn(0);
 }
 
+/* *dm (destroyed) replaced by the serial mesh tree, distributed over the ranks */
+static PetscErrorCode ReplaceDistributed(DM *dm, DM tree)
+{
+  DM dist;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMDestroy(dm));
+  PetscCall(DMPlexDistribute(tree, 0, NULL, &dist));
+  if (dist) {
+    PetscCall(DMDestroy(&tree));
+    tree = dist;
+  }
+  *dm = tree;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode PatchworkTestTreeRefine(DM *dm, PetscInt cell)
 {
-  DM       ref, nc, dist;
+  DM       ref, nc;
   PetscInt dim;
 
   PetscFunctionBeginUser;
@@ -47,19 +63,13 @@ PetscErrorCode PatchworkTestTreeRefine(DM *dm, PetscInt cell)
     PetscCall(DMGetMatType(*dm, &mtype));
     PetscCall(DMSetMatType(nc, mtype));
   }
-  PetscCall(DMDestroy(dm));
-  PetscCall(DMPlexDistribute(nc, 0, NULL, &dist));
-  if (dist) {
-    PetscCall(DMDestroy(&nc));
-    nc = dist;
-  }
-  *dm = nc;
+  PetscCall(ReplaceDistributed(dm, nc));
   PetscFunctionReturn(0);
 }
 
 PetscErrorCode PatchworkTestRefineCells(DM *dm, PetscInt n, const PetscInt cells[])
 {
-  DM          tree, dist;
+  DM          tree;
   DMLabel     marked;
   PetscMPIInt rank;
 
@@ -70,13 +80,7 @@ PetscErrorCode PatchworkTestRefineCells(DM *dm, PetscInt n, const PetscInt cells
     for (PetscInt i = 0; i < n; i++) PetscCall(DMLabelSetValue(marked, cells[i], 1));
   PetscCall(PatchworkDMPlexRefineCells(*dm, marked, 1, &tree));
   PetscCall(DMLabelDestroy(&marked));
-  PetscCall(DMDestroy(dm));
-  PetscCall(DMPlexDistribute(tree, 0, NULL, &dist));
-  if (dist) {
-    PetscCall(DMDestroy(&tree));
-    tree = dist;
-  }
-  *dm = tree;
+  PetscCall(ReplaceDistributed(dm, tree));
   PetscFunctionReturn(0);
 }
 
