@@ -40,6 +40,16 @@
    cells hanging and scattered over the mesh (bench/bench_plex_kernels.cu): at most +21% / +33% over the
    plain apply for 3D k = 1..8 (collocated: at most +5% / +18%), where the generic kernel took 2-42x.
 
+   Geometry on the fly (FLY kernels, PatchworkPlexDesc.corners): for multilinear cells the block stages
+   each cell's corners (24 doubles in 3D) instead of its factors, and the point-wise step computes the
+   factors from them (FlyLine3 / PointsFly3 below), so an apply moves x, y, the index map and the corners:
+   less than half the bytes at k >= 2, and far less shared memory per cell, so that the registers bound
+   the residency (CellsPerBlockRegs). A variable diffusion coefficient (one value per point) is staged
+   with the corners. H100, 16M DoF, multilinear cells (bench/bench_plex_kernels.cu), GDoF/s stored ->
+   on the fly with constant / variable diffusion: collocated k = 4..7 19.3 -> 37.7 / 34.7, 22.9 -> 34.6 /
+   32.4, 22.9 -> 37.0 / 34.2, 24.1 -> 46.3 / 41.4; Gauss nq = k+2 13.0 -> 15.6 / 14.7, 14.7 -> 16.3 /
+   15.4, 17.4 -> 20.7 / 19.7, 17.7 -> 17.3 / 15.9.
+
    Templates cover 3D k = 1..8 and 2D k = 1..10 with nq = n (collocated or Gauss), n+1, n+2; other nq (up
    to PW_MAX_Q) take a generic kernel with run-time sizes (ApplyGeneric), as do the diagonal and the
    geometric factors, which run once per setup: one group of threads per cell, data in shared memory,
@@ -56,11 +66,23 @@ namespace {
 /* ---------------------------------------------------------------------------------------------- */
 /* Templated apply */
 
-/* The 1D tables, passed by value (constant bank): B (nq x n) and Bd = Dq B (nq x n); collocated: Bd = Dq */
+/* The 1D tables, passed by value (constant bank): B (nq x n) and Bd = Dq B (nq x n); collocated: Bd = Dq;
+   the rule's points X and weights W on [0,1] (for the geometry on the fly) */
 template <int N, int NQ>
 struct Tab {
-  double B[NQ * N], Bd[NQ * N];
+  double B[NQ * N], Bd[NQ * N], X[NQ], W[NQ];
 };
+
+/* The geometry on the fly (FLY kernels): coefficient values at the points (NULL: 1) and the scalings */
+struct FlyArgs {
+  const double *diffusion, *reaction;
+  double        alpha, beta;
+};
+
+/* The FLY kernels: at least 128 registers per thread (168 and 255 spill less at Gauss k >= 7 but were
+   2-20% slower elsewhere, H100) and blocks of up to 256 threads (128 and 512: within 5%, except 128 at
+   Gauss k = 5, 7: 7-14% slower) */
+constexpr int kFlyMinRegs = 128, kFlyTarget = 256;
 
 constexpr int kSharedPerSM    = 233472; /* bytes of shared memory per SM (sm_90) */
 constexpr int kSharedPerBlock = 232448; /* the opt-in limit of one block */
@@ -93,30 +115,52 @@ constexpr int CellsPerBlock(int t, int bytes, int target)
   return best;
 }
 
-/* Minimum resident blocks for __launch_bounds__: as many as the shared memory allows, so that registers
-   do not limit the residency further, but never fewer than 128 registers per thread */
-constexpr int MinBlocks(int threads, int blocks)
+/* Cells per block of the FLY kernels, up to `target` threads per block. With little shared memory per cell
+   their residency is bounded by the registers (regs per thread): the most active threads per SM given
+   both (ties: fewer cells per block) */
+constexpr int CellsPerBlockRegs(int t, int bytes, int target, int regs)
 {
-  const int byregs = 65536 / (((threads + 31) / 32) * 32 * 128);
+  int cmax = target / t, best = 1;
+  long long bestscore = -1;
+  if (cmax < 1) cmax = 1;
+  for (int c = 1; c <= cmax; c++) {
+    if (c * bytes + 16 > kSharedPerBlock) break;
+    const int warps = (c * t + 31) / 32, byregs = 65536 / (warps * 32 * regs), bysh = BlocksPerSM(c, t, bytes);
+    const long long score = (long long)(bysh < byregs ? bysh : byregs) * c * t;
+    if (score > bestscore) {
+      best      = c;
+      bestscore = score;
+    }
+  }
+  return best;
+}
+
+/* Minimum resident blocks for __launch_bounds__: as many as the shared memory allows, so that registers
+   do not limit the residency further, but never fewer than minregs registers per thread */
+constexpr int MinBlocks(int threads, int blocks, int minregs)
+{
+  const int byregs = 65536 / (((threads + 31) / 32) * 32 * minregs);
   const int m      = blocks < byregs ? blocks : byregs;
   return m < 1 ? 1 : m;
 }
 
 /* Shared-memory layout of one cell: work buffers with entry (i,j,l) at (l*NQ + j)*LD + i (2D: j*LD + i),
    i,j < NQ, l < N; an odd row stride LD spreads the lines of a warp over the banks. The staged geometric
-   factors of the block's C cells come first, as in global memory. */
-template <int DIM, int N, int NQ>
+   factors of the block's C cells come first, as in global memory (FLY: the cells' corners instead, and
+   their diffusion values at the points after the buffers, when the coefficient is variable). */
+template <int DIM, int N, int NQ, bool FLY = false>
 struct Lay {
   static constexpr int    LD      = NQ % 2 ? NQ : NQ + 1;
   static constexpr int    NBUF    = DIM;
   static constexpr int    CS      = (DIM == 3 ? N * NQ * LD : N * LD) | 1; /* buffer stride per cell */
   static constexpr int    QP      = DIM == 3 ? NQ * NQ * NQ : NQ * NQ;
-  static constexpr int    GS      = (DIM == 3 ? 7 : 4) * QP; /* geometric factors per cell */
+  static constexpr int    GS      = FLY ? DIM * (1 << DIM) : (DIM == 3 ? 7 : 4) * QP; /* staged doubles per cell */
   static constexpr int    T       = DIM == 3 ? NQ * NQ : NQ; /* threads per cell */
-  static constexpr int    C       = CellsPerBlock(T, (NBUF * CS + GS) * 8, 128);
+  static constexpr int    CQ      = FLY ? QP : 0; /* FLY: the staged diffusion values, after the buffers */
+  static constexpr int    C       = FLY ? CellsPerBlockRegs(T, (NBUF * CS + GS + CQ) * 8, kFlyTarget, kFlyMinRegs) : CellsPerBlock(T, (NBUF * CS + GS) * 8, 128);
   static constexpr int    THREADS = C * T;
-  static constexpr int    MINB    = MinBlocks(THREADS, BlocksPerSM(C, T, (NBUF * CS + GS) * 8));
-  static constexpr size_t SHMEM   = (size_t)(C * (GS + NBUF * CS) + 1) * sizeof(double); /* +1: alignment shift */
+  static constexpr int    MINB    = MinBlocks(THREADS, BlocksPerSM(C, T, (NBUF * CS + GS + CQ) * 8), FLY ? kFlyMinRegs : 128);
+  static constexpr size_t SHMEM   = (size_t)(C * (GS + NBUF * CS + CQ) + 1 + (FLY ? 1 : 0)) * sizeof(double); /* +1: alignment shifts */
 };
 
 /* out = A in, A (NQ x N) from the kernel parameters */
@@ -161,6 +205,13 @@ __device__ __forceinline__ void StageAsync(double *dst, const double *src, long 
   __pipeline_commit();
 }
 
+/* Where to stage an array at src in shared memory at or one double after base: the address that agrees
+   with src modulo 16 bytes (StageAsync) */
+__device__ __forceinline__ double *StagedAfter(double *base, const double *src)
+{
+  return base + ((((uintptr_t)base ^ (uintptr_t)src) & 15) ? 1 : 0);
+}
+
 /* The point-wise step at the NQ points of a z line (3D): g points to factor 0 of point 0 of the line, the
    points are PSTRIDE apart and the factors QP apart. u becomes v = geom0 u, (dx,dy,dz) becomes G (dx,dy,dz). */
 template <int NQ, int PSTRIDE, int QP>
@@ -192,6 +243,108 @@ __device__ __forceinline__ void Points2(const double *g, double (&u)[NQ], double
     dx[l] = g00 * a + g01 * b;
     dy[l] = g01 * a + g11 * b;
   }
+}
+
+/* Geometry on the fly (FLY kernels) of a multilinear cell from its corners X (dim x 2^dim, corner
+   v = (z*2 + y)*2 + x, staged in shared memory): the same factors as the stored ones (plex_kernel.h).
+   The columns of J = dx/dxi are J_a = sum of the corner differences along a, weighted bilinearly in the
+   other two coordinates; on a thread's z line xi and eta are fixed, so J_2 is constant and J_0, J_1 are
+   linear in zeta: FlyLine3 folds xi and eta in once, and a point costs six multiply-adds for J, three
+   cross products n_a = J_(a+1) x J_(a+2) (the rows of det J J^-1), so that G = w beta c n_a.n_b / |det J|
+   and g0 = w alpha r |det J| with det J = J_0.n_0. */
+struct FlyLine3 {
+  double a0[3], da[3], b0[3], db[3], c[3]; /* J_0 = a0 + zeta da, J_1 = b0 + zeta db, J_2 = c */
+};
+
+__device__ __forceinline__ void FlyLine3Init(const double *X, double xi, double eta, FlyLine3 &f)
+{
+#pragma unroll
+  for (int d = 0; d < 3; d++) {
+    const double *P  = X + 8 * d;
+    const double  e0 = P[1] - P[0], e1 = P[3] - P[2], e2 = P[5] - P[4], e3 = P[7] - P[6]; /* along x at (y,z) = 00, 10, 01, 11 */
+    const double  f0 = P[2] - P[0], f1 = P[3] - P[1], f2 = P[6] - P[4], f3 = P[7] - P[5]; /* along y at (x,z) */
+    const double  g0 = P[4] - P[0], g1 = P[5] - P[1], g2 = P[6] - P[2], g3 = P[7] - P[3]; /* along z at (x,y) */
+    const double  A0 = e0 + eta * (e1 - e0), A1 = e2 + eta * (e3 - e2);
+    const double  B0 = f0 + xi * (f1 - f0), B1 = f2 + xi * (f3 - f2);
+    const double  C0 = g0 + xi * (g1 - g0), C1 = g2 + xi * (g3 - g2);
+
+    f.a0[d] = A0;
+    f.da[d] = A1 - A0;
+    f.b0[d] = B0;
+    f.db[d] = B1 - B0;
+    f.c[d]  = C0 + eta * (C1 - C0);
+  }
+}
+
+__device__ __forceinline__ void Cross(const double (&a)[3], const double (&b)[3], double (&o)[3])
+{
+  o[0] = a[1] * b[2] - a[2] * b[1];
+  o[1] = a[2] * b[0] - a[0] * b[2];
+  o[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+__device__ __forceinline__ double Dot(const double (&a)[3], const double (&b)[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+/* The point-wise step at the NQ points (xi, eta, Z[l]) of a z line, as Points3 with the factors made here;
+   dif: the line's first diffusion value in shared memory (NULL: constant), rea: its first reaction value
+   in global memory (NULL: constant), points PSTRIDE apart in both */
+template <int NQ, int PSTRIDE>
+__device__ __forceinline__ void PointsFly3(const FlyLine3 &f, const double (&Z)[NQ], const double (&WZ)[NQ], double wxy, const FlyArgs &fa, const double *dif, const double *rea, double (&u)[NQ], double (&dx)[NQ], double (&dy)[NQ], double (&dz)[NQ])
+{
+#pragma unroll
+  for (int l = 0; l < NQ; l++) {
+    double J0[3], J1[3], n0[3], n1[3], n2[3];
+#pragma unroll
+    for (int d = 0; d < 3; d++) {
+      J0[d] = f.a0[d] + Z[l] * f.da[d];
+      J1[d] = f.b0[d] + Z[l] * f.db[d];
+    }
+    Cross(J1, f.c, n0);
+    Cross(f.c, J0, n1);
+    Cross(J0, J1, n2);
+    const double ad = fabs(Dot(J0, n0)), w = wxy * WZ[l];
+    const double m  = w * fa.alpha * (rea ? __ldg(rea + l * PSTRIDE) : 1.0) * ad;
+    const double s  = w * fa.beta * (dif ? dif[l * PSTRIDE] : 1.0) / ad;
+    const double a = dx[l], b = dy[l], c = dz[l];
+    const double g00 = s * Dot(n0, n0), g01 = s * Dot(n0, n1), g02 = s * Dot(n0, n2), g11 = s * Dot(n1, n1), g12 = s * Dot(n1, n2), g22 = s * Dot(n2, n2);
+
+    u[l] *= m;
+    dx[l] = g00 * a + g01 * b + g02 * c;
+    dy[l] = g01 * a + g11 * b + g12 * c;
+    dz[l] = g02 * a + g12 * b + g22 * c;
+  }
+}
+
+/* 2D: on a thread's y line xi is fixed, so J_1 = c is constant and J_0 = a0 + eta da; with J^-1 J^-T =
+   [|J_1|^2, -J_0.J_1; -J_0.J_1, |J_0|^2] / det^2 */
+struct FlyLine2 {
+  double a0[2], da[2], c[2];
+};
+
+__device__ __forceinline__ void FlyLine2Init(const double *X, double xi, FlyLine2 &f)
+{
+#pragma unroll
+  for (int d = 0; d < 2; d++) {
+    const double *P  = X + 4 * d;
+    const double  e0 = P[1] - P[0], e1 = P[3] - P[2], g0 = P[2] - P[0], g1 = P[3] - P[1]; /* along x at y = 0, 1; along y at x = 0, 1 */
+
+    f.a0[d] = e0;
+    f.da[d] = e1 - e0;
+    f.c[d]  = g0 + xi * (g1 - g0);
+  }
+}
+
+/* The factors at (xi, eta) with weight w: g0 and G00, G01, G11 (dif, rea: as in PointsFly3, at the point) */
+__device__ __forceinline__ void FlyPoint2(const FlyLine2 &f, double eta, double w, const FlyArgs &fa, const double *dif, const double *rea, double &g0, double &g00, double &g01, double &g11)
+{
+  const double j0 = f.a0[0] + eta * f.da[0], j1 = f.a0[1] + eta * f.da[1];
+  const double ad = fabs(j0 * f.c[1] - j1 * f.c[0]);
+  const double s  = w * fa.beta * (dif ? *dif : 1.0) / ad;
+
+  g0  = w * fa.alpha * (rea ? __ldg(rea) : 1.0) * ad;
+  g00 = s * (f.c[0] * f.c[0] + f.c[1] * f.c[1]);
+  g01 = -s * (j0 * f.c[0] + j1 * f.c[1]);
+  g11 = s * (j0 * j0 + j1 * j1);
 }
 
 /* Hanging-node constraints in the templated kernels (contract: include/patchwork/hanging_kernel.h; CPU
@@ -445,23 +598,28 @@ __device__ __forceinline__ void HangTranspose(bool on, unsigned long long m, con
 }
 
 /* 3D apply; see the top of the file for the passes */
-template <int N, int NQ, bool COLLOC, bool HANG>
-__global__ void __launch_bounds__(Lay<3, N, NQ>::THREADS, Lay<3, N, NQ>::MINB) Apply3(const Tab<N, NQ> tb, const int *__restrict__ elem, const double *__restrict__ geom, long long ncells, const unsigned long long *__restrict__ hang, const double *__restrict__ hangP, const double *__restrict__ x, double *__restrict__ y)
+template <int N, int NQ, bool COLLOC, bool HANG, bool FLY>
+__global__ void __launch_bounds__(Lay<3, N, NQ, FLY>::THREADS, Lay<3, N, NQ, FLY>::MINB) Apply3(const Tab<N, NQ> tb, const int *__restrict__ elem, const double *__restrict__ geom, const FlyArgs fa, long long ncells, const unsigned long long *__restrict__ hang, const double *__restrict__ hangP, const double *__restrict__ x, double *__restrict__ y)
 {
-  using L = Lay<3, N, NQ>;
+  using L = Lay<3, N, NQ, FLY>;
   constexpr int LD = L::LD, PS = NQ * LD, NN = N * N, NQN = NQ * N;
   extern __shared__ __align__(16) double smem[];
   const int       t = threadIdx.x, slot = t / L::T, r = t - slot * L::T;
-  const long long c0 = (long long)blockIdx.x * L::C, cell = c0 + slot;
+  const long long c0 = (long long)blockIdx.x * L::C, cell = c0 + slot, nc = ncells - c0 < L::C ? ncells - c0 : L::C;
   const unsigned long long m = HANG && cell < ncells ? __ldg(hang + cell) : 0ull;
   const bool      active = cell < ncells && (!HANG || PatchworkHangingRegular(3, m)); /* others: ApplyGeneric */
   const double   *gsrc   = geom + c0 * L::GS;
   double *const   sg     = smem + (((uintptr_t)gsrc & 15) ? 1 : 0);
   double *const   S0     = smem + L::C * L::GS + 1 + slot * L::CS, *const S1 = S0 + L::C * L::CS, *const S2 = S1 + L::C * L::CS;
-  const double   *G      = sg + slot * L::GS;
+  const double   *G      = sg + slot * L::GS; /* FLY: the cell's corners */
   const int      *el     = elem + cell * (N * N * N);
+  const double   *dsrc   = FLY && fa.diffusion ? fa.diffusion + c0 * L::QP : nullptr;
+  double *const   sd     = StagedAfter(smem + L::C * (L::GS + L::NBUF * L::CS) + 1, dsrc);
+  const double   *D      = dsrc ? sd + slot * L::QP : nullptr; /* FLY: the cell's diffusion values */
+  const double   *R      = FLY && fa.reaction ? fa.reaction + cell * L::QP : nullptr;
 
-  StageAsync(sg, gsrc, (ncells - c0 < L::C ? ncells - c0 : L::C) * L::GS, t, L::THREADS);
+  StageAsync(sg, gsrc, nc * L::GS, t, L::THREADS);
+  if (dsrc) StageAsync(sd, dsrc, nc * L::QP, t, L::THREADS);
 
   /* gather, thread (i,j): u(i,j,:), coalesced in i */
   if (active && r < NN) {
@@ -517,7 +675,11 @@ __global__ void __launch_bounds__(Lay<3, N, NQ>::THREADS, Lay<3, N, NQ>::MINB) A
         dy[l] = S2[o0 + l * PS];
       }
       Mul<N, N>(tb.Bd, u, dz);
-      Points3<N, N * N, N * N * N>(G + b * N + a, u, dx, dy, dz);
+      if constexpr (FLY) {
+        FlyLine3 f;
+        FlyLine3Init(G, tb.X[a], tb.X[b], f);
+        PointsFly3<N, N * N>(f, tb.X, tb.W, tb.W[a] * tb.W[b], fa, D ? D + b * N + a : nullptr, R ? R + b * N + a : nullptr, u, dx, dy, dz);
+      } else Points3<N, N * N, N * N * N>(G + b * N + a, u, dx, dy, dz);
       MulT<N, N, true>(tb.Bd, dz, u);
 #pragma unroll
       for (int l = 0; l < N; l++) {
@@ -627,7 +789,11 @@ __global__ void __launch_bounds__(Lay<3, N, NQ>::THREADS, Lay<3, N, NQ>::MINB) A
       for (int m = 0; m < N; m++) c[m] = S2[o0 + m * PS];
       Mul<N, NQ>(tb.B, c, dy);
     }
-    Points3<NQ, NQ * NQ, NQ * NQ * NQ>(G + j * NQ + i, u, dx, dy, dz);
+    if constexpr (FLY) {
+      FlyLine3 f;
+      FlyLine3Init(G, tb.X[i], tb.X[j], f);
+      PointsFly3<NQ, NQ * NQ>(f, tb.X, tb.W, tb.W[i] * tb.W[j], fa, D ? D + j * NQ + i : nullptr, R ? R + j * NQ + i : nullptr, u, dx, dy, dz);
+    } else Points3<NQ, NQ * NQ, NQ * NQ * NQ>(G + j * NQ + i, u, dx, dy, dz);
     MulT<N, NQ, false>(tb.B, u, o);
     MulT<N, NQ, true>(tb.Bd, dz, o);
 #pragma unroll
@@ -690,14 +856,14 @@ __global__ void __launch_bounds__(Lay<3, N, NQ>::THREADS, Lay<3, N, NQ>::MINB) A
 }
 
 /* 2D apply: the same with one line of NQ threads per cell */
-template <int N, int NQ, bool COLLOC, bool HANG>
-__global__ void __launch_bounds__(Lay<2, N, NQ>::THREADS, Lay<2, N, NQ>::MINB) Apply2(const Tab<N, NQ> tb, const int *__restrict__ elem, const double *__restrict__ geom, long long ncells, const unsigned long long *__restrict__ hang, const double *__restrict__ hangP, const double *__restrict__ x, double *__restrict__ y)
+template <int N, int NQ, bool COLLOC, bool HANG, bool FLY>
+__global__ void __launch_bounds__(Lay<2, N, NQ, FLY>::THREADS, Lay<2, N, NQ, FLY>::MINB) Apply2(const Tab<N, NQ> tb, const int *__restrict__ elem, const double *__restrict__ geom, const FlyArgs fa, long long ncells, const unsigned long long *__restrict__ hang, const double *__restrict__ hangP, const double *__restrict__ x, double *__restrict__ y)
 {
-  using L = Lay<2, N, NQ>;
+  using L = Lay<2, N, NQ, FLY>;
   constexpr int LD = L::LD;
   extern __shared__ __align__(16) double smem[];
   const int       t = threadIdx.x, slot = t / L::T, r = t - slot * L::T;
-  const long long c0 = (long long)blockIdx.x * L::C, cell = c0 + slot;
+  const long long c0 = (long long)blockIdx.x * L::C, cell = c0 + slot, nc = ncells - c0 < L::C ? ncells - c0 : L::C;
   const unsigned long long m = HANG && cell < ncells ? __ldg(hang + cell) : 0ull;
   const bool      active = cell < ncells && (!HANG || PatchworkHangingRegular(2, m)); /* others: ApplyGeneric */
   const double   *gsrc   = geom + c0 * L::GS;
@@ -705,8 +871,13 @@ __global__ void __launch_bounds__(Lay<2, N, NQ>::THREADS, Lay<2, N, NQ>::MINB) A
   double *const   S0     = smem + L::C * L::GS + 1 + slot * L::CS, *const S1 = S0 + L::C * L::CS;
   const double   *G      = sg + slot * L::GS;
   const int      *el     = elem + cell * (N * N);
+  const double   *dsrc   = FLY && fa.diffusion ? fa.diffusion + c0 * L::QP : nullptr;
+  double *const   sd     = StagedAfter(smem + L::C * (L::GS + L::NBUF * L::CS) + 1, dsrc);
+  const double   *D      = dsrc ? sd + slot * L::QP : nullptr;
+  const double   *R      = FLY && fa.reaction ? fa.reaction + cell * L::QP : nullptr;
 
-  StageAsync(sg, gsrc, (ncells - c0 < L::C ? ncells - c0 : L::C) * L::GS, t, L::THREADS);
+  StageAsync(sg, gsrc, nc * L::GS, t, L::THREADS);
+  if (dsrc) StageAsync(sd, dsrc, nc * L::QP, t, L::THREADS);
 
   /* gather, thread i: u(i,:) */
   if (active && r < N) {
@@ -750,7 +921,19 @@ __global__ void __launch_bounds__(Lay<2, N, NQ>::THREADS, Lay<2, N, NQ>::MINB) A
         dx[m] = S1[m * LD + r];
       }
       Mul<N, NQ>(tb.Bd, u, dy);
-      Points2<NQ, NQ, NQ * NQ>(G + r, u, dx, dy);
+      if constexpr (FLY) {
+        FlyLine2 f;
+        FlyLine2Init(G, tb.X[r], f);
+#pragma unroll
+        for (int l = 0; l < NQ; l++) {
+          double g0, g00, g01, g11;
+          const double a = dx[l], b = dy[l];
+          FlyPoint2(f, tb.X[l], tb.W[r] * tb.W[l], fa, D ? D + l * NQ + r : nullptr, R ? R + l * NQ + r : nullptr, g0, g00, g01, g11);
+          u[l] *= g0;
+          dx[l] = g00 * a + g01 * b;
+          dy[l] = g01 * a + g11 * b;
+        }
+      } else Points2<NQ, NQ, NQ * NQ>(G + r, u, dx, dy);
       MulT<N, NQ, true>(tb.Bd, dy, u);
 #pragma unroll
       for (int m = 0; m < N; m++) {
@@ -759,7 +942,9 @@ __global__ void __launch_bounds__(Lay<2, N, NQ>::THREADS, Lay<2, N, NQ>::MINB) A
       }
     } else {
       /* one point at a time: the line's values come and go, only a, b and the two results stay live */
-      double a[N], b[N], oc[N], od[N];
+      double   a[N], b[N], oc[N], od[N];
+      FlyLine2 f;
+      if constexpr (FLY) FlyLine2Init(G, tb.X[r], f);
 #pragma unroll
       for (int m = 0; m < N; m++) {
         a[m]  = S0[m * LD + r];
@@ -776,11 +961,19 @@ __global__ void __launch_bounds__(Lay<2, N, NQ>::THREADS, Lay<2, N, NQ>::MINB) A
           gy += tb.Bd[l * N + m] * a[m];
           gx += tb.B[l * N + m] * b[m];
         }
-        const double *p = G + l * NQ + r;
-        const double  ex = gx, ey = gy;
-        uv *= p[0];
-        gx = p[L::QP] * ex + p[2 * L::QP] * ey;
-        gy = p[2 * L::QP] * ex + p[3 * L::QP] * ey;
+        const double ex = gx, ey = gy;
+        double       g0, g00, g01, g11;
+        if constexpr (FLY) FlyPoint2(f, tb.X[l], tb.W[r] * tb.W[l], fa, D ? D + l * NQ + r : nullptr, R ? R + l * NQ + r : nullptr, g0, g00, g01, g11);
+        else {
+          const double *p = G + l * NQ + r;
+          g0              = p[0];
+          g00             = p[L::QP];
+          g01             = p[2 * L::QP];
+          g11             = p[3 * L::QP];
+        }
+        uv *= g0;
+        gx = g00 * ex + g01 * ey;
+        gy = g01 * ex + g11 * ey;
 #pragma unroll
         for (int m = 0; m < N; m++) {
           oc[m] += tb.B[l * N + m] * uv + tb.Bd[l * N + m] * gy;
@@ -1371,8 +1564,9 @@ static cudaError_t CheckDesc(const PatchworkPlexDesc *d, int *empty)
     *empty = 1;
     return cudaSuccess;
   }
-  if (!d->elem || !d->geom) return cudaErrorInvalidValue;
+  if (!d->elem || (!d->geom && !d->corners)) return cudaErrorInvalidValue;
   if (d->hang && (!d->hangP || (d->nhang > 0 && !d->hang_cells) || (d->nhang_diag > 0 && !d->hang_diag))) return cudaErrorInvalidValue;
+  if (d->corners && (d->nq > d->degree + 3 || (d->hang && d->nhang > 0))) return cudaErrorInvalidValue; /* the generic kernel reads geom */
   return cudaSuccess;
 }
 
@@ -1429,26 +1623,33 @@ static cudaError_t ApplyGenericLaunch(const PatchworkPlexDesc *d, const double *
 /* The templated kernel of the cell shape, with the hanging-node phases compiled in only where the mesh
    has hanging nodes (without them the kernel is the plain one: measured 5-45% faster on the H100 than the
    one with the phases present but skipped, from the registers they hold) */
-template <int DIM, int N, int NQ, bool COLLOC, bool HANG>
+template <int DIM, int N, int NQ, bool COLLOC, bool HANG, bool FLY>
 constexpr auto ApplyKernel()
 {
-  if constexpr (DIM == 3) return Apply3<N, NQ, COLLOC, HANG>;
-  else return Apply2<N, NQ, COLLOC, HANG>;
+  if constexpr (DIM == 3) return Apply3<N, NQ, COLLOC, HANG, FLY>;
+  else return Apply2<N, NQ, COLLOC, HANG, FLY>;
 }
 
-template <int DIM, int N, int NQ, bool COLLOC, bool HANG>
+template <int DIM, int N, int NQ, bool COLLOC, bool HANG, bool FLY>
 static cudaError_t LaunchTemplated(const PatchworkPlexDesc *d, const Tab<N, NQ> &tb, const double *x, double *y, cudaStream_t s)
 {
-  using L = Lay<DIM, N, NQ>;
+  using L = Lay<DIM, N, NQ, FLY>;
   static_assert(L::SHMEM <= (size_t)kSharedPerBlock, "cell too large for shared memory");
   const unsigned blocks = (unsigned)((d->ncells + L::C - 1) / L::C);
-  auto           kern   = ApplyKernel<DIM, N, NQ, COLLOC, HANG>();
+  auto           kern   = ApplyKernel<DIM, N, NQ, COLLOC, HANG, FLY>();
+  const FlyArgs  fa     = {d->diffusion, d->reaction, d->alpha, d->beta};
   cudaError_t    err    = cudaSuccess;
 
   if (L::SHMEM > 48 * 1024) err = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L::SHMEM);
   if (err != cudaSuccess) return err;
-  kern<<<blocks, L::THREADS, L::SHMEM, s>>>(tb, d->elem, d->geom, d->ncells, d->hang, d->hangP, x, y);
+  kern<<<blocks, L::THREADS, L::SHMEM, s>>>(tb, d->elem, FLY ? d->corners : d->geom, fa, d->ncells, d->hang, d->hangP, x, y);
   return cudaGetLastError();
+}
+
+template <int DIM, int N, int NQ, bool COLLOC, bool HANG>
+static cudaError_t LaunchGeometry(const PatchworkPlexDesc *d, const Tab<N, NQ> &tb, const double *x, double *y, cudaStream_t s)
+{
+  return d->corners ? LaunchTemplated<DIM, N, NQ, COLLOC, HANG, true>(d, tb, x, y, s) : LaunchTemplated<DIM, N, NQ, COLLOC, HANG, false>(d, tb, x, y, s);
 }
 
 template <int DIM, int N, int NQ, bool COLLOC>
@@ -1458,7 +1659,11 @@ static cudaError_t LaunchApply(const PatchworkPlexDesc *d, const double *x, doub
   cudaError_t err;
 
   Fill1D(N, NQ, COLLOC, d->interp, d->deriv, tb.B, tb.Bd);
-  err = d->hang ? LaunchTemplated<DIM, N, NQ, COLLOC, true>(d, tb, x, y, s) : LaunchTemplated<DIM, N, NQ, COLLOC, false>(d, tb, x, y, s);
+  for (int q = 0; q < NQ; q++) {
+    tb.X[q] = d->points[q];
+    tb.W[q] = d->weights[q];
+  }
+  err = d->hang ? LaunchGeometry<DIM, N, NQ, COLLOC, true>(d, tb, x, y, s) : LaunchGeometry<DIM, N, NQ, COLLOC, false>(d, tb, x, y, s);
   if (err != cudaSuccess) return err;
   if (d->hang && d->nhang > 0) return ApplyGenericLaunch(d, x, y, d->hang_cells, d->nhang, 0, s);
   return cudaSuccess;
@@ -1472,7 +1677,7 @@ static cudaError_t ApplyN(const PatchworkPlexDesc *d, const double *x, double *y
   case 0: return LaunchApply<DIM, N, N, false>(d, x, y, s);
   case 1: return LaunchApply<DIM, N, N + 1, false>(d, x, y, s);
   case 2: return LaunchApply<DIM, N, N + 2, false>(d, x, y, s);
-  default: return ApplyGenericLaunch(d, x, y, NULL, 0, 0, s);
+  default: return ApplyGenericLaunch(d, x, y, NULL, 0, 0, s); /* not with corners: CheckDesc */
   }
 }
 
@@ -1523,7 +1728,7 @@ extern "C" int PatchworkPlexDiagonalCUDA(const PatchworkPlexDesc *d, double *y, 
   size_t       shmem;
 
   if (err != cudaSuccess || empty) return (int)err;
-  if (!y) return (int)cudaErrorInvalidValue;
+  if (!y || !d->geom) return (int)cudaErrorInvalidValue;
   Group g = MakeGroup(d->dim, d->degree, d->nq, d->ncells);
   Fill1D(g.n, g.nq, 0, d->interp, d->deriv, tb.B, tb.Bd);
   g.cellsz = g.dim == 3 ? 6 * g.nq * g.nq * g.n + 3 * g.nq * g.n * g.n : 3 * g.nq * g.n + g.n * g.n;

@@ -1,5 +1,6 @@
 /* Kernel ABI of the tensor-product operator on general (unstructured, possibly curved) quadrilateral
-   and hexahedral cells: alpha*r(x)*M + beta*c(x)*K with geometric factors stored per quadrature point.
+   and hexahedral cells: alpha*r(x)*M + beta*c(x)*K with geometric factors stored per quadrature point
+   (or, for multilinear cells in the CUDA apply, computed at every point from the cell's corners).
    Plain C structs of sizes and raw pointers, no PETSc types: the CPU reference (src/core/plex_ref.c)
    and the CUDA kernels (cuda/plex_apply.cu) take the same input so that a test can compare them. */
 #ifndef PATCHWORK_PLEX_KERNEL_H
@@ -45,7 +46,20 @@ typedef struct {
   double        deriv[PW_MAX_Q * PW_MAX_Q];  /* nq x nq, row major: derivative at point q of the Lagrange
                                                 polynomial through the quadrature points that is one at p,
                                                 [q*nq + p] (the collocation derivative) */
+  /* Geometry on the fly, for multilinear cells (a coordinate field of degree 1), the CUDA apply only:
+     when corners is set, the apply computes the factors at every point from the cell's corners, with
+     the coefficients, alpha, beta and the 1D rule below, exactly as the stored factors are defined
+     above, and does not read geom. It then needs nq <= n + 2 and nhang == 0 (the templated kernels);
+     the diagonal and the CPU reference always read geom. */
+  const double *corners;   /* ncells x dim x 2^dim: coordinate d of corner v = (z*2 + y)*2 + x of cell c
+                              (the node at (x, y, z) (n-1)) at corners[((size_t)c*dim + d)*2^dim + v] */
+  const double *diffusion; /* with corners: ncells x nq^dim values of c(x) at the points, NULL: c = 1 */
+  const double *reaction;  /* with corners: ncells x nq^dim values of r(x), NULL: r = 1 */
+  double        alpha, beta;
+  double        points[PW_MAX_Q], weights[PW_MAX_Q]; /* with corners: the 1D rule on [0,1] */
 } PatchworkPlexDesc;
+
+#define PW_PLEX_NCORNER(dim) ((dim) == 3 ? 8 : 4)
 
 /* Geometric factors from node coordinates and optional coefficient values at quadrature points. */
 typedef struct {

@@ -15,7 +15,10 @@
    hanging faces on its boundary and, in 3D, edges on none of them, hanging_kernel.h), one in ten of them
    also hanging on the opposite face (a mask no mesh gives): the templated kernels apply the regular
    masks with their constraints, the generic one the others (and the diagonal of every hanging cell,
-   column by column), against the reference's sum-factorized constraints.
+   column by column), against the reference's sum-factorized constraints. For the templated rules (nq = n
+   collocated, n, n+1, n+2) a multilinear mesh of the same kind (nodes interpolated from the corners)
+   also runs the apply with the geometry on the fly (PatchworkPlexDesc.corners, geom NULL), with and
+   without regular hanging masks, against the reference with the stored factors of the same cells.
 
    Tolerances come from the precision, not from tuning:
      apply, diagonal  per entry, |gpu - ref| <= (20 nq + 30) eps m_i, with m_i the entry computed by the
@@ -25,6 +28,9 @@
                       10 nq + 15 products in sequence (forward and back passes of up to nq terms, the
                       host's Bd = Dq B, the point-wise sums and up to 2^dim atomic additions per node), and
                       the rounding of such a chain is below its length times eps/2 times that magnitude.
+     on the fly       the apply's tolerance plus the change in y that the factors' rounding bound below
+                      (which covers both ways of computing them) can cause, computed by the reference
+                      with those bounds as the factors (TestFly).
      geometry         per point, the rounding of J (3n + nq + 10 products in sequence, on coordinates of
                       size |x|) relative to its smallest singular value, eps_J = (3n + nq + 10) eps dim
                       |Bd|_inf Lambda^(dim-1) max|x| / sigma_min(J) (Lambda: the Lebesgue constant of the
@@ -167,6 +173,43 @@ static Mesh BuildMesh(int dim, int k, const int cells[3], bool mirror, int ntang
   return M;
 }
 
+/* Make every cell multilinear: its nodes interpolate its corner nodes (the Q1 map of a coordinate field of
+   degree 1); cells that share a face keep sharing its nodes */
+static void MakeMultilinear(Mesh &M)
+{
+  const int dim = M.dim, n = M.n, nd = Pow(n, dim);
+  double    gll[PW_MAX_N], w[PW_MAX_N];
+
+  PatchworkGaussLobatto(n, gll, w);
+  for (int c = 0; c < M.ncells; c++)
+    for (int d = 0; d < dim; d++) {
+      double *X = &M.coords[((size_t)c * dim + d) * nd], V[8];
+      for (int v = 0; v < (1 << dim); v++) V[v] = X[((((v >> 2) & 1) * n + ((v >> 1) & 1)) * n + (v & 1)) * (n - 1)];
+      for (int node = 0; node < nd; node++) {
+        const double t[3] = {gll[node % n], gll[(node / n) % n], dim == 3 ? gll[node / (n * n)] : 0};
+        double       x    = 0;
+        for (int v = 0; v < (1 << dim); v++) {
+          double phi = 1;
+          for (int a = 0; a < dim; a++) phi *= (v >> a) & 1 ? t[a] : 1 - t[a];
+          x += phi * V[v];
+        }
+        X[node] = x;
+      }
+    }
+}
+
+/* The corners of every cell in the layout of PatchworkPlexDesc.corners */
+static std::vector<double> Corners(const Mesh &M)
+{
+  const int           dim = M.dim, n = M.n, nd = Pow(n, dim), nv = PW_PLEX_NCORNER(dim);
+  std::vector<double> X((size_t)M.ncells * dim * nv);
+
+  for (int c = 0; c < M.ncells; c++)
+    for (int d = 0; d < dim; d++)
+      for (int v = 0; v < nv; v++) X[((size_t)c * dim + d) * nv + v] = M.coords[((size_t)c * dim + d) * nd + ((((v >> 2) & 1) * n + ((v >> 1) & 1)) * n + (v & 1)) * (n - 1)];
+  return X;
+}
+
 /* The 1D tables of a case */
 struct Rule {
   const char         *name;
@@ -240,6 +283,40 @@ static void AbsDesc(PatchworkPlexDesc *d, const double *ageom)
   d->geom = ageom;
 }
 
+/* The bound on the rounding of the factors gref (model at the top), in their layout: tol0 at the mass factor,
+   tolG at every entry of G */
+static std::vector<double> GeometryTolerance(const Mesh &M, const Tables1D &T, const std::vector<double> &gref, const double *diff, const double *reac, double alpha, double beta)
+{
+  const int           dim = M.dim, nd = Pow(M.n, dim), nqd = Pow(T.nq, dim), ncomp = PW_PLEX_NCOMP(dim);
+  std::vector<double> tol(gref.size());
+
+  /* per point: sigma_min(J)^2 >= s / tr G with s = w |det| beta c = g0 beta c / (alpha r); kappa(J)^2 =
+     kappa(G) <= tr^dim / det G */
+  for (int c = 0; c < M.ncells; c++) {
+    double xmax = 0;
+    for (int i = 0; i < dim * nd; i++) xmax = std::max(xmax, fabs(M.coords[(size_t)c * dim * nd + i]));
+    const double jabs = T.dinf * pow(T.lebesgue, dim - 1) * xmax;
+    for (int q = 0; q < nqd; q++) {
+      const double *gr = &gref[(size_t)c * ncomp * nqd + q];
+      double        G[3][3], tr = 0, det;
+      for (int a = 0; a < dim; a++)
+        for (int b = 0; b < dim; b++) {
+          const int lo = std::min(a, b), hi = std::max(a, b);
+          const int m  = dim == 3 ? (lo == 0 ? 1 + hi : lo == 1 ? 3 + hi : 6) : 1 + lo + hi;
+          G[a][b]      = gr[(size_t)m * nqd];
+        }
+      for (int a = 0; a < dim; a++) tr += G[a][a];
+      det = dim == 2 ? G[0][0] * G[1][1] - G[0][1] * G[1][0]
+                     : G[0][0] * (G[1][1] * G[2][2] - G[1][2] * G[2][1]) - G[0][1] * (G[1][0] * G[2][2] - G[1][2] * G[2][0]) + G[0][2] * (G[1][0] * G[2][1] - G[1][1] * G[2][0]);
+      const double cq = diff ? diff[(size_t)c * nqd + q] : 1.0, rq = reac ? reac[(size_t)c * nqd + q] : 1.0;
+      const double s = gr[0] * beta * cq / (alpha * rq), smin = sqrt(s / tr), kappa = sqrt(pow(tr, dim) / det);
+      const double epsJ = (3 * M.n + T.nq + 10) * DBL_EPSILON * dim * jabs / smin;
+      for (int m = 0; m < ncomp; m++) tol[((size_t)c * ncomp + m) * nqd + q] = m ? 2 * (dim + 2) * kappa * epsJ * tr : 2 * dim * kappa * epsJ * gr[0];
+    }
+  }
+  return tol;
+}
+
 /* Geometry: GPU factors and bad-cell count against the reference (which must find nbad_expect bad cells:
    a check of the test's meshes); returns the reference's factors */
 static std::vector<double> TestGeometry(const Mesh &M, const Tables1D &T, bool with_diff, bool with_reac, int nbad_expect, const char *label)
@@ -278,29 +355,12 @@ static std::vector<double> TestGeometry(const Mesh &M, const Tables1D &T, bool w
   printf("%s %s nbad gpu=%d ref=%d\n", nbad_gpu == nbad_ref ? "ok  " : "FAIL", label, nbad_gpu, nbad_ref);
   if (nbad_ref) return gref;
 
-  /* per point: sigma_min(J)^2 >= s / tr G with s = w |det| beta c = g0 beta c / (alpha r); kappa(J)^2 =
-     kappa(G) <= tr^dim / det G */
-  double worst = 0;
+  const std::vector<double> tol = GeometryTolerance(M, T, gref, with_diff ? diff.data() : NULL, with_reac ? reac.data() : NULL, alpha, beta);
+  double                    worst = 0;
   for (int c = 0; c < M.ncells; c++) {
-    double xmax = 0;
-    for (int i = 0; i < dim * nd; i++) xmax = std::max(xmax, fabs(M.coords[(size_t)c * dim * nd + i]));
-    const double jabs = T.dinf * pow(T.lebesgue, dim - 1) * xmax;
     for (int q = 0; q < nqd; q++) {
       const double *gr = &gref[(size_t)c * ncomp * nqd + q], *gg = &ggpu[(size_t)c * ncomp * nqd + q];
-      double        G[3][3], tr = 0, det;
-      for (int a = 0; a < dim; a++)
-        for (int b = 0; b < dim; b++) {
-          const int lo = std::min(a, b), hi = std::max(a, b);
-          const int m  = dim == 3 ? (lo == 0 ? 1 + hi : lo == 1 ? 3 + hi : 6) : 1 + lo + hi;
-          G[a][b]      = gr[(size_t)m * nqd];
-        }
-      for (int a = 0; a < dim; a++) tr += G[a][a];
-      det = dim == 2 ? G[0][0] * G[1][1] - G[0][1] * G[1][0]
-                     : G[0][0] * (G[1][1] * G[2][2] - G[1][2] * G[2][1]) - G[0][1] * (G[1][0] * G[2][2] - G[1][2] * G[2][0]) + G[0][2] * (G[1][0] * G[2][1] - G[1][1] * G[2][0]);
-      const double cq = with_diff ? diff[(size_t)c * nqd + q] : 1.0, rq = with_reac ? reac[(size_t)c * nqd + q] : 1.0;
-      const double s = gr[0] * beta * cq / (alpha * rq), smin = sqrt(s / tr), kappa = sqrt(pow(tr, dim) / det);
-      const double epsJ = (3 * M.n + T.nq + 10) * DBL_EPSILON * dim * jabs / smin;
-      const double tolG = 2 * (dim + 2) * kappa * epsJ * tr, tol0 = 2 * dim * kappa * epsJ * gr[0];
+      const double  tol0 = tol[(size_t)c * ncomp * nqd + q], tolG = tol[((size_t)c * ncomp + 1) * nqd + q];
       for (int m = 0; m < ncomp; m++) {
         const double err = fabs(gg[(size_t)m * nqd] - gr[(size_t)m * nqd]), ratio = err / (m ? tolG : tol0);
         worst            = (ratio > worst || !(ratio == ratio)) ? (ratio == ratio ? ratio : INFINITY) : worst;
@@ -321,7 +381,7 @@ struct Hanging {
   double                          P[2 * PW_MAX_N * PW_MAX_N], absP[2 * PW_MAX_N * PW_MAX_N];
 };
 
-static Hanging MakeHanging(const Mesh &M)
+static Hanging MakeHanging(const Mesh &M, bool irregular = true)
 {
   const int nd = Pow(M.n, M.dim);
   Hanging   H;
@@ -350,7 +410,7 @@ static Hanging MakeHanging(const Mesh &M)
         m |= (unsigned long long)ch[d] << (PW_HANG_EDGE_POS + e);
       }
     if (!m) continue;
-    if (Rand() < -0.8) { /* one cell in ten: also the opposite face, a mask no mesh gives (the generic kernel) */
+    if (irregular && Rand() < -0.8) { /* one cell in ten: also the opposite face, a mask no mesh gives (the generic kernel) */
       const int d = (int)((Rand() + 1) * 0.5 * M.dim) % M.dim, f = 2 * d + 1 - ch[d];
       m |= 1ull << f;
     }
@@ -365,6 +425,18 @@ static Hanging MakeHanging(const Mesh &M)
     }
   }
   return H;
+}
+
+/* The largest |gpu - ref| / (K mag + extra) over the entries (extra: NULL for none); a NaN counts as infinite */
+static double WorstRatio(const std::vector<double> &gpu, const std::vector<double> &ref, const std::vector<double> &mag, double K, const std::vector<double> *extra)
+{
+  double worst = 0;
+
+  for (size_t i = 0; i < gpu.size(); i++) {
+    const double r = fabs(gpu[i] - ref[i]) / (K * mag[i] + (extra ? (*extra)[i] : 0.0) + DBL_MIN);
+    worst          = r > worst || r != r ? (r == r ? r : INFINITY) : worst;
+  }
+  return worst;
 }
 
 /* Apply and diagonal with the reference's factors (and hanging-node masks when H is given) */
@@ -424,11 +496,7 @@ static void TestOperator(const Mesh &M, const Tables1D &T, int collocated, const
   d.geom = dgeom;
   CheckRet(PatchworkPlexApplyCUDA(&d, dx, dy, g_stream), "apply");
   Download(ygpu, dy);
-  double worst = 0;
-  for (size_t i = 0; i < nn; i++) {
-    const double r = fabs(ygpu[i] - yref[i]) / (K * yabs[i] + DBL_MIN);
-    worst          = r > worst || r != r ? (r == r ? r : INFINITY) : worst;
-  }
+  double worst = WorstRatio(ygpu, yref, yabs, K, NULL);
   snprintf(name, sizeof(name), "%s apply", label);
   Check(worst <= 1, name, worst);
 
@@ -446,11 +514,7 @@ static void TestOperator(const Mesh &M, const Tables1D &T, int collocated, const
   d.geom = dgeom;
   CheckRet(PatchworkPlexDiagonalCUDA(&d, dy, g_stream), "diagonal");
   Download(ygpu, dy);
-  worst = 0;
-  for (size_t i = 0; i < nn; i++) {
-    const double r = fabs(ygpu[i] - yref[i]) / (K * yabs[i] + DBL_MIN);
-    worst          = r > worst || r != r ? (r == r ? r : INFINITY) : worst;
-  }
+  worst = WorstRatio(ygpu, yref, yabs, K, NULL);
   snprintf(name, sizeof(name), "%s diagonal", label);
   Check(worst <= 1, name, worst);
 
@@ -462,6 +526,83 @@ static void TestOperator(const Mesh &M, const Tables1D &T, int collocated, const
   CHECK_CUDA(cudaFree(dP));
   CHECK_CUDA(cudaFree(dcells));
   CHECK_CUDA(cudaFree(ddiag));
+}
+
+/* Geometry on the fly: the apply from the corners of multilinear cells (geom NULL on the device) against the
+   reference with the stored factors of the same cells. The tolerance per entry is the apply's (as in
+   TestOperator) plus what the bound on the factors' rounding (GeometryTolerance, which covers both ways of
+   computing them) can change in y: the reference computes it with those bounds as the factors, |interp|,
+   |deriv| and |x|. Hanging masks (H) must all be regular. */
+static void TestFly(const Mesh &M, const Tables1D &T, int collocated, bool with_diff, bool with_reac, const char *label, const Hanging *H = NULL)
+{
+  const int           dim = M.dim, nqd = Pow(T.nq, dim), ncomp = PW_PLEX_NCOMP(dim);
+  const size_t        nn = M.nnodes;
+  std::vector<double> diff(with_diff ? (size_t)M.ncells * nqd : 0), reac(with_reac ? (size_t)M.ncells * nqd : 0), gref((size_t)M.ncells * ncomp * nqd);
+  std::vector<double> x(nn), y0(nn), ax(nn), yref, yabs(nn), yerr(nn, 0.0), ygpu(nn), ageom(gref.size());
+  const double        alpha = 1.0 + 0.5 * Rand(), beta = 1.0 + 0.5 * Rand();
+  const double        K = (20.0 * T.nq + 30 + (H ? 2.0 * M.n * M.n + 4.0 * M.n : 0)) * DBL_EPSILON;
+  PatchworkPlexGeomDesc g;
+  PatchworkPlexDesc     d;
+  char                  name[256];
+
+  for (auto &v : diff) v = 1.0 + 0.5 * Rand();
+  for (auto &v : reac) v = 1.0 + 0.5 * Rand();
+  for (auto &v : x) v = Rand();
+  for (auto &v : y0) v = Rand();
+  for (size_t i = 0; i < nn; i++) ax[i] = fabs(x[i]);
+  MakeGeomDesc(M, T, M.coords.data(), with_diff ? diff.data() : NULL, with_reac ? reac.data() : NULL, alpha, beta, &g);
+  if (PatchworkPlexGeometryRef(&g, gref.data())) {
+    printf("FAIL %s: the multilinear mesh has tangled cells\n", label);
+    g_fail++;
+    return;
+  }
+  for (size_t i = 0; i < gref.size(); i++) ageom[i] = fabs(gref[i]);
+  const std::vector<double> tol = GeometryTolerance(M, T, gref, with_diff ? diff.data() : NULL, with_reac ? reac.data() : NULL, alpha, beta);
+  auto                      Host = [&](const double *geom, bool magnitudes) {
+    MakeDesc(M, T, collocated, M.elem.data(), geom, &d);
+    if (magnitudes) AbsDesc(&d, geom);
+    if (H) {
+      d.hang  = H->mask.data();
+      d.hangP = magnitudes ? H->absP : H->P;
+    }
+  };
+  yref = y0;
+  Host(gref.data(), false);
+  PatchworkPlexApplyRef(&d, x.data(), yref.data());
+  for (size_t i = 0; i < nn; i++) yabs[i] = fabs(y0[i]);
+  Host(ageom.data(), true);
+  PatchworkPlexApplyRef(&d, ax.data(), yabs.data());
+  Host(tol.data(), true);
+  PatchworkPlexApplyRef(&d, ax.data(), yerr.data());
+
+  std::vector<double> corners = Corners(M), P(H ? H->P : T.w, H ? H->P + 2 * PW_MAX_N * PW_MAX_N : T.w);
+  int                *delem = Upload(M.elem);
+  double             *dcorners = Upload(corners), *dx = Upload(x), *dy = Upload(y0);
+  double             *ddiff = with_diff ? Upload(diff) : NULL, *dreac = with_reac ? Upload(reac) : NULL, *dP = H ? Upload(P) : NULL;
+  unsigned long long *dmask = H ? Upload(H->mask) : NULL;
+  MakeDesc(M, T, collocated, delem, NULL, &d);
+  d.corners   = dcorners;
+  d.diffusion = ddiff;
+  d.reaction  = dreac;
+  d.alpha     = alpha;
+  d.beta      = beta;
+  memcpy(d.points, T.pts, sizeof(T.pts));
+  memcpy(d.weights, T.w, sizeof(T.w));
+  d.hang  = dmask;
+  d.hangP = dP;
+  CheckRet(PatchworkPlexApplyCUDA(&d, dx, dy, g_stream), "apply on the fly");
+  Download(ygpu, dy);
+  const double worst = WorstRatio(ygpu, yref, yabs, K, &yerr);
+  snprintf(name, sizeof(name), "%s apply on the fly", label);
+  Check(worst <= 1, name, worst);
+  CHECK_CUDA(cudaFree(delem));
+  CHECK_CUDA(cudaFree(dcorners));
+  CHECK_CUDA(cudaFree(dx));
+  CHECK_CUDA(cudaFree(dy));
+  CHECK_CUDA(cudaFree(ddiff));
+  CHECK_CUDA(cudaFree(dreac));
+  CHECK_CUDA(cudaFree(dP));
+  CHECK_CUDA(cudaFree(dmask));
 }
 
 /* Bad descriptors are refused with cudaErrorInvalidValue; no cells is a no-op */
@@ -514,6 +655,27 @@ static void TestErrors(void)
   g.nq     = PW_MAX_Q + 1;
   ret      = PatchworkPlexGeometryCUDA(&g, dy, &nbad, g_stream);
   ReportRet(ret, cudaErrorInvalidValue, "geometry nq > PW_MAX_Q refused");
+  /* the geometry on the fly: only in the templated kernels, and never for the diagonal */
+  MakeDesc(M, T, 0, (const int *)dy, NULL, &d);
+  d.corners = dy;
+  d.nq      = 6; /* n + 3: the generic kernel */
+  ret       = PatchworkPlexApplyCUDA(&d, dy, dy, g_stream);
+  ReportRet(ret, cudaErrorInvalidValue, "corners with nq = n + 3 refused");
+  MakeDesc(M, T, 0, (const int *)dy, NULL, &d);
+  d.corners    = dy;
+  d.hang       = (const unsigned long long *)dy;
+  d.hangP      = dy;
+  d.hang_cells = (const long long *)dy;
+  d.nhang      = 1;
+  ret          = PatchworkPlexApplyCUDA(&d, dy, dy, g_stream);
+  ReportRet(ret, cudaErrorInvalidValue, "corners with irregular hanging cells refused");
+  MakeDesc(M, T, 0, (const int *)dy, NULL, &d);
+  d.corners = dy;
+  ret       = PatchworkPlexDiagonalCUDA(&d, dy, g_stream);
+  ReportRet(ret, cudaErrorInvalidValue, "diagonal without geom refused");
+  MakeDesc(M, T, 0, (const int *)dy, NULL, &d);
+  ret = PatchworkPlexApplyCUDA(&d, dy, dy, g_stream);
+  ReportRet(ret, cudaErrorInvalidValue, "apply without geom or corners refused");
   CHECK_CUDA(cudaFree(dy));
 }
 
@@ -576,6 +738,18 @@ int main(int argc, char **argv)
 
           snprintf(hl, sizeof(hl), "%s hanging=%zu irregular=%zu", label, H.nhanging, H.cells.size());
           TestOperator(M, T, R.collocated, geom, hl, &H);
+        }
+        if (ri < 4) { /* the geometry on the fly (templated kernels), with and without regular hanging masks */
+          Mesh ML = BuildMesh(dim, k, cells, mirror, 0);
+          char fl[200];
+
+          const bool fdiff = with_reac, freac = with_diff; /* the other combinations of coefficients */
+          MakeMultilinear(ML);
+          snprintf(fl, sizeof(fl), "%dD k=%-2d nq=%-2d %-9s cells=%-3d %s diff=%s reac=%s multilinear", dim, k, T.nq, R.name, ML.ncells, mirror ? "left " : "right", fdiff ? "yes " : "NULL", freac ? "yes " : "NULL");
+          TestFly(ML, T, R.collocated, fdiff, freac, fl);
+          Hanging H = MakeHanging(ML, false);
+          snprintf(fl + strlen(fl), sizeof(fl) - strlen(fl), " hanging=%zu", H.nhanging);
+          TestFly(ML, T, R.collocated, fdiff, freac, fl, &H);
         }
       }
       /* tangled cells: only the count is compared */
