@@ -52,7 +52,8 @@ PETSC_EXTERN const char *const PatchworkTensorBCs[];
   Values:
 + PATCHWORK_MESH_CARTESIAN - a DMDA node grid of an axis-aligned box (constant cell size)
 - PATCHWORK_MESH_GENERAL   - a DMPlex of quadrilaterals or hexahedra, straight or curved, with
-                             geometric factors stored per quadrature point
+                             geometric factors stored per quadrature point (or, for multilinear
+                             cells on the GPU, computed in every apply)
 E*/
 typedef enum {
   PATCHWORK_MESH_CARTESIAN,
@@ -214,6 +215,7 @@ PETSC_EXTERN PetscErrorCode MatIsPatchworkTensor(Mat, PetscBool *);
 /* General meshes (DMPlex): the Q_k field, quadrature points and variable coefficients */
 PETSC_EXTERN PetscErrorCode PatchworkDMPlexSetQkField(DM, PetscInt degree, PetscBool dirichlet);
 PETSC_EXTERN PetscErrorCode MatPatchworkTensorSetQuadraturePoints(Mat, PetscInt);
+PETSC_EXTERN PetscErrorCode MatPatchworkTensorSetGeometryOnTheFly(Mat, PetscBool);
 PETSC_EXTERN PetscErrorCode MatPatchworkTensorSetCoefficientFunctions(Mat, PatchworkCoefficientFn diffusion, PatchworkCoefficientFn reaction, void *ctx);
 PETSC_EXTERN PetscErrorCode MatPatchworkTensorSetCoefficientVecs(Mat, Vec diffusion, Vec reaction);
 PETSC_EXTERN PetscErrorCode MatPatchworkTensorGetQuadraturePoints(Mat, Vec *);

@@ -135,12 +135,18 @@ check plex-gpu-2d      $PLEX -dm_plex_dim 2 -dm_plex_box_faces 3,2 -kmax 10 -cur
 check plex-gpu-gll     $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -kmax 5 -gausslobatto -curved
 check plex-gpu-gmsh    $PLEX -gmsh_rotated -gmsh_path $L/rotated.msh -dm_plex_dim 3 -gmsh_cells 3 -kmax 4 -variable -coefficient_vecs
 check plex-gpu-n2      $MPI -n 2 $PLEX -dm_plex_dim 3 -dm_plex_box_faces 3,2,3 -kmax 4 -curved -variable -dirichlet
+# the cells above are multilinear (vertices moved), so their applies computed the geometry on the fly; the
+# same with stored factors, and cells of degree 2 (always stored; from k = 2, where Q_k holds them)
+check plex-gpu-stored  $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -kmax 6 -curved -variable -dirichlet -mat_patchwork_geometry_on_the_fly 0
+check plex-gpu-stored-2d $PLEX -dm_plex_dim 2 -dm_plex_box_faces 3,2 -kmax 10 -curved -variable -extra_points 1 -mat_patchwork_geometry_on_the_fly 0
+check plex-gpu-q2coords $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -kmin 2 -kmax 4 -curved -dm_coord_petscspace_degree 2 -variable -dirichlet
 # hanging nodes (one cell split by DMPlexTreeRefineCell()): the templated kernels apply the hanging cells
 # with their constraints; against PETSc's assembly with its anchors, to 1e-13
 check plex-gpu-hanging-2d $PLEX -tol 1e-13 -dm_plex_dim 2 -dm_plex_box_faces 3,3 -tree_cell 4 -kmax 10 -curved -variable -dirichlet
 check plex-gpu-hanging-3d $PLEX -tol 1e-13 -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -tree_cell 13 -kmax 6 -curved -variable
 check plex-gpu-hanging-gll $PLEX -tol 1e-13 -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -tree_cell 3 -kmax 4 -gausslobatto -dirichlet
 check plex-gpu-hanging-n2 $MPI -n 2 $PLEX -tol 1e-13 -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -tree_cell 13 -kmax 4 -curved -variable -dirichlet
+check plex-gpu-hanging-stored $PLEX -tol 1e-13 -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -tree_cell 13 -kmax 5 -curved -variable -mat_patchwork_geometry_on_the_fly 0
 # several split cells (PatchworkDMPlexRefineCells()): faces between split neighbours, edge-only constraints
 # (7 of the 8 cells of a 2x2x2 box), the 3D cross on 2 ranks
 check plex-gpu-refine-2d  $PLEX -tol 1e-13 -dm_plex_dim 2 -dm_plex_box_faces 3,3 -refine_cells 0,4,5,8 -kmax 10 -curved -variable -dirichlet
@@ -161,10 +167,13 @@ row shell-gpu-copies info "KSPSolve host<->device copies: $(copies "$L/shell-gpu
 check shell-gpu-n2     $MPI -n 2 build/examples/shell -dim 3 -degree 3 -cells 4 $GPU
 # the shell with the cells around |x| = 0.75 split: the same iterations and error on the GPU as on the CPU
 shr_cpu=$(build/examples/shell -dim 3 -degree 3 -cells 6 -refine_shell 0.75 2>&1 | grep -o 'its=[0-9]* .*l2err=[^ ]*' | sed 's/ ksp.*reason/ reason/')
-shr_gpu=$(build/examples/shell -dim 3 -degree 3 -cells 6 -refine_shell 0.75 $GPU 2>&1 | grep -o 'its=[0-9]* .*l2err=[^ ]*' | sed 's/ ksp.*reason/ reason/')
+shr_gpu=$(build/examples/shell -dim 3 -degree 3 -cells 6 -refine_shell 0.75 $GPU -ksp_view 2>&1 | tee "$L/shell-refine-gpu.log" | grep -o 'its=[0-9]* .*l2err=[^ ]*' | sed 's/ ksp.*reason/ reason/')
 if [ -n "$shr_gpu" ] && [ "$(echo "$shr_cpu" | cut -d' ' -f1)" = "$(echo "$shr_gpu" | cut -d' ' -f1)" ] &&
    awk -v a="${shr_cpu##*=}" -v b="${shr_gpu##*=}" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= 1e-8 * a) }'; then
   row shell-refine-gpu-vs-cpu ok "gpu: $shr_gpu; cpu: ${shr_cpu##*l2err=}"; else row shell-refine-gpu-vs-cpu FAIL "gpu: ${shr_gpu:-none} cpu: $shr_cpu"; fi
+# its cells are multilinear: the GPU run computed the geometry on the fly (the CPU's stored factors above)
+if grep -q 'computed at every quadrature point' "$L/shell-refine-gpu.log"; then row shell-refine-gpu-on-the-fly ok "-ksp_view: geometric factors computed on the fly"
+else row shell-refine-gpu-on-the-fly FAIL "-ksp_view does not say that the geometry was computed on the fly"; fi
 check plex-memcheck    compute-sanitizer --tool memcheck --error-exitcode 1 build/examples/shell -dim 3 -degree 3 -cells 2 $GPU
 check plex-racecheck   compute-sanitizer --tool racecheck --error-exitcode 1 build/examples/shell -dim 2 -degree 5 -cells 3 $GPU
 fi

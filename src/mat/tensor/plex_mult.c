@@ -18,7 +18,15 @@ static PetscErrorCode RunKernel(Mat_PatchworkTensor *ctx, Vec x, Vec y)
     PetscCall(PatchworkGetDeviceStream(&stream));
     PetscCall(PetscLogGpuTimeBegin());
     if (x) PatchworkCallKernel(PatchworkPlexApplyCUDA(&px->desc, p.r[0], p.w, stream));
-    else PatchworkCallKernel(PatchworkPlexDiagonalCUDA(&px->desc, p.w, stream));
+    else if (px->fly) { /* the diagonal reads stored factors: made for it */
+      PatchworkPlexDesc d = px->desc;
+      void             *geom;
+
+      PetscCall(PatchworkPlexGeometryDevice(ctx, &geom));
+      d.geom = (const double *)geom;
+      PatchworkCallKernel(PatchworkPlexDiagonalCUDA(&d, p.w, stream));
+      PatchworkCallKernel(PatchworkDeviceFree(geom));
+    } else PatchworkCallKernel(PatchworkPlexDiagonalCUDA(&px->desc, p.w, stream));
     PetscCall(PetscLogGpuTimeEnd());
     if (x) PetscCall(PetscLogGpuFlops(ctx->flops));
 #endif
@@ -76,7 +84,10 @@ PetscErrorCode PatchworkPlexView(Mat A, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPrintf(viewer, "Patchwork tensor-product operator %g*%sM + %g*%sK, Q%" PetscInt_FMT " Lagrange on Gauss-Lobatto nodes, %" PetscInt_FMT "D general mesh (DMPlex)\n", (double)ctx->info.alpha, px->reaction_fn || px->reaction ? "r(x)*" : "", (double)ctx->info.beta, px->diffusion_fn || px->diffusion ? "c(x)*" : "", ctx->info.degree, ctx->info.dim));
   PetscCall(PetscViewerASCIIPushTab(viewer));
   PetscCall(PetscViewerASCIIPrintf(viewer, "%" PetscInt_FMT " %s cells; coefficients: %s\n", ncells, ctx->info.dim == 2 ? "quadrilateral" : "hexahedral", coef));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "quadrature: %s, %" PetscInt_FMT " points per direction; geometric factors stored per quadrature point (%d per point)\n", PatchworkTensorQuadratures[ctx->info.quadrature], ctx->info.qpoints, PW_PLEX_NCOMP((int)ctx->info.dim)));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "quadrature: %s, %" PetscInt_FMT " points per direction\n", PatchworkTensorQuadratures[ctx->info.quadrature], ctx->info.qpoints));
+  if (!px->geomvalid) PetscCall(PetscViewerASCIIPrintf(viewer, "geometric factors: not computed yet (%s)\n", px->fly_allowed ? "on the fly in each apply where the vectors live on the device and the cells are multilinear, else stored" : "to be stored"));
+  else if (px->fly) PetscCall(PetscViewerASCIIPrintf(viewer, "geometric factors: computed at every quadrature point in each apply from the cells' corners (multilinear cells, CUDA)\n"));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "geometric factors: stored per quadrature point (%d per point)%s\n", PW_PLEX_NCOMP((int)ctx->info.dim), px->fly_allowed ? "; on the fly needs device vectors, multilinear cells (coordinate field of degree 1) and at most k+3 points" : ""));
   PetscCall(PetscViewerASCIIPrintf(viewer, "geometry: coordinate field of degree %" PetscInt_FMT ", %s\n", px->coord_degree, px->coord_degree <= ctx->info.degree ? "represented exactly at the Q_k nodes" : "interpolated at the Q_k nodes (isoparametric approximation)"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "boundary conditions: %s\n", px->constrained ? "essential conditions of the DM (constrained nodes are not unknowns)" : "natural (no constrained nodes)"));
   if (px->hang) {

@@ -458,6 +458,7 @@ PetscErrorCode PatchworkPlexCreate(DM dm, PetscInt degree, PatchworkTensorInfo *
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)dm), &size));
   PetscCall(PetscLogEventBegin(PATCHWORK_PlexElements, dm, 0, 0, 0));
   PetscCall(PetscNew(&px));
+  px->fly_allowed = PETSC_TRUE; /* the geometry on the fly where the cells allow it */
   px->nodes = 1;
   for (PetscInt d = 0; d < dim; d++) px->nodes *= degree + 1;
   PetscCall(ElementMap(dm, px));
@@ -490,6 +491,9 @@ PetscErrorCode PatchworkPlexDestroy(PatchworkPlexData **plex)
 #if defined(PATCHWORK_HAVE_CUDA)
   if (px->elem_dev) PatchworkCallKernel(PatchworkDeviceFree(px->elem_dev));
   if (px->geom_dev) PatchworkCallKernel(PatchworkDeviceFree(px->geom_dev));
+  if (px->corners_dev) PatchworkCallKernel(PatchworkDeviceFree(px->corners_dev));
+  if (px->diffusion_dev) PatchworkCallKernel(PatchworkDeviceFree(px->diffusion_dev));
+  if (px->reaction_dev) PatchworkCallKernel(PatchworkDeviceFree(px->reaction_dev));
   PatchworkCallKernel(PatchworkDeviceFree(px->hang_dev));
   PatchworkCallKernel(PatchworkDeviceFree(px->hangP_dev));
   PatchworkCallKernel(PatchworkDeviceFree(px->hang_cells_dev));

@@ -100,8 +100,12 @@ static PetscErrorCode MatSetFromOptions_PatchworkTensor(Mat A, PatchworkOptionIt
   if (ctx->plex) {
     PetscInt nq = ctx->info.qpoints;
 
+    PetscBool fly = ctx->plex->fly_allowed;
+
     PetscCall(PetscOptionsInt("-mat_patchwork_quadrature_points", "Gauss points per direction (k+1 to k+3)", "MatPatchworkTensorSetQuadraturePoints", nq, &nq, &set1));
     if (set1) PetscCall(MatPatchworkTensorSetQuadraturePoints(A, nq));
+    PetscCall(PetscOptionsBool("-mat_patchwork_geometry_on_the_fly", "CUDA apply: compute the geometric factors of multilinear cells at every point instead of storing them", "MatPatchworkTensorSetGeometryOnTheFly", fly, &fly, &set1));
+    if (set1) PetscCall(MatPatchworkTensorSetGeometryOnTheFly(A, fly));
   } else {
     PetscCall(PetscOptionsEnum("-mat_patchwork_bc", "Boundary conditions", "MatPatchworkTensorSetBC", PatchworkTensorBCs, (PetscEnum)bc, (PetscEnum *)&bc, &set1));
     if (set1) PetscCall(MatPatchworkTensorSetBC(A, bc));
@@ -319,7 +323,9 @@ PetscErrorCode MatPatchworkTensorSetBC(Mat A, PatchworkTensorBC bc)
   `MatPatchworkTensorSetCoefficientVecs()`, and the boundary conditions from the DM: essential
   boundary conditions remove the constrained nodes from global vectors, as in PETSc's own FEM, so the
   operator equals the matrix `DMPlexSNESComputeJacobianFEM()` assembles for the same problem.
-  Options only there: -mat_patchwork_quadrature_points <k+1>.
+  Options only there: -mat_patchwork_quadrature_points <k+1>, -mat_patchwork_geometry_on_the_fly <true>
+  (on device vectors and multilinear cells the factors are computed in every apply instead of stored:
+  `MatPatchworkTensorSetGeometryOnTheFly()`).
 
   On a DMDA each cell belongs to the rank that owns its first node; a rank applies its cells to the ghosted
   local vector and adds the results back. On one rank the kernels act on the global arrays directly.

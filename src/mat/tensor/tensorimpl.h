@@ -17,6 +17,9 @@ typedef struct {
   double                *coords;        /* ncells x dim x nodes: node coordinates */
   double                *geom;          /* host geometric factors (CPU route) */
   void                  *elem_dev, *geom_dev; /* device copies (CUDA route) */
+  PetscBool              fly_allowed;   /* -mat_patchwork_geometry_on_the_fly */
+  PetscBool              fly;           /* the CUDA apply computes the factors from corners_dev (geom_dev is NULL) */
+  void                  *corners_dev, *diffusion_dev, *reaction_dev; /* its inputs (the coefficients: NULL when constant) */
   PetscBool              on_device;     /* the geometric factors live on the device */
   PetscBool              geomvalid;     /* geom matches coefficients and quadrature */
   PetscBool              constrained;   /* the DM has essential boundary conditions */
@@ -59,6 +62,7 @@ PETSC_INTERN PetscErrorCode PatchworkPlexSetUpHanging(DM, PetscInt, PatchworkPle
 PETSC_INTERN PetscErrorCode PatchworkPlexLocalGlobalIndices(DM, PetscInt *, PetscInt **);
 PETSC_INTERN PetscErrorCode PatchworkPlexCoefficientValues(const PatchworkPlexData *, PetscInt, PetscInt, const char *, PatchworkCoefficientFn, Vec, const char *, const double *, double **);
 PETSC_INTERN PetscErrorCode PatchworkPlexSetUpGeometry(Mat);
+PETSC_INTERN PetscErrorCode PatchworkPlexGeometryDevice(Mat_PatchworkTensor *, void **);
 PETSC_INTERN PetscErrorCode PatchworkPlexApplyOrDiagonal(Mat, Vec, Vec);
 PETSC_INTERN PetscErrorCode PatchworkPlexView(Mat, PetscViewer);
 
