@@ -2,7 +2,7 @@ static const char help[] = "MatMult throughput of the tensor-product operator on
                            "the variable coefficient 1/(0.05 + 2|x|^2) (Ljungkvist 2017), for three quadrature rules, beside\n"
                            "PETSc's SpMV on the same operator assembled by PETSc's FEM (AIJCUSPARSE with -dm_vec_type cuda\n"
                            "-dm_mat_type aijcusparse) where assembling it is affordable. On device vectors and multilinear\n"
-                           "cells (-domain box, or -refine_shell) the operator computes the geometry on the fly; the columns\n"
+                           "cells (-domain box; -refine_shell from k = 4) the operator computes the geometry on the fly; the columns\n"
                            "'stored' time the Gauss-Lobatto and Gauss rules again with stored factors (the same otherwise).\n"
                            "  -dim <3>                 2 or 3\n"
                            "  -kmin <1> -kmax <8>      degrees\n"

@@ -167,13 +167,19 @@ row shell-gpu-copies info "KSPSolve host<->device copies: $(copies "$L/shell-gpu
 check shell-gpu-n2     $MPI -n 2 build/examples/shell -dim 3 -degree 3 -cells 4 $GPU
 # the shell with the cells around |x| = 0.75 split: the same iterations and error on the GPU as on the CPU
 shr_cpu=$(build/examples/shell -dim 3 -degree 3 -cells 6 -refine_shell 0.75 2>&1 | grep -o 'its=[0-9]* .*l2err=[^ ]*' | sed 's/ ksp.*reason/ reason/')
-shr_gpu=$(build/examples/shell -dim 3 -degree 3 -cells 6 -refine_shell 0.75 $GPU -ksp_view 2>&1 | tee "$L/shell-refine-gpu.log" | grep -o 'its=[0-9]* .*l2err=[^ ]*' | sed 's/ ksp.*reason/ reason/')
+shr_gpu=$(build/examples/shell -dim 3 -degree 3 -cells 6 -refine_shell 0.75 $GPU -mat_patchwork_geometry_on_the_fly 1 -ksp_view 2>&1 | tee "$L/shell-refine-gpu.log" | grep -o 'its=[0-9]* .*l2err=[^ ]*' | sed 's/ ksp.*reason/ reason/')
 if [ -n "$shr_gpu" ] && [ "$(echo "$shr_cpu" | cut -d' ' -f1)" = "$(echo "$shr_gpu" | cut -d' ' -f1)" ] &&
    awk -v a="${shr_cpu##*=}" -v b="${shr_gpu##*=}" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= 1e-8 * a) }'; then
   row shell-refine-gpu-vs-cpu ok "gpu: $shr_gpu; cpu: ${shr_cpu##*l2err=}"; else row shell-refine-gpu-vs-cpu FAIL "gpu: ${shr_gpu:-none} cpu: $shr_cpu"; fi
-# its cells are multilinear: the GPU run computed the geometry on the fly (the CPU's stored factors above)
+# its cells are multilinear: the GPU run computed the geometry on the fly, as asked (by default not with
+# hanging nodes below k = 4), the CPU stored it
 if grep -q 'computed at every quadrature point' "$L/shell-refine-gpu.log"; then row shell-refine-gpu-on-the-fly ok "-ksp_view: geometric factors computed on the fly"
 else row shell-refine-gpu-on-the-fly FAIL "-ksp_view does not say that the geometry was computed on the fly"; fi
+# by default, with hanging nodes the factors are stored below k = 4 and computed on the fly from k = 4
+d3=$(build/examples/shell -dim 3 -degree 3 -cells 4 -refine_shell 0.75 $GPU -ksp_view 2>&1 | grep -c 'default from k = 4')
+d4=$(build/examples/shell -dim 3 -degree 4 -cells 4 -refine_shell 0.75 $GPU -ksp_view 2>&1 | grep -c 'computed at every quadrature point')
+if [ "$d3" -ge 1 ] && [ "$d4" -ge 1 ]; then row shell-refine-gpu-geometry-default ok "hanging nodes: k=3 stored, k=4 on the fly"
+else row shell-refine-gpu-geometry-default FAIL "-ksp_view: k=3 stored $d3, k=4 on the fly $d4"; fi
 check plex-memcheck    compute-sanitizer --tool memcheck --error-exitcode 1 build/examples/shell -dim 3 -degree 3 -cells 2 $GPU
 check plex-racecheck   compute-sanitizer --tool racecheck --error-exitcode 1 build/examples/shell -dim 2 -degree 5 -cells 3 $GPU
 fi

@@ -222,8 +222,10 @@ PetscErrorCode PatchworkPlexSetUpGeometry(Mat A)
   PetscCall(PatchworkMatVectorsOnDevice(A, &device));
   PetscCall(PetscFree(px->geom));
   PetscCall(FreeDeviceGeometry(px));
-  /* on the fly: multilinear cells (a coordinate field of degree 1), and only the templated kernels */
-  px->fly = (PetscBool)(px->fly_allowed && device && px->coord_degree == 1 && g.nq <= g.degree + 3);
+  /* on the fly: multilinear cells (a coordinate field of degree 1), only the templated kernels, and by
+     default not with hanging nodes below k = 4, where the hanging phases cost more than the factors save
+     (H100, bench_plex_kernels: k = 1..3 with 10-30% of the cells hanging, 0.8-1.5x the stored time) */
+  px->fly = (PetscBool)(px->fly_allowed && device && px->coord_degree == 1 && g.nq <= g.degree + 3 && (px->fly_forced || !px->hang || g.degree >= 4));
 #if defined(PATCHWORK_HAVE_CUDA)
   if (device) {
     PetscCall(HangingToDevice(px, g.dim));
@@ -347,7 +349,8 @@ PetscErrorCode MatPatchworkTensorSetQuadraturePoints(Mat A, PetscInt nq)
 
   Input Parameters:
 + A   - the operator
-- flg - `PETSC_TRUE` (default) to compute them on the fly where possible, `PETSC_FALSE` to store them
+- flg - `PETSC_TRUE` to compute them on the fly wherever possible, `PETSC_FALSE` to store them (default:
+        on the fly where possible, except on meshes with hanging nodes at degrees below 4)
 
   Options Database Key:
 . -mat_patchwork_geometry_on_the_fly <true> - the choice
@@ -360,7 +363,10 @@ PetscErrorCode MatPatchworkTensorSetQuadraturePoints(Mat A, PetscInt nq)
   0.9-1.3x with variable coefficients. It is used on device vectors when every cell
   is multilinear (the DM's coordinate field has degree 1: vertex coordinates, also on meshes with
   hanging nodes) and the quadrature has at most k+3 points; otherwise, and on the CPU, the factors are
-  stored. `MatView()` says which. The diagonal computes stored factors for its one pass and frees them.
+  stored. On meshes with hanging nodes the kernels' constraint phases cost relatively more on the fly
+  (with 30% of the cells hanging, +22-91% over the plain apply against +1-34% stored); below k = 4 that
+  made the apply slower than with stored factors, so there the default stores them. `MatView()` says
+  which is used. The diagonal computes stored factors for its one pass and frees them.
 
   Level: advanced
 
@@ -372,8 +378,9 @@ PetscErrorCode MatPatchworkTensorSetGeometryOnTheFly(Mat A, PetscBool flg)
 
   PetscFunctionBegin;
   PetscCall(GetPlexContext(A, &ctx));
-  if (ctx->plex->fly_allowed != flg) ctx->plex->geomvalid = PETSC_FALSE; /* the same operator, stored otherwise */
+  ctx->plex->geomvalid   = PETSC_FALSE; /* the same operator, perhaps stored otherwise */
   ctx->plex->fly_allowed = flg;
+  ctx->plex->fly_forced  = flg;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

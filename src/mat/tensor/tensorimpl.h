@@ -17,7 +17,8 @@ typedef struct {
   double                *coords;        /* ncells x dim x nodes: node coordinates */
   double                *geom;          /* host geometric factors (CPU route) */
   void                  *elem_dev, *geom_dev; /* device copies (CUDA route) */
-  PetscBool              fly_allowed;   /* -mat_patchwork_geometry_on_the_fly */
+  PetscBool              fly_allowed;   /* -mat_patchwork_geometry_on_the_fly (default true) */
+  PetscBool              fly_forced;    /* ... set true by the user: also where it is not the default */
   PetscBool              fly;           /* the CUDA apply computes the factors from corners_dev (geom_dev is NULL) */
   void                  *corners_dev, *diffusion_dev, *reaction_dev; /* its inputs (the coefficients: NULL when constant) */
   PetscBool              on_device;     /* the geometric factors live on the device */
