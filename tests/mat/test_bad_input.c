@@ -456,6 +456,7 @@ int main(int argc, char **argv)
   PetscCall(MatCreatePatchworkTensor(dm, 2, &A));
   PetscCall(Expect(MatPatchworkTensorSetCoefficients(A, (PetscReal)NAN, 1.0), "NaN coefficient", "finite"));
   PetscCall(Expect(MatPatchworkTensorSetCoefficientFunctions(A, NaNCoefficient, NULL, NULL), "variable coefficients on a DMDA", "general (DMPlex) mesh"));
+  PetscCall(Expect(MatPatchworkTensorSetGeometryOnTheFly(A, PETSC_TRUE), "geometry on the fly on a DMDA", "general (DMPlex) mesh"));
   PetscCall(Expect(MatPatchworkTensorSetCoefficients(A, 1.0, (PetscReal)INFINITY), "infinite coefficient", "finite"));
   PetscCall(MatCreateVecs(A, &x, &y));
   PetscCall(VecCreateMPI(PETSC_COMM_WORLD, PETSC_DECIDE, 5, &z));

@@ -8,7 +8,7 @@ static PetscErrorCode GetPlexContext(Mat A, Mat_PatchworkTensor **ctx)
 {
   PetscFunctionBegin;
   PetscCall(PatchworkTensorGetContext(A, ctx));
-  PetscCheck((*ctx)->plex, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "Only an operator on a general (DMPlex) mesh has variable coefficients and a choice of quadrature points; this one is on a Cartesian DMDA");
+  PetscCheck((*ctx)->plex, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "Only an operator on a general (DMPlex) mesh has variable coefficients, a choice of quadrature points and of how its geometry is kept; this one is on a Cartesian DMDA");
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
