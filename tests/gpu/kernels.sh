@@ -5,7 +5,7 @@
 #   patch:  the vertex-patch smoother and the transfers (cuda/patch_smooth.cu, cuda/transfer.cu), and
 #           the vector kernels of the single-precision cycles (cuda/vecops.cu)
 #   lor:    the LOR assembly by macro element (cuda/lor_assemble.cu)
-#   plex:   the operator on general (curved, unstructured) quad/hex cells (cuda/plex_apply.cu)
+#   plex:   the operator on general (curved, unstructured) quad/hex cells (cuda/plex_apply*.cu)
 #   amg:    the patch block-Jacobi relaxation of PCPATCHAMG on the patchSPM layout (cuda/amg_relax.cu)
 #           and the construction of that layout (cuda/amg_spm.cu)
 #   graph:  PCPATCHAMG's graph partitions (cuda/amg_graph.cu, cuda/amg_balance.cu), equal to the CPU's
@@ -83,13 +83,21 @@ build_lor() {
 }
 
 build_plex() {
-  echo "+ $NVCC $FLAGS -Xptxas -v -c cuda/plex_apply.cu" &&
-    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra -Xptxas -v -c cuda/plex_apply.cu -o "$B/plex_apply.o" 2> "$LOG/ptxas_plex.txt" &&
-    { grep -i -E "warning|error" "$LOG/ptxas_plex.txt" || true; } &&
+  local f r=0 objs= pids=
+  echo "+ $NVCC $FLAGS -Xptxas -v -c cuda/plex_apply.cu cuda/plex_apply3.cu cuda/plex_apply2.cu (in parallel)"
+  for f in plex_apply plex_apply3 plex_apply2; do
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra -Xptxas -v -c cuda/$f.cu -o "$B/$f.o" 2> "$LOG/ptxas_$f.txt" &
+    pids="$pids $!"
+    objs="$objs $B/$f.o"
+  done
+  for f in $pids; do wait $f || r=1; done
+  cat "$LOG"/ptxas_plex_apply*.txt > "$LOG/ptxas_plex.txt"
+  [ $r = 0 ] || { grep -v "^ptxas info" "$LOG/ptxas_plex.txt" | head -n 40; return 1; }
+  { grep -i -E "warning|error" "$LOG/ptxas_plex.txt" || true; } &&
     echo "+ $NVCC $FLAGS tests/gpu/test_plex_kernels.cu" &&
-    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra tests/gpu/test_plex_kernels.cu "$B/plex_apply.o" "$B/plex_ref.o" "$B/hanging_ref.o" "$B/basis1d.o" -lm -o "$B/test_plex_kernels" &&
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra tests/gpu/test_plex_kernels.cu $objs "$B/plex_ref.o" "$B/hanging_ref.o" "$B/basis1d.o" -lm -o "$B/test_plex_kernels" &&
     echo "+ $NVCC $FLAGS bench/bench_plex_kernels.cu" &&
-    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra bench/bench_plex_kernels.cu "$B/plex_apply.o" "$B/plex_ref.o" "$B/hanging_ref.o" "$B/basis1d.o" -lm -o "$B/bench_plex_kernels"
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra bench/bench_plex_kernels.cu $objs "$B/plex_ref.o" "$B/hanging_ref.o" "$B/basis1d.o" -lm -o "$B/bench_plex_kernels"
 }
 
 build_amg() {
