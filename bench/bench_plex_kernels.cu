@@ -89,7 +89,7 @@ __global__ void MakeCoords(int dim, int k, int m, long long ncells, const Nodes 
       }
       MapVertex(dim, p, X);
       for (int d = 0; d < dim; d++) x[d] += phi * X[d];
-      if (node == (((v >> 2) & 1) * n * n + ((v >> 1) & 1) * n + (v & 1)) * (n - 1))
+      if (node == PatchworkPlexCornerNode(n, v))
         for (int d = 0; d < dim; d++) corners[(c * dim + d) * nv + v] = X[d];
     }
     for (int d = 0; d < dim; d++) coords[(c * dim + d) * nd + node] = x[d];

@@ -8,6 +8,7 @@
 
 #include <patchwork/tensor_kernel.h>
 #include <patchwork/basis1d.h>
+#include <patchwork/host_device.h>
 
 #define PW_MAX_Q (PW_MAX_N + 2) /* quadrature points per direction: up to k+3 */
 
@@ -60,6 +61,12 @@ typedef struct {
 } PatchworkPlexDesc;
 
 #define PW_PLEX_NCORNER(dim) ((dim) == 3 ? 8 : 4)
+
+/* The node (lexicographic, n per direction) that is corner v = (z*2 + y)*2 + x of a cell: (x, y, z) (n-1) */
+PW_HOST_DEVICE int PatchworkPlexCornerNode(int n, int v)
+{
+  return ((((v >> 2) & 1) * n + ((v >> 1) & 1)) * n + (v & 1)) * (n - 1);
+}
 
 /* Geometric factors from node coordinates and optional coefficient values at quadrature points. */
 typedef struct {

@@ -162,10 +162,7 @@ static Mesh BuildMesh(int dim, int k, const int cells[3], bool mirror, int ntang
   for (int c = 0; c < ntangle && c < M.ncells; c++) {
     for (int d = 0; d < dim; d++) {
       double *X = &M.coords[((size_t)c * dim + d) * nd], center = 0;
-      for (int v = 0; v < (1 << dim); v++) {
-        const int i = (v & 1) * k, j = ((v >> 1) & 1) * k, l = ((v >> 2) & 1) * k;
-        center += X[(l * M.n + j) * M.n + i];
-      }
+      for (int v = 0; v < (1 << dim); v++) center += X[PatchworkPlexCornerNode(M.n, v)];
       center /= 1 << dim;
       X[0] = center + 1.5 * (center - X[0]);
     }
@@ -184,7 +181,7 @@ static void MakeMultilinear(Mesh &M)
   for (int c = 0; c < M.ncells; c++)
     for (int d = 0; d < dim; d++) {
       double *X = &M.coords[((size_t)c * dim + d) * nd], V[8];
-      for (int v = 0; v < (1 << dim); v++) V[v] = X[((((v >> 2) & 1) * n + ((v >> 1) & 1)) * n + (v & 1)) * (n - 1)];
+      for (int v = 0; v < (1 << dim); v++) V[v] = X[PatchworkPlexCornerNode(n, v)];
       for (int node = 0; node < nd; node++) {
         const double t[3] = {gll[node % n], gll[(node / n) % n], dim == 3 ? gll[node / (n * n)] : 0};
         double       x    = 0;
@@ -206,7 +203,7 @@ static std::vector<double> Corners(const Mesh &M)
 
   for (int c = 0; c < M.ncells; c++)
     for (int d = 0; d < dim; d++)
-      for (int v = 0; v < nv; v++) X[((size_t)c * dim + d) * nv + v] = M.coords[((size_t)c * dim + d) * nd + ((((v >> 2) & 1) * n + ((v >> 1) & 1)) * n + (v & 1)) * (n - 1)];
+      for (int v = 0; v < nv; v++) X[((size_t)c * dim + d) * nv + v] = M.coords[((size_t)c * dim + d) * nd + PatchworkPlexCornerNode(n, v)];
   return X;
 }
 

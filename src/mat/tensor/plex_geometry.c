@@ -126,10 +126,9 @@ static PetscErrorCode GeometryDevice(Mat_PatchworkTensor *ctx, const PatchworkPl
   PatchworkPlexData    *px = ctx->plex;
   PatchworkPlexGeomDesc gd = *g;
   void                 *coords, *stream;
-  size_t                nqd = 1;
+  const size_t          nqd = (size_t)Pow(g->nq, g->dim);
 
   PetscFunctionBegin;
-  for (int d = 0; d < g->dim; d++) nqd *= (size_t)g->nq;
   PetscCall(PatchworkGetDeviceStream(&stream));
   PetscCall(ToDevice(px->coords, sizeof(double) * g->ncells * g->dim * px->nodes, &coords));
   PatchworkCallKernel(PatchworkDeviceMalloc(sizeof(double) * g->ncells * PW_PLEX_NCOMP(g->dim) * nqd, geom));
@@ -153,11 +152,7 @@ static PetscErrorCode UploadCorners(PatchworkPlexData *px, int dim, int n)
   PetscCall(PetscMalloc1(px->ncells * dim * nv, &X));
   for (PetscInt c = 0; c < px->ncells; c++)
     for (PetscInt d = 0; d < dim; d++)
-      for (PetscInt v = 0; v < nv; v++) {
-        const PetscInt node = ((((v >> 2) & 1) * n + ((v >> 1) & 1)) * n + (v & 1)) * (n - 1);
-
-        X[(c * dim + d) * nv + v] = px->coords[(c * dim + d) * px->nodes + node];
-      }
+      for (PetscInt v = 0; v < nv; v++) X[(c * dim + d) * nv + v] = px->coords[(c * dim + d) * px->nodes + PatchworkPlexCornerNode(n, (int)v)];
   PetscCall(ToDevice(X, sizeof(double) * px->ncells * dim * nv, &px->corners_dev));
   PetscCall(PatchworkDeviceSynchronize()); /* before X goes */
   PetscCall(PetscFree(X));
@@ -179,18 +174,32 @@ PetscErrorCode PatchworkPlexGeometryDevice(Mat_PatchworkTensor *ctx, void **geom
 #endif
 
 /* Release the device arrays of the factors (and of their computation on the fly) */
-static PetscErrorCode FreeDeviceGeometry(PatchworkPlexData *px)
+PetscErrorCode PatchworkPlexFreeGeometryDevice(PatchworkPlexData *px)
 {
   PetscFunctionBegin;
 #if defined(PATCHWORK_HAVE_CUDA)
   void **a[4] = {&px->geom_dev, &px->corners_dev, &px->diffusion_dev, &px->reaction_dev};
 
   for (int i = 0; i < 4; i++) {
-    if (*a[i]) PatchworkCallKernel(PatchworkDeviceFree(*a[i]));
+    PatchworkCallKernel(PatchworkDeviceFree(*a[i]));
     *a[i] = NULL;
   }
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Why the CUDA apply does not compute the factors on the fly (NULL: it does), which MatView() reports.
+   By default not with hanging nodes below k = 4, where the constraint phases cost more than the factors
+   save (H100, bench_plex_kernels: k = 1..3 with 10-30% of the cells hanging, 0.8-1.5x the stored time). */
+static const char *FlyRefusal(const PatchworkPlexData *px, PetscBool device, const PatchworkPlexGeomDesc *g)
+{
+  if (!px->fly_allowed) return "as asked (-mat_patchwork_geometry_on_the_fly 0)";
+  if (!device) return "on the fly needs device vectors";
+  if (px->coord_degree != 1) return "on the fly needs multilinear cells (a coordinate field of degree 1)";
+  if (g->nq > g->degree + 3) return "on the fly needs at most k+3 points"; /* the templated kernels */
+  if (px->nhang_irregular > 0) return "on the fly does not take irregular hanging masks";
+  if (px->hang && g->degree < 4 && !px->fly_forced) return "with hanging nodes on the fly is the default from k = 4 (-mat_patchwork_geometry_on_the_fly 1 forces it)";
+  return NULL;
 }
 
 /* The geometric factors (and the apply descriptor) for the current coefficients and quadrature */
@@ -221,15 +230,14 @@ PetscErrorCode PatchworkPlexSetUpGeometry(Mat A)
   PetscCall(PetscFree(xq));
   PetscCall(PatchworkMatVectorsOnDevice(A, &device));
   PetscCall(PetscFree(px->geom));
-  PetscCall(FreeDeviceGeometry(px));
-  /* on the fly: multilinear cells (a coordinate field of degree 1), only the templated kernels, and by
-     default not with hanging nodes below k = 4, where the hanging phases cost more than the factors save
-     (H100, bench_plex_kernels: k = 1..3 with 10-30% of the cells hanging, 0.8-1.5x the stored time) */
-  px->fly = (PetscBool)(px->fly_allowed && device && px->coord_degree == 1 && g.nq <= g.degree + 3 && (px->fly_forced || !px->hang || g.degree >= 4));
+  PetscCall(PatchworkPlexFreeGeometryDevice(px));
+#if defined(PATCHWORK_HAVE_CUDA)
+  if (device) PetscCall(HangingToDevice(px, g.dim)); /* counts the irregular masks FlyRefusal() reads */
+#endif
+  px->fly_refusal = FlyRefusal(px, device, &g);
+  px->fly         = (PetscBool)!px->fly_refusal;
 #if defined(PATCHWORK_HAVE_CUDA)
   if (device) {
-    PetscCall(HangingToDevice(px, g.dim));
-    if (px->nhang_irregular > 0) px->fly = PETSC_FALSE;
     if (!px->elem_dev) PetscCall(ToDevice(px->elem, sizeof(int) * g.ncells * px->nodes, &px->elem_dev));
     PetscCall(ToDevice(cdiff, sizeof(double) * g.ncells * nqd, &px->diffusion_dev));
     PetscCall(ToDevice(creact, sizeof(double) * g.ncells * nqd, &px->reaction_dev));
@@ -239,8 +247,8 @@ PetscErrorCode PatchworkPlexSetUpGeometry(Mat A)
       PatchworkCallKernel(PatchworkDeviceFree(px->geom_dev));
       px->geom_dev = NULL;
     } else {
-      if (px->diffusion_dev) PatchworkCallKernel(PatchworkDeviceFree(px->diffusion_dev));
-      if (px->reaction_dev) PatchworkCallKernel(PatchworkDeviceFree(px->reaction_dev));
+      PatchworkCallKernel(PatchworkDeviceFree(px->diffusion_dev));
+      PatchworkCallKernel(PatchworkDeviceFree(px->reaction_dev));
       px->diffusion_dev = px->reaction_dev = NULL;
     }
   } else

@@ -87,11 +87,7 @@ PetscErrorCode PatchworkPlexView(Mat A, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPrintf(viewer, "quadrature: %s, %" PetscInt_FMT " points per direction\n", PatchworkTensorQuadratures[ctx->info.quadrature], ctx->info.qpoints));
   if (!px->geomvalid) PetscCall(PetscViewerASCIIPrintf(viewer, "geometric factors: not computed yet (%s)\n", px->fly_allowed ? "on the fly in each apply where the vectors live on the device and the cells are multilinear, else stored" : "to be stored"));
   else if (px->fly) PetscCall(PetscViewerASCIIPrintf(viewer, "geometric factors: computed at every quadrature point in each apply from the cells' corners (multilinear cells, CUDA)\n"));
-  else {
-    const char *why = !px->fly_allowed ? "" : !px->on_device ? "; on the fly needs device vectors" : px->coord_degree != 1 ? "; on the fly needs multilinear cells (a coordinate field of degree 1)" : ctx->info.qpoints > ctx->info.degree + 3 ? "; on the fly needs at most k+3 points" : px->nhang_irregular > 0 ? "; on the fly does not take irregular hanging masks" : "; with hanging nodes on the fly is the default from k = 4 (-mat_patchwork_geometry_on_the_fly 1 forces it)";
-
-    PetscCall(PetscViewerASCIIPrintf(viewer, "geometric factors: stored per quadrature point (%d per point)%s\n", PW_PLEX_NCOMP((int)ctx->info.dim), why));
-  }
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "geometric factors: stored per quadrature point (%d per point); %s\n", PW_PLEX_NCOMP((int)ctx->info.dim), px->fly_refusal));
   PetscCall(PetscViewerASCIIPrintf(viewer, "geometry: coordinate field of degree %" PetscInt_FMT ", %s\n", px->coord_degree, px->coord_degree <= ctx->info.degree ? "represented exactly at the Q_k nodes" : "interpolated at the Q_k nodes (isoparametric approximation)"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "boundary conditions: %s\n", px->constrained ? "essential conditions of the DM (constrained nodes are not unknowns)" : "natural (no constrained nodes)"));
   if (px->hang) {

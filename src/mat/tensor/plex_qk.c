@@ -488,12 +488,9 @@ PetscErrorCode PatchworkPlexDestroy(PatchworkPlexData **plex)
   PetscCall(PetscFree(px->coords));
   PetscCall(PetscFree(px->geom));
   PetscCall(PetscFree(px->hang));
+  PetscCall(PatchworkPlexFreeGeometryDevice(px));
 #if defined(PATCHWORK_HAVE_CUDA)
   if (px->elem_dev) PatchworkCallKernel(PatchworkDeviceFree(px->elem_dev));
-  if (px->geom_dev) PatchworkCallKernel(PatchworkDeviceFree(px->geom_dev));
-  if (px->corners_dev) PatchworkCallKernel(PatchworkDeviceFree(px->corners_dev));
-  if (px->diffusion_dev) PatchworkCallKernel(PatchworkDeviceFree(px->diffusion_dev));
-  if (px->reaction_dev) PatchworkCallKernel(PatchworkDeviceFree(px->reaction_dev));
   PatchworkCallKernel(PatchworkDeviceFree(px->hang_dev));
   PatchworkCallKernel(PatchworkDeviceFree(px->hangP_dev));
   PatchworkCallKernel(PatchworkDeviceFree(px->hang_cells_dev));

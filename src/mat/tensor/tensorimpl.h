@@ -20,6 +20,7 @@ typedef struct {
   PetscBool              fly_allowed;   /* -mat_patchwork_geometry_on_the_fly (default true) */
   PetscBool              fly_forced;    /* ... set true by the user: also where it is not the default */
   PetscBool              fly;           /* the CUDA apply computes the factors from corners_dev (geom_dev is NULL) */
+  const char            *fly_refusal;   /* otherwise why not (a static string) */
   void                  *corners_dev, *diffusion_dev, *reaction_dev; /* its inputs (the coefficients: NULL when constant) */
   PetscBool              on_device;     /* the geometric factors live on the device */
   PetscBool              geomvalid;     /* geom matches coefficients and quadrature */
@@ -64,6 +65,7 @@ PETSC_INTERN PetscErrorCode PatchworkPlexLocalGlobalIndices(DM, PetscInt *, Pets
 PETSC_INTERN PetscErrorCode PatchworkPlexCoefficientValues(const PatchworkPlexData *, PetscInt, PetscInt, const char *, PatchworkCoefficientFn, Vec, const char *, const double *, double **);
 PETSC_INTERN PetscErrorCode PatchworkPlexSetUpGeometry(Mat);
 PETSC_INTERN PetscErrorCode PatchworkPlexGeometryDevice(Mat_PatchworkTensor *, void **);
+PETSC_INTERN PetscErrorCode PatchworkPlexFreeGeometryDevice(PatchworkPlexData *);
 PETSC_INTERN PetscErrorCode PatchworkPlexApplyOrDiagonal(Mat, Vec, Vec);
 PETSC_INTERN PetscErrorCode PatchworkPlexView(Mat, PetscViewer);
 

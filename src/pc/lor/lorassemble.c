@@ -195,17 +195,25 @@ static PetscErrorCode SetSymmetry(PC_LOR *lor)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The LOR matrix with the COO pattern (ci, cj); offproc: some entries belong to rows of other
-   ranks (PETSc sends them) */
+/* The COO pattern (ci, cj) of the created matrix; offproc: some entries belong to rows of other ranks
+   (PETSc sends them) */
+static PetscErrorCode PreallocateCOO(PC_LOR *lor, PetscCount n, PetscInt ci[], PetscInt cj[], PetscBool offproc)
+{
+  PetscFunctionBegin;
+  lor->csr = PETSC_FALSE;
+  if (!offproc) PetscCall(MatSetOption(lor->A, MAT_NO_OFF_PROC_ENTRIES, PETSC_TRUE));
+  PetscCall(MatSetPreallocationCOO(lor->A, n, ci, cj));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The LOR matrix with the COO pattern (ci, cj), see PreallocateCOO() */
 PetscErrorCode PCLORCreateMatrixCOO(PC pc, PetscCount n, PetscInt ci[], PetscInt cj[], PetscBool offproc)
 {
   PC_LOR *lor = (PC_LOR *)pc->data;
 
   PetscFunctionBegin;
   PetscCall(CreateMatrix(pc));
-  lor->csr = PETSC_FALSE;
-  if (!offproc) PetscCall(MatSetOption(lor->A, MAT_NO_OFF_PROC_ENTRIES, PETSC_TRUE));
-  PetscCall(MatSetPreallocationCOO(lor->A, n, ci, cj));
+  PetscCall(PreallocateCOO(lor, n, ci, cj, offproc));
   PetscCall(SetSymmetry(lor));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -228,8 +236,7 @@ static PetscErrorCode PreallocateCSR(PC pc, PetscInt nrow, const long long rowpt
     PetscCall(PetscMalloc1(rowptr[nrow], &ci));
     for (PetscInt r = 0; r < nrow; r++)
       for (long long e = rowptr[r]; e < rowptr[r + 1]; e++) ci[e] = r;
-    PetscCall(MatSetOption(lor->A, MAT_NO_OFF_PROC_ENTRIES, PETSC_TRUE));
-    PetscCall(MatSetPreallocationCOO(lor->A, (PetscCount)rowptr[nrow], ci, cj));
+    PetscCall(PreallocateCOO(lor, (PetscCount)rowptr[nrow], ci, cj, PETSC_FALSE));
     PetscCall(PetscFree(ci));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
