@@ -4,16 +4,17 @@
 # CPU reference, the operator on device vectors vs an assembled matrix, the Poisson example on the
 # GPU), compute-sanitizer memcheck/racecheck, then the benchmarks. Logs go to $OUT (or build/gpu-out),
 # packed as logs.tar.gz; a short table is printed last.
-#   bash tests/gpu/run.sh [--no-bench] [--quick] [--no-tests] [--no-cpu-suite] [--lor-only] [--plex-only] [--amg-only] [--tensor-only]
+#   bash tests/gpu/run.sh [--no-bench] [--quick] [--no-tests] [--no-cpu-suite] [--no-kernels] [--lor-only] [--plex-only] [--amg-only] [--tensor-only]
 # (--no-tests: build and benchmarks only; one device call has 10 minutes, so a full run is two calls:
-#  `--no-bench --no-cpu-suite`, then `--no-tests`, back to back so the second finds the build)
+#  `--no-bench --no-cpu-suite`, then `--no-tests`, back to back so the second finds the build;
+#  --no-kernels leaves out tests/gpu/kernels.sh, e.g. to run it beside this script's build)
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-build/gpu-out}
 L=build/gpu-logs
 mkdir -p "$OUT" "$L"
-BENCH=1 QUICK= TESTS=1 CPUSUITE=1 LORONLY= PLEXONLY= AMGONLY= TENSORONLY=
-for a in "$@"; do case $a in --no-bench) BENCH= ;; --quick) QUICK=1 ;; --no-tests) TESTS= ;; --no-cpu-suite) CPUSUITE= ;; --lor-only) LORONLY=1 ;; --plex-only) PLEXONLY=1 ;; --amg-only) AMGONLY=1 ;; --tensor-only) TENSORONLY=1 ;; esac; done
+BENCH=1 QUICK= TESTS=1 KERNELS=1 CPUSUITE=1 LORONLY= PLEXONLY= AMGONLY= TENSORONLY=
+for a in "$@"; do case $a in --no-bench) BENCH= ;; --quick) QUICK=1 ;; --no-tests) TESTS= ;; --no-cpu-suite) CPUSUITE= ;; --no-kernels) KERNELS= ;; --lor-only) LORONLY=1 ;; --plex-only) PLEXONLY=1 ;; --amg-only) AMGONLY=1 ;; --tensor-only) TENSORONLY=1 ;; esac; done
 # --lor-only: the PCLOR kernels, tests and benchmark alone; --plex-only: the same for the operator on DMPlex
 [ -n "$LORONLY" ] && { KERNEL_SUITES=lor; CPUSUITE=; BENCHES=${BENCHES:-lor}; }
 [ -n "$PLEXONLY" ] && { KERNEL_SUITES=plex; CPUSUITE=; BENCHES=${BENCHES:-plex}; }
@@ -71,7 +72,7 @@ done
 if [ -n "$TESTS" ]; then
 # --- kernels alone (PETSc-free): GPU vs CPU reference at every degree, compute-sanitizer memcheck
 #     and racecheck, kernel benchmarks; suites from KERNEL_SUITES (default: all)
-check kernels          env OUT="$L/kernels" bash tests/gpu/kernels.sh ${KERNEL_SUITES:-}
+[ -n "$KERNELS" ] && check kernels          env OUT="$L/kernels" bash tests/gpu/kernels.sh ${KERNEL_SUITES:-}
 
 if [ -z "$LORONLY" ] && [ -z "$PLEXONLY" ]; then
 # --- the operator on PETSc device vectors vs an independently assembled AIJ matrix
