@@ -193,6 +193,42 @@ int PatchworkCSRTransposeCUDA(const PatchworkCSRMatrix *M, PatchworkCSRMatrix *T
 int PatchworkCSRDiagonalRef(const PatchworkCSRMatrix *M, double *d);
 int PatchworkCSRDiagonalCUDA(const PatchworkCSRMatrix *M, double *d, void *stream);
 
+/* SPAI(1) by the normal equations (Geveler et al.; src/pc/patchamg/paspai.c builds the whole M and
+   solves the rows refused here by QR). Row i of M minimizes ||A^T m - e_i||_2 over m with the
+   pattern J of row i of A (A square: A->n rows and columns, columns ascending in every row). With
+   C = A[J,:]^T the normal equations are G m = r, G = C^T C (nJ x nJ),
+     G_ab = sum_l a(J_a, l) a(J_b, l),   r_a = a(J_a, i)   (0 where row J_a has no column i).
+   A row is accepted when every pivot of the Cholesky factorization G = R^T R is positive (and
+   finite) and
+     kappa = ||G||_1 max_j x_j max_j z_j <= PATCHWORK_SPAI_KAPPA_MAX,
+   where M(R) x = 1 and M(R)^T z = 1 for the comparison matrix M(R) (|r_jj| on the diagonal, -|r_jk|
+   off it): a bound on kappa_1(G) (Higham, Accuracy and Stability, 8.3). The normal equations'
+   error, ~kappa(C)^2 u, is then within 100 kappa(C) u of the QR's. An accepted row writes
+   m = R^-1 R^-T r to mval[ptr[i] .. ptr[i+1]) (in the order of row i's columns) and flag[i] = 0;
+   a refused row writes flag[i] = 1 and leaves its mval entries alone. kappa (may be NULL)
+   receives the bound, +INFINITY where the factorization failed (an empty row, a row of zeros, a
+   singular G). The CUDA version refuses rows longer than PATCHWORK_SPAI_MAX_ROW without trying
+   them (flag 1, kappa -1); it may sum G in another order, so its accepted m agree with the
+   reference's up to rounding amplified by at most kappa, and a row whose kappa lies within
+   rounding of the limit may be accepted by one and refused by the other. A's arrays, mval and
+   flag must not be NULL when A->n > 0. Return 0, 1 on bad arguments, 2 when memory runs out
+   (CPU), or a cudaError_t code (CUDA: device pointers, stream a cudaStream_t). */
+#define PATCHWORK_SPAI_KAPPA_MAX 1e4
+#define PATCHWORK_SPAI_MAX_ROW   64
+int PatchworkSPAI1NormalRef(const PatchworkCSR *A, double *mval, int *flag, double *kappa);
+int PatchworkSPAI1NormalCUDA(const PatchworkCSR *A, double *mval, int *flag, double *kappa, void *stream);
+
+/* One row of the above, for rows gathered from several ranks (paspai.c): the rows J of the
+   normal equations are rows jrow[0..nJ) of the CSR (ptr, col, val), whose columns are numbered
+   0..ncol-1 (ascending in every row); self is the column of row i itself (-1: none of the rows
+   J has it). w is a workspace made by PatchworkSPAIWorkCreate(ncol) (reused across rows; free
+   with PatchworkSPAIWorkDestroy). Writes the nJ values of the row to m when accepted (*ok = 1),
+   and the bound to *kappa. Return 0, 1 on bad arguments, 2 when memory runs out. */
+typedef struct PatchworkSPAIWork_ PatchworkSPAIWork;
+int  PatchworkSPAIWorkCreate(int ncol, PatchworkSPAIWork **w);
+void PatchworkSPAIWorkDestroy(PatchworkSPAIWork **w);
+int  PatchworkSPAI1RowNormal(int nJ, const int *jrow, const int *ptr, const int *col, const double *val, int self, PatchworkSPAIWork *w, double *m, int *ok, double *kappa);
+
 /* Relaxation, CPU reference (src/core/amg_relax_ref.c) */
 void PatchworkSPMPatchRelaxRef(const PatchworkSPMDesc *d, const double *b, double *x, double *r, int zero_guess);
 void PatchworkSPMBoundaryResidualRef(const PatchworkSPMDesc *d, const double *x, const double *z, double *y);

@@ -7,7 +7,9 @@
    products of the few rows of J_i that share a column: about 4K multiply-adds against the QR's 180K at
    Q1), but square the condition number. So they are used when kappa_1(C^T C) <= 1e4 (bounded above
    from its Cholesky factor), where their error, ~kappa(C)^2 u, is within 100 kappa(C) u; other rows
-   (and the verdict on a singular one) go to a dense Householder QR of C.
+   (and the verdict on a singular one) go to a dense Householder QR of C. The normal equations are
+   src/core/amg_spai_ref.c's; for a sequential aijcusparse matrix cuda/amg_spai.cu solves them on
+   the GPU, straight into M's device values, and only the rows it refuses come to the host.
 
    Several ranks: the exact SPAI(1), independent of the partition. A rank's rows reach columns of
    other ranks (A's off-diagonal block), and the least-squares problem of a row needs the rows of A
@@ -15,6 +17,7 @@
    columns) once, then every row is solved locally. M keeps A's off-diagonal block. */
 #include "paimpl.h"
 #include <petscblaslapack.h>
+#include <patchwork/vec_kernel.h>
 
 /* The position of global row j among the rows the sequential matrix holds (rows == NULL: all) */
 static inline PetscErrorCode RowPosition(PetscInt j, PetscInt nrows, const PetscInt rows[], PetscInt *p)
@@ -25,134 +28,213 @@ static inline PetscErrorCode RowPosition(PetscInt j, PetscInt nrows, const Petsc
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Workspace of the normal equations of one row; cap: entries of the rows J (>= |K|) */
+/* What the rows are solved from: B, a sequential AIJ matrix holding every row needed (its rows are
+   rows[] of A, or all of A's when rows == NULL), its columns renumbered 0..ncol-1 in lj (the
+   sorted distinct global columns cols[], or the columns themselves when cols == NULL), and the
+   workspaces of the normal equations and of the QR */
 typedef struct {
-  PetscInt     cap, capJ;
-  PetscInt    *start, *row; /* per column k of K: its entries in the rows J, [start[k], start[k+1]) */
-  PetscScalar *val, *G, *scratch, *rhs; /* G: nJ x nJ; scratch: 2 nJ */
-} NormalWork;
+  PetscInt           nrows, ncol;
+  const PetscInt    *rows, *cols, *ia, *ja, *lj;
+  const PetscScalar *va;
+  PatchworkSPAIWork *nw;   /* NULL: QR for every row (complex scalars, or 64-bit indices) */
+  int               *jrow; /* [maxJ] the positions of the rows J in B */
+  PetscInt          *mark, *K, capK, capC;
+  PetscScalar       *C, *b, *tau, *work;
+  PetscBLASInt       lwork;
+  PetscInt           nnormal; /* rows solved by the normal equations */
+  PetscLogDouble     flops;
+} SPAIRows;
 
-static PetscErrorCode NormalWorkReserve(NormalWork *w, PetscInt entries, PetscInt nJ)
+static PetscErrorCode SPAIRowsCreate(SPAIRows *s, PetscInt maxJ)
 {
   PetscFunctionBegin;
-  if (entries + 1 > w->cap) {
-    PetscCall(PetscFree3(w->start, w->row, w->val));
-    w->cap = 2 * (entries + 1);
-    PetscCall(PetscMalloc3(w->cap, &w->start, w->cap, &w->row, w->cap, &w->val));
-  }
-  if (nJ > w->capJ) {
-    PetscCall(PetscFree3(w->G, w->scratch, w->rhs));
-    w->capJ = 2 * nJ;
-    PetscCall(PetscMalloc3(w->capJ * w->capJ, &w->G, 2 * w->capJ, &w->scratch, w->capJ, &w->rhs));
-  }
+  PetscCall(PetscMalloc1(s->ncol, &s->mark));
+  for (PetscInt c = 0; c < s->ncol; c++) s->mark[c] = -1;
+  s->lwork = (PetscBLASInt)(64 * PetscMax(maxJ, 1)); /* >= the blocked optimum of geqrf and ormqr */
+  PetscCall(PetscMalloc3(maxJ, &s->tau, s->lwork, &s->work, maxJ, &s->jrow));
+  /* the normal equations (src/core/amg_spai_ref.c) read B's arrays as int and double */
+  if (sizeof(PetscInt) == sizeof(int) && sizeof(PetscScalar) == sizeof(double) && !PetscDefined(USE_COMPLEX)) PatchworkCallKernel(PatchworkSPAIWorkCreate((int)s->ncol, &s->nw));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Row i by the normal equations (see the top): m (nJ values) when *ok; *ok = PETSC_FALSE when G is not
-   positive definite or the bound ||G||_1 ||R^-1||_1 ||R^-1||_inf on kappa_1(G) exceeds 1e4 */
-static PetscErrorCode SolveRowNormal(PetscInt i, PetscInt nJ, const PetscInt J[], PetscInt nK, PetscInt ki, const PetscInt mark[], const PetscInt ia[], const PetscInt lj[], const PetscScalar va[], PetscInt nrows, const PetscInt rows[], NormalWork *w, PetscScalar m[], PetscBool *ok, PetscLogDouble *flops)
+static PetscErrorCode SPAIRowsDestroy(SPAIRows *s)
 {
-  PetscScalar   *G = w->G, *work = w->scratch;
-  PetscReal      gnorm = 0, r1 = 0, rinf = 0;
-  PetscLogDouble pairs = 0;
+  PetscFunctionBegin;
+  PatchworkSPAIWorkDestroy(&s->nw);
+  PetscCall(PetscFree(s->mark));
+  PetscCall(PetscFree3(s->tau, s->work, s->jrow));
+  PetscCall(PetscFree2(s->K, s->b));
+  PetscCall(PetscFree(s->C));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Row i of M (global) into m (nJ values, in the order of row i's columns): by the normal equations
+   when they are accepted, else by QR. *bad: 0, or 1 for a zero row, 2 for a singular problem. */
+static PetscErrorCode SPAIRowSolve(SPAIRows *s, PetscInt i, PetscScalar m[], PetscInt *bad)
+{
+  PetscInt           p, nJ, nK = 0, ki;
+  const PetscInt    *J, *ia = s->ia, *lj = s->lj;
+  const PetscScalar *aJ, *va = s->va;
+  PetscBool          zero = PETSC_TRUE;
+  PetscReal          cmax = 0, tol;
+  PetscBLASInt       bm, bn, one = 1, info;
 
   PetscFunctionBegin;
-  *ok = PETSC_FALSE;
-  PetscCall(PetscArrayzero(w->start, nK + 1));
-  for (PetscInt c = 0; c < nJ; c++) { /* count the entries of each column k */
-    PetscInt p;
-
-    PetscCall(RowPosition(J[c], nrows, rows, &p));
-    for (PetscInt t = ia[p]; t < ia[p + 1]; t++) w->start[mark[lj[t]] + 1]++;
+  *bad = 0;
+  PetscCall(RowPosition(i, s->nrows, s->rows, &p));
+  nJ = ia[p + 1] - ia[p];
+  J  = s->ja + ia[p];
+  aJ = va + ia[p];
+  for (PetscInt c = 0; c < nJ; c++)
+    if (aJ[c] != (PetscScalar)0) zero = PETSC_FALSE;
+  if (zero) { /* an empty row, or only stored zeros: no approximate inverse */
+    *bad = 1;
+    PetscFunctionReturn(PETSC_SUCCESS);
   }
-  for (PetscInt k = 0; k < nK; k++) w->start[k + 1] += w->start[k];
-  for (PetscInt c = 0; c < nJ; c++) { /* fill, rows in increasing c within each column */
-    PetscInt p;
+  if (s->cols) {
+    PetscCall(PetscFindInt(i, s->ncol, s->cols, &ki));
+  } else ki = i;
+  if (s->nw) {
+    int    ok;
+    double kappa;
 
-    PetscCall(RowPosition(J[c], nrows, rows, &p));
+    for (PetscInt c = 0; c < nJ; c++) {
+      PetscCall(RowPosition(J[c], s->nrows, s->rows, &p));
+      s->jrow[c] = (int)p;
+    }
+    PatchworkCallKernel(PatchworkSPAI1RowNormal((int)nJ, s->jrow, (const int *)ia, (const int *)lj, (const double *)va, (int)ki, s->nw, (double *)m, &ok, &kappa));
+    if (ok) {
+      s->nnormal++;
+      s->flops += nJ * nJ * nJ / 3.0 + 6.0 * nJ * nJ; /* and G's products, not counted */
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+  }
+
+  /* K: the union of the patterns of the rows J, numbered in mark[] */
+  for (PetscInt c = 0; c < nJ; c++) {
+    PetscCall(RowPosition(J[c], s->nrows, s->rows, &p));
+    nK += ia[p + 1] - ia[p];
+  }
+  if (nK > s->capK) {
+    PetscCall(PetscFree2(s->K, s->b));
+    s->capK = 2 * nK;
+    PetscCall(PetscMalloc2(s->capK, &s->K, s->capK, &s->b));
+  }
+  nK = 0;
+  for (PetscInt c = 0; c < nJ; c++) {
+    PetscCall(RowPosition(J[c], s->nrows, s->rows, &p));
+    for (PetscInt t = ia[p]; t < ia[p + 1]; t++)
+      if (s->mark[lj[t]] < 0) {
+        s->mark[lj[t]] = nK;
+        s->K[nK++]     = lj[t];
+      }
+  }
+  ki = ki >= 0 ? s->mark[ki] : -1;
+  if (nK < nJ) { /* fewer equations than unknowns */
+    for (PetscInt k = 0; k < nK; k++) s->mark[s->K[k]] = -1;
+    *bad = 2;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
+  /* C = A[J,K]^T, column-major |K| x |J|: column c is row J[c] of A */
+  if (nK * nJ > s->capC) {
+    PetscCall(PetscFree(s->C));
+    s->capC = 2 * nK * nJ;
+    PetscCall(PetscMalloc1(s->capC, &s->C));
+  }
+  PetscCall(PetscArrayzero(s->C, nK * nJ));
+  for (PetscInt c = 0; c < nJ; c++) {
+    PetscReal r = 0;
+
+    PetscCall(RowPosition(J[c], s->nrows, s->rows, &p));
     for (PetscInt t = ia[p]; t < ia[p + 1]; t++) {
-      const PetscInt k = mark[lj[t]];
-
-      w->row[w->start[k]] = c;
-      w->val[w->start[k]] = va[t];
-      w->start[k]++;
+      s->C[s->mark[lj[t]] + c * nK] = va[t];
+      r += PetscRealPart(va[t] * PetscConj(va[t]));
     }
+    cmax = PetscMax(cmax, PetscSqrtReal(r));
   }
-  for (PetscInt k = nK; k > 0; k--) w->start[k] = w->start[k - 1];
-  w->start[0] = 0;
-  /* G = C^T C, upper triangle, column-major; rhs = C^T e_i = the column i entries */
-  PetscCall(PetscArrayzero(G, nJ * nJ));
-  for (PetscInt k = 0; k < nK; k++) {
-    for (PetscInt a = w->start[k]; a < w->start[k + 1]; a++) {
-      PetscScalar *Ga = G + w->row[a];
-      PetscScalar  va = PetscConj(w->val[a]);
+  for (PetscInt k = 0; k < nK; k++) s->mark[s->K[k]] = -1;
+  PetscCall(PetscArrayzero(s->b, nK));
+  if (ki >= 0) s->b[ki] = 1; /* e_i restricted to K (i is in K unless no row of J has column i) */
 
-      for (PetscInt b = a; b < w->start[k + 1]; b++) Ga[w->row[b] * nJ] += va * w->val[b];
-    }
-    pairs += (PetscLogDouble)(w->start[k + 1] - w->start[k]) * (w->start[k + 1] - w->start[k] + 1) / 2;
+  PetscCall(PetscBLASIntCast(nK, &bm));
+  PetscCall(PetscBLASIntCast(nJ, &bn));
+  PetscCallBLAS("LAPACKgeqrf", LAPACKgeqrf_(&bm, &bn, s->C, &bm, s->tau, s->work, &s->lwork, &info));
+  PetscCheck(!info, PETSC_COMM_SELF, PETSC_ERR_LIB, "LAPACK geqrf returned %d for row %" PetscInt_FMT, (int)info, i);
+  /* sigma_min(C) <= min |R_cc|: a tiny pivot next to the largest column means (near) rank deficiency */
+  tol = 10 * nK * PETSC_MACHINE_EPSILON * cmax;
+  for (PetscInt c = 0; c < nJ; c++)
+    if (!(PetscAbsScalar(s->C[c + c * nK]) > tol) || PetscIsInfOrNanScalar(s->C[c + c * nK])) *bad = 2;
+  if (*bad) PetscFunctionReturn(PETSC_SUCCESS);
+#if defined(PETSC_USE_COMPLEX)
+  PetscCallBLAS("LAPACKormqr", LAPACKormqr_("L", "C", &bm, &one, &bn, s->C, &bm, s->tau, s->b, &bm, s->work, &s->lwork, &info));
+#else
+  PetscCallBLAS("LAPACKormqr", LAPACKormqr_("L", "T", &bm, &one, &bn, s->C, &bm, s->tau, s->b, &bm, s->work, &s->lwork, &info));
+#endif
+  PetscCheck(!info, PETSC_COMM_SELF, PETSC_ERR_LIB, "LAPACK ormqr returned %d for row %" PetscInt_FMT, (int)info, i);
+  for (PetscInt r = nJ - 1; r >= 0; r--) { /* R m = (Q^T b)[0:nJ] */
+    PetscScalar v = s->b[r];
+
+    for (PetscInt c = r + 1; c < nJ; c++) v -= s->C[r + c * nK] * m[c];
+    m[r] = v / s->C[r + r * nK];
   }
-  PetscCall(PetscArrayzero(w->rhs, nJ));
-  if (ki >= 0)
-    for (PetscInt a = w->start[ki]; a < w->start[ki + 1]; a++) w->rhs[w->row[a]] = PetscConj(w->val[a]);
-  /* ||G||_1 from the upper triangle (column sums in work) */
-  PetscCall(PetscArrayzero(work, nJ));
-  for (PetscInt d = 0; d < nJ; d++)
-    for (PetscInt c = 0; c <= d; c++) {
-      const PetscReal v = PetscAbsScalar(G[c + d * nJ]);
-
-      work[d] += v;
-      if (c < d) work[c] += v;
-    }
-  for (PetscInt d = 0; d < nJ; d++) gnorm = PetscMax(gnorm, PetscRealPart(work[d]));
-  /* Cholesky G = R^H R in place (upper triangle); small n, so no LAPACK call overhead */
-  for (PetscInt j = 0; j < nJ; j++) {
-    PetscReal d = PetscRealPart(G[j + j * nJ]);
-
-    for (PetscInt k = 0; k < j; k++) d -= PetscRealPart(PetscConj(G[k + j * nJ]) * G[k + j * nJ]);
-    if (!(d > 0)) PetscFunctionReturn(PETSC_SUCCESS); /* not positive definite: the QR decides */
-    d             = PetscSqrtReal(d);
-    G[j + j * nJ] = d;
-    for (PetscInt c = j + 1; c < nJ; c++) {
-      PetscScalar v = G[j + c * nJ];
-
-      for (PetscInt k = 0; k < j; k++) v -= PetscConj(G[k + j * nJ]) * G[k + c * nJ];
-      G[j + c * nJ] = v / d;
-    }
-  }
-  /* ||R^-1||_inf <= max x and ||R^-1||_1 <= max z for the comparison matrix M(R) (|r_jj| on the
-     diagonal, -|r_jk| off it): M(R) x = 1 and M(R)^T z = 1 (Higham, Accuracy and Stability, 8.3) */
-  for (PetscInt j = nJ - 1; j >= 0; j--) {
-    PetscReal x = 1;
-
-    for (PetscInt k = j + 1; k < nJ; k++) x += PetscAbsScalar(G[j + k * nJ]) * PetscRealPart(work[k]);
-    work[j] = x / PetscRealPart(G[j + j * nJ]);
-    rinf    = PetscMax(rinf, PetscRealPart(work[j]));
-  }
-  for (PetscInt j = 0; j < nJ; j++) {
-    PetscReal z = 1;
-
-    for (PetscInt k = 0; k < j; k++) z += PetscAbsScalar(G[k + j * nJ]) * PetscRealPart(work[nJ + k]);
-    work[nJ + j] = z / PetscRealPart(G[j + j * nJ]);
-    r1           = PetscMax(r1, PetscRealPart(work[nJ + j]));
-  }
-  if (!(gnorm * r1 * rinf <= 1e4)) PetscFunctionReturn(PETSC_SUCCESS);
-  /* R^H y = rhs, then R m = y */
-  for (PetscInt j = 0; j < nJ; j++) {
-    PetscScalar v = w->rhs[j];
-
-    for (PetscInt k = 0; k < j; k++) v -= PetscConj(G[k + j * nJ]) * m[k];
-    m[j] = v / G[j + j * nJ];
-  }
-  for (PetscInt j = nJ - 1; j >= 0; j--) {
-    PetscScalar v = m[j];
-
-    for (PetscInt k = j + 1; k < nJ; k++) v -= G[j + k * nJ] * m[k];
-    m[j] = v / G[j + j * nJ];
-  }
-  *ok = PETSC_TRUE;
-  *flops += 2.0 * pairs + nJ * nJ * nJ / 3.0 + 6.0 * nJ * nJ;
+  s->flops += 2.0 * nK * nJ * nJ - 2.0 * nJ * nJ * nJ / 3.0 + 4.0 * nK * nJ + (PetscLogDouble)nJ * nJ;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* The rows of a sequential aijcusparse matrix on the GPU (cuda/amg_spai.cu): the normal equations
+   of every accepted row are solved there into M's device values; the refused rows (a few, if any)
+   come back to the host, which solves them as in the general case. *bad, *first: as in the host
+   loop. */
+#if defined(PATCHWORK_HAVE_CUDA)
+static PetscErrorCode SPAIDevice(Mat A, SPAIRows *s, Mat M, PetscInt *bad, PetscInt *kind)
+{
+  const PetscInt    *dia, *dja;
+  const PetscScalar *dva;
+  PetscScalar       *dmv, *hv;
+  PetscInt           n, nrefused = 0;
+  int               *dflag = NULL, *flag;
+  void              *stream;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetLocalSize(A, &n, NULL));
+  PetscCall(PetscMalloc1(n, &flag));
+  PetscCall(PatchworkGetDeviceStream(&stream));
+  PatchworkCallKernel(PatchworkDeviceMalloc(sizeof(int) * (size_t)PetscMax(n, 1), (void **)&dflag));
+  PetscCall(MatSeqAIJCUSPARSEGetIJ(A, PETSC_FALSE, &dia, &dja));
+  PetscCall(MatSeqAIJCUSPARSEGetArrayRead(A, &dva));
+  PetscCall(MatSeqAIJCUSPARSEGetArrayWrite(M, &dmv));
+  {
+    const PatchworkCSR csr = {(int)n, (const int *)dia, (const int *)dja, (const double *)dva};
+
+    PetscCall(PetscLogGpuTimeBegin());
+    PatchworkCallKernel(PatchworkSPAI1NormalCUDA(&csr, (double *)dmv, dflag, NULL, stream));
+    PetscCall(PetscLogGpuTimeEnd());
+  }
+  PatchworkCallKernel(PatchworkDeviceCopyToHost(flag, dflag, sizeof(int) * (size_t)n, stream));
+  PetscCall(MatSeqAIJCUSPARSERestoreArrayWrite(M, &dmv));
+  PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(A, &dva));
+  PetscCall(MatSeqAIJCUSPARSERestoreIJ(A, PETSC_FALSE, &dia, &dja));
+  PatchworkCallKernel(PatchworkDeviceFree(dflag));
+  for (PetscInt i = 0; i < n; i++) nrefused += flag[i] != 0;
+  s->nnormal = n - nrefused;
+  if (nrefused) { /* A's and M's values come to the host (PETSc copies M's back at its next use there) */
+    PetscCall(MatSeqAIJGetArrayRead(A, &s->va));
+    PetscCall(MatSeqAIJGetArray(M, &hv));
+    for (PetscInt i = 0; i < n && !*bad; i++)
+      if (flag[i]) {
+        PetscCall(SPAIRowSolve(s, i, hv + s->ia[i], kind));
+        if (*kind) *bad = i;
+      }
+    PetscCall(MatSeqAIJRestoreArray(M, &hv));
+    PetscCall(MatSeqAIJRestoreArrayRead(A, &s->va));
+    if (!*kind) *bad = PETSC_MAX_INT;
+  }
+  PetscCall(PetscInfo(A, "SPAI(1) on the GPU: %" PetscInt_FMT " of %" PetscInt_FMT " rows by the normal equations there, %" PetscInt_FMT " refused rows on the host\n", n - nrefused, n, nrefused));
+  PetscCall(PetscFree(flag));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
 
 /*
   PatchworkMatCreateSPAI1 - The SPAI(1) sparse approximate inverse of an AIJ matrix
@@ -170,26 +252,20 @@ static PetscErrorCode SolveRowNormal(PetscInt i, PetscInt nJ, const PetscInt J[]
   M is not symmetric even when A is: a symmetric smoother uses M before and M^T after the coarse
   correction. A zero row of A, or a row whose least-squares problem is singular (the rows of A in its
   pattern are linearly dependent), is an error that names the row, raised on every rank.
-  The rows are computed on the host; PETSc copies M to the device when it is used there.
+  A sequential aijcusparse matrix is solved on the GPU (the rows whose normal equations are refused
+  on the host); other matrices on the host, and PETSc copies M to the device when it is used there.
 */
 PETSC_EXTERN PetscErrorCode PatchworkMatCreateSPAI1(Mat A, Mat *M)
 {
-  MatType            type;
-  PetscBool          isseq, ismpi, assembled, done;
-  Mat                B, *sub = NULL;
-  IS                 isrow = NULL, iscol = NULL;
-  PetscInt           Mg, Ng, rstart, rend, nB, nrows = 0, *rows = NULL;
-  PetscInt           bad = PETSC_MAX_INT, singular = 0; /* the first bad row: zero (0) or singular (1) */
-  const PetscInt    *ia, *ja;
-  const PetscScalar *va;
-  PetscInt           maxJ = 0, capK = 0, capC = 0, *K = NULL;
-  PetscScalar       *C = NULL, *b = NULL, *tau = NULL, *work = NULL;
-  PetscBLASInt       lwork = 0;
-  PetscLogDouble     flops = 0;
-  NormalWork         nw      = {0};
-  PetscInt           nnormal = 0; /* rows solved by the normal equations */
-  PetscInt           ncol, *cols = NULL, *ljm = NULL, *mark;
-  const PetscInt    *lj;
+  MatType         type;
+  PetscBool       isseq, ismpi, assembled, done, device = PETSC_FALSE;
+  Mat             B, *sub = NULL;
+  IS              isrow = NULL, iscol = NULL;
+  PetscInt        Mg, Ng, rstart, rend, nB, maxJ = 0, *rows = NULL, *cols = NULL, *ljm = NULL;
+  PetscInt        bad = PETSC_MAX_INT, kind = 0; /* the first bad row: zero (1) or singular (2) */
+  PetscScalar    *m   = NULL;
+  SPAIRows        s   = {0};
+  const PetscInt *ia, *ja;
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
@@ -204,14 +280,19 @@ PETSC_EXTERN PetscErrorCode PatchworkMatCreateSPAI1(Mat A, Mat *M)
   PetscCall(MatGetSize(A, &Mg, &Ng));
   PetscCheck(Mg == Ng, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_SIZ, "SPAI(1) needs a square matrix, not %" PetscInt_FMT " x %" PetscInt_FMT, Mg, Ng);
   PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+#if defined(PATCHWORK_HAVE_CUDA)
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, &device));
+  device = (PetscBool)(device && sizeof(PetscInt) == sizeof(int) && sizeof(PetscScalar) == sizeof(double) && !PetscDefined(USE_COMPLEX));
+#endif
 
   /* B: a sequential AIJ matrix with global column numbers holding every row this rank needs */
   if (isseq) {
     B = A;
   } else {
-    Mat             Ad, Ao;
-    const PetscInt *garray;
-    PetscInt        cstart, cend, no, n = 0;
+    Mat                Ad, Ao;
+    const PetscInt    *garray;
+    const PetscScalar *va;
+    PetscInt           cstart, cend, no, n = 0;
 
     PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
     /* values assembled on the device must be on the host before MatCreateSubMatrices() reads them */
@@ -226,166 +307,69 @@ PETSC_EXTERN PetscErrorCode PatchworkMatCreateSPAI1(Mat A, Mat *M)
     for (PetscInt j = cstart; j < cend; j++) rows[n++] = j;
     for (PetscInt j = 0; j < no; j++) rows[n++] = garray[j];
     PetscCall(PetscSortRemoveDupsInt(&n, rows));
-    nrows = n;
-    PetscCall(ISCreateGeneral(PETSC_COMM_SELF, nrows, rows, PETSC_USE_POINTER, &isrow));
+    s.nrows = n;
+    PetscCall(ISCreateGeneral(PETSC_COMM_SELF, s.nrows, rows, PETSC_USE_POINTER, &isrow));
     PetscCall(ISCreateStride(PETSC_COMM_SELF, Ng, 0, 1, &iscol)); /* all columns: PETSc's fast path */
     PetscCall(MatCreateSubMatrices(A, 1, &isrow, &iscol, MAT_INITIAL_MATRIX, &sub));
     B = sub[0];
   }
   PetscCall(MatGetRowIJ(B, 0, PETSC_FALSE, PETSC_FALSE, &nB, &ia, &ja, &done));
   PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatGetRowIJ() failed on the rows SPAI(1) needs");
-  PetscCall(MatSeqAIJGetArrayRead(B, &va)); /* copies device values to the host */
-
-  /* B's columns numbered 0..ncol-1 (lj[t] for entry t): sequential, the columns themselves; else the
-     sorted distinct global columns cols[]. mark[] (-1 outside the row at hand) gives a column's
-     position in K, so that K needs neither sorting nor searching. */
+  s.rows = rows;
+  s.ia   = ia;
+  s.ja   = ja;
+  /* B's columns numbered 0..ncol-1: sequential, the columns themselves; else the sorted distinct
+     global columns cols[] (a column's position in K then needs neither sorting nor searching) */
   if (isseq) {
-    ncol = Ng;
-    lj   = ja;
+    s.ncol = Ng;
+    s.lj   = ja;
   } else {
     PetscCall(PetscMalloc2(ia[nB], &cols, ia[nB], &ljm));
     PetscCall(PetscArraycpy(cols, ja, ia[nB]));
-    ncol = ia[nB];
-    PetscCall(PetscSortRemoveDupsInt(&ncol, cols));
-    for (PetscInt t = 0; t < ia[nB]; t++) PetscCall(PetscFindInt(ja[t], ncol, cols, &ljm[t]));
-    lj = ljm;
+    s.ncol = ia[nB];
+    PetscCall(PetscSortRemoveDupsInt(&s.ncol, cols));
+    for (PetscInt t = 0; t < ia[nB]; t++) PetscCall(PetscFindInt(ja[t], s.ncol, cols, &ljm[t]));
+    s.cols = cols;
+    s.lj   = ljm;
   }
-  PetscCall(PetscMalloc1(ncol, &mark));
-  for (PetscInt c = 0; c < ncol; c++) mark[c] = -1;
-
-  PetscCall(MatDuplicate(A, MAT_DO_NOT_COPY_VALUES, M));
   for (PetscInt i = rstart; i < rend; i++) {
     PetscInt p;
 
-    PetscCall(RowPosition(i, nrows, rows, &p));
+    PetscCall(RowPosition(i, s.nrows, rows, &p));
     maxJ = PetscMax(maxJ, ia[p + 1] - ia[p]);
   }
-  lwork = (PetscBLASInt)(64 * PetscMax(maxJ, 1)); /* >= the blocked optimum of geqrf and ormqr */
-  PetscCall(PetscMalloc2(maxJ, &tau, lwork, &work));
-
-  for (PetscInt i = rstart; i < rend; i++) {
-    PetscInt           p, nJ, nK = 0, ki, entries;
-    PetscBool          normal;
-    const PetscInt    *J;
-    const PetscScalar *aJ;
-    PetscBool          zero = PETSC_TRUE;
-    PetscReal          cmax = 0, tol;
-    PetscBLASInt       bm, bn, one = 1, info;
-
-    PetscCall(RowPosition(i, nrows, rows, &p));
-    nJ = ia[p + 1] - ia[p];
-    J  = ja + ia[p];
-    aJ = va + ia[p];
-    for (PetscInt c = 0; c < nJ; c++)
-      if (aJ[c] != (PetscScalar)0) zero = PETSC_FALSE;
-    if (zero) { /* an empty row, or only stored zeros: no approximate inverse */
-      bad = i;
-      break;
-    }
-
-    /* K: the union of the patterns of the rows J */
-    for (PetscInt c = 0; c < nJ; c++) {
-      PetscCall(RowPosition(J[c], nrows, rows, &p));
-      nK += ia[p + 1] - ia[p];
-    }
-    if (nK > capK) {
-      PetscCall(PetscFree2(K, b));
-      capK = 2 * nK;
-      PetscCall(PetscMalloc2(capK, &K, capK, &b));
-    }
-    entries = nK;
-    nK      = 0;
-    for (PetscInt c = 0; c < nJ; c++) {
-      PetscCall(RowPosition(J[c], nrows, rows, &p));
-      for (PetscInt t = ia[p]; t < ia[p + 1]; t++)
-        if (mark[lj[t]] < 0) {
-          mark[lj[t]] = nK;
-          K[nK++]     = lj[t];
-        }
-    }
-    if (isseq) ki = mark[i];
-    else {
-      PetscCall(PetscFindInt(i, ncol, cols, &ki));
-      if (ki >= 0) ki = mark[ki];
-    }
-    if (nK < nJ) { /* fewer equations than unknowns */
-      bad      = i;
-      singular = 1;
-      break;
-    }
-    PetscCall(NormalWorkReserve(&nw, entries, nJ));
-    PetscCall(SolveRowNormal(i, nJ, J, nK, ki, mark, ia, lj, va, nrows, rows, &nw, b, &normal, &flops));
-    if (normal) {
-      for (PetscInt k = 0; k < nK; k++) mark[K[k]] = -1;
-      PetscCall(MatSetValues(*M, 1, &i, nJ, J, b, INSERT_VALUES));
-      nnormal++;
-      continue;
-    }
-
-    /* C = A[J,K]^T, column-major |K| x |J|: column c is row J[c] of A */
-    if (nK * nJ > capC) {
-      PetscCall(PetscFree(C));
-      capC = 2 * nK * nJ;
-      PetscCall(PetscMalloc1(capC, &C));
-    }
-    PetscCall(PetscArrayzero(C, nK * nJ));
-    for (PetscInt c = 0; c < nJ; c++) {
-      PetscReal s = 0;
-
-      PetscCall(RowPosition(J[c], nrows, rows, &p));
-      for (PetscInt t = ia[p]; t < ia[p + 1]; t++) {
-        C[mark[lj[t]] + c * nK] = va[t];
-        s += PetscRealPart(va[t] * PetscConj(va[t]));
-      }
-      cmax = PetscMax(cmax, PetscSqrtReal(s));
-    }
-    for (PetscInt k = 0; k < nK; k++) mark[K[k]] = -1;
-    PetscCall(PetscArrayzero(b, nK));
-    if (ki >= 0) b[ki] = 1; /* e_i restricted to K (i is in K unless no row of J has column i) */
-
-    PetscCall(PetscBLASIntCast(nK, &bm));
-    PetscCall(PetscBLASIntCast(nJ, &bn));
-    PetscCallBLAS("LAPACKgeqrf", LAPACKgeqrf_(&bm, &bn, C, &bm, tau, work, &lwork, &info));
-    PetscCheck(!info, PETSC_COMM_SELF, PETSC_ERR_LIB, "LAPACK geqrf returned %d for row %" PetscInt_FMT, (int)info, i);
-    /* sigma_min(C) <= min |R_cc|: a tiny pivot next to the largest column means (near) rank deficiency */
-    tol = 10 * nK * PETSC_MACHINE_EPSILON * cmax;
-    for (PetscInt c = 0; c < nJ; c++)
-      if (!(PetscAbsScalar(C[c + c * nK]) > tol) || PetscIsInfOrNanScalar(C[c + c * nK])) singular = 1;
-    if (singular) {
-      bad = i;
-      break;
-    }
-#if defined(PETSC_USE_COMPLEX)
-    PetscCallBLAS("LAPACKormqr", LAPACKormqr_("L", "C", &bm, &one, &bn, C, &bm, tau, b, &bm, work, &lwork, &info));
-#else
-    PetscCallBLAS("LAPACKormqr", LAPACKormqr_("L", "T", &bm, &one, &bn, C, &bm, tau, b, &bm, work, &lwork, &info));
+  PetscCall(SPAIRowsCreate(&s, maxJ));
+  PetscCall(MatDuplicate(A, MAT_DO_NOT_COPY_VALUES, M));
+  if (device) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    PetscCall(SPAIDevice(A, &s, *M, &bad, &kind));
 #endif
-    PetscCheck(!info, PETSC_COMM_SELF, PETSC_ERR_LIB, "LAPACK ormqr returned %d for row %" PetscInt_FMT, (int)info, i);
-    for (PetscInt r = nJ - 1; r >= 0; r--) { /* R m = (Q^T b)[0:nJ], in place in b */
-      PetscScalar s = b[r];
+  } else {
+    PetscCall(MatSeqAIJGetArrayRead(B, &s.va));
+    PetscCall(PetscMalloc1(maxJ, &m));
+    for (PetscInt i = rstart; i < rend; i++) {
+      PetscInt p;
 
-      for (PetscInt c = r + 1; c < nJ; c++) s -= C[r + c * nK] * b[c];
-      b[r] = s / C[r + r * nK];
+      PetscCall(SPAIRowSolve(&s, i, m, &kind));
+      if (kind) {
+        bad = i;
+        break;
+      }
+      PetscCall(RowPosition(i, s.nrows, rows, &p));
+      PetscCall(MatSetValues(*M, 1, &i, ia[p + 1] - ia[p], ja + ia[p], m, INSERT_VALUES));
     }
-    PetscCall(MatSetValues(*M, 1, &i, nJ, J, b, INSERT_VALUES));
-    flops += 2.0 * nK * nJ * nJ - 2.0 * nJ * nJ * nJ / 3.0 + 4.0 * nK * nJ + (PetscLogDouble)nJ * nJ;
+    PetscCall(PetscFree(m));
+    PetscCall(MatSeqAIJRestoreArrayRead(B, &s.va));
+    PetscCall(PetscInfo(A, "SPAI(1): %" PetscInt_FMT " of %" PetscInt_FMT " rows by the normal equations, the others by QR\n", s.nnormal, rend - rstart));
   }
-
-  PetscCall(MatSeqAIJRestoreArrayRead(B, &va));
+  PetscCall(PetscLogFlops(s.flops));
+  PetscCall(SPAIRowsDestroy(&s));
   PetscCall(MatRestoreRowIJ(B, 0, PETSC_FALSE, PETSC_FALSE, &nB, &ia, &ja, &done));
   if (sub) PetscCall(MatDestroySubMatrices(1, &sub));
   PetscCall(ISDestroy(&isrow));
   PetscCall(ISDestroy(&iscol));
   PetscCall(PetscFree(rows));
-  PetscCall(PetscFree2(K, b));
-  PetscCall(PetscFree(C));
-  PetscCall(PetscFree2(tau, work));
-  PetscCall(PetscFree3(nw.start, nw.row, nw.val));
-  PetscCall(PetscFree(mark));
   PetscCall(PetscFree2(cols, ljm));
-  PetscCall(PetscFree3(nw.G, nw.scratch, nw.rhs));
-  PetscCall(PetscLogFlops(flops));
-  PetscCall(PetscInfo(A, "SPAI(1): %" PetscInt_FMT " of %" PetscInt_FMT " rows by the normal equations, the others by QR\n", nnormal, rend - rstart));
 
   /* every rank raises the error of the first bad row: a rank alone would leave the others waiting
      in the assembly; M is gone first, so that a caller going on after the error leaks nothing */
@@ -394,15 +378,17 @@ PETSC_EXTERN PetscErrorCode PatchworkMatCreateSPAI1(Mat A, Mat *M)
 
     PetscCallMPI(MPI_Allreduce(&bad, &first, 1, MPIU_INT, MPI_MIN, PetscObjectComm((PetscObject)A)));
     if (first != PETSC_MAX_INT) {
-      PetscInt kind = bad == first ? singular : 1;
+      PetscInt k = bad == first ? kind : 2;
 
-      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &kind, 1, MPIU_INT, MPI_MIN, PetscObjectComm((PetscObject)A)));
+      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &k, 1, MPIU_INT, MPI_MIN, PetscObjectComm((PetscObject)A)));
       PetscCall(MatDestroy(M));
-      PetscCheck(kind, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "SPAI(1): row %" PetscInt_FMT " of the matrix is zero", first);
+      PetscCheck(k != 1, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "SPAI(1): row %" PetscInt_FMT " of the matrix is zero", first);
       SETERRQ(PetscObjectComm((PetscObject)A), PETSC_ERR_MAT_LU_ZRPVT, "SPAI(1): the least-squares problem of row %" PetscInt_FMT " is singular (the rows of the matrix in its pattern are linearly dependent)", first);
     }
   }
-  PetscCall(MatAssemblyBegin(*M, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(*M, MAT_FINAL_ASSEMBLY));
+  if (!device) {
+    PetscCall(MatAssemblyBegin(*M, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(*M, MAT_FINAL_ASSEMBLY));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
