@@ -206,8 +206,9 @@ int PatchworkCSRDiagonalCUDA(const PatchworkCSRMatrix *M, double *d, void *strea
    error, ~kappa(C)^2 u, is then within 100 kappa(C) u of the QR's. An accepted row writes
    m = R^-1 R^-T r to mval[ptr[i] .. ptr[i+1]) (in the order of row i's columns) and flag[i] = 0;
    a refused row writes flag[i] = 1 and leaves its mval entries alone. kappa (may be NULL)
-   receives the bound, +INFINITY where the factorization failed (an empty row, a row of zeros, a
-   singular G). The CUDA version refuses rows longer than PATCHWORK_SPAI_MAX_ROW without trying
+   receives the bound, +INFINITY where the factorization failed (an empty row, a zero or empty row
+   among the rows J, a singular G; a zero row i itself is not refused when its diagonal is not
+   stored: paspai.c tests for zero rows before it solves). The CUDA version refuses rows longer than PATCHWORK_SPAI_MAX_ROW without trying
    them (flag 1, kappa -1); it may sum G in another order, so its accepted m agree with the
    reference's up to rounding amplified by at most kappa, and a row whose kappa lies within
    rounding of the limit may be accepted by one and refused by the other. A's arrays, mval and

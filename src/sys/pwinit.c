@@ -4,7 +4,7 @@
 PetscBool     PatchworkPackageInitialized = PETSC_FALSE;
 PetscLogEvent PATCHWORK_TensorSetUp, PATCHWORK_TensorMult, PATCHWORK_TensorDiagonal, PATCHWORK_VPSetUp, PATCHWORK_VPApply, PATCHWORK_VPCoarse, PATCHWORK_Transfer;
 PetscLogEvent PATCHWORK_PlexElements, PATCHWORK_PlexGeometry;
-PetscLogEvent PATCHWORK_AMGGraph, PATCHWORK_AMGProlong, PATCHWORK_AMGGalerkin, PATCHWORK_AMGRelaxSetUp, PATCHWORK_AMGCoarse, PATCHWORK_AMGCoarseSolve, PATCHWORK_AMGApply;
+PetscLogEvent PATCHWORK_AMGGraph, PATCHWORK_AMGProlong, PATCHWORK_AMGGalerkin, PATCHWORK_AMGRelaxSetUp, PATCHWORK_AMGCoarse, PATCHWORK_AMGCoarseSolve, PATCHWORK_AMGApply, PATCHWORK_SPAI1;
 PetscLogEvent PATCHWORK_LORPattern, PATCHWORK_LORMacro, PATCHWORK_LORGather, PATCHWORK_LORDirichlet, PATCHWORK_LORSetValues, PATCHWORK_LORInnerSetUp, PATCHWORK_LORApply;
 
 PETSC_EXTERN PetscErrorCode PCCreate_VertexPatch(PC);
@@ -75,6 +75,7 @@ PetscErrorCode PatchworkInitializePackage(void)
   PetscCall(PetscLogEventRegister("PWAMGCoarseSetUp", PC_CLASSID, &PATCHWORK_AMGCoarse));
   PetscCall(PetscLogEventRegister("PWAMGCoarseSolve", PC_CLASSID, &PATCHWORK_AMGCoarseSolve));
   PetscCall(PetscLogEventRegister("PWAMGApply", PC_CLASSID, &PATCHWORK_AMGApply));
+  PetscCall(PetscLogEventRegister("PWSPAI1", MAT_CLASSID, &PATCHWORK_SPAI1));
   PetscCall(PCRegister(PCLOR, PCCreate_LOR));
   PetscCall(PCRegister(PCPATCHAMG, PCCreate_PatchAMG));
   PetscCall(PetscRegisterFinalize(PatchworkFinalizePackage));

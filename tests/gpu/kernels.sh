@@ -10,9 +10,10 @@
 #           and the construction of that layout (cuda/amg_spm.cu)
 #   graph:  PCPATCHAMG's graph partitions (cuda/amg_graph.cu, cuda/amg_balance.cu), equal to the CPU's
 #           bit for bit; the full tests print GPU vs CPU times instead of a separate benchmark
-#   galerkin: PCPATCHAMG's smoothed prolongator, Galerkin product and the CSR operations of its
-#           device levels (cuda/amg_prolong.cu, cuda/amg_galerkin.cu, cuda/amg_csr.cu) against their
-#           CPU references; the full tests print GPU vs CPU times
+#   galerkin: PCPATCHAMG's smoothed prolongator, Galerkin product, the CSR operations of its
+#           device levels and SPAI(1) by the normal equations (cuda/amg_prolong.cu,
+#           cuda/amg_galerkin.cu, cuda/amg_csr.cu, cuda/amg_spai.cu) against their CPU references;
+#           the full tests print GPU vs CPU times
 #   1. nvcc builds build/gpu-kernels/{test,bench}_<suite>_kernels (ptxas register report kept)
 #   2. the GPU-vs-CPU test, full
 #   3. the test with --quick under compute-sanitizer memcheck, then racecheck
@@ -122,26 +123,27 @@ build_graph() {
     "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra tests/gpu/test_amg_balance_kernels.cu "$B/amg_balance_cu.o" "$B/amg_graph.o" -o "$B/test_balance_kernels"
 }
 
-# the CPU references and kernels of the prolongator, the Galerkin product and the device levels' CSR
-# operations; every test links all of them; a test whose source is missing is left out (reported as
-# skipped)
-GALERKIN_TESTS="galerkin prolong csr"
+# the CPU references and kernels of the prolongator, the Galerkin product, the device levels' CSR
+# operations and SPAI(1); every test links all of them; a test whose source is missing is left out
+# (reported as skipped)
+GALERKIN_TESTS="galerkin prolong csr spai"
 build_galerkin() {
   local t
-  for f in amg_prolong_ref amg_galerkin_ref amg_csr_ref; do
+  for f in amg_prolong_ref amg_galerkin_ref amg_csr_ref amg_spai_ref; do
     echo "+ $CC -O2 -Wall -Wextra -Iinclude -c src/core/$f.c"
     "$CC" -O2 -Wall -Wextra -Iinclude -c src/core/$f.c -o "$B/$f.o" || return 1
   done
-  echo "+ $NVCC $FLAGS -Xptxas -v -c cuda/amg_prolong.cu cuda/amg_galerkin.cu cuda/amg_csr.cu" &&
+  echo "+ $NVCC $FLAGS -Xptxas -v -c cuda/amg_prolong.cu cuda/amg_galerkin.cu cuda/amg_csr.cu cuda/amg_spai.cu" &&
     "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra -Xptxas -v -c cuda/amg_prolong.cu -o "$B/amg_prolong.o" 2> "$LOG/ptxas_prolong.txt" &&
     "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra -Xptxas -v -c cuda/amg_galerkin.cu -o "$B/amg_galerkin.o" 2> "$LOG/ptxas_galerkin.txt" &&
     "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra -Xptxas -v -c cuda/amg_csr.cu -o "$B/amg_csr.o" 2> "$LOG/ptxas_csr.txt" &&
-    { grep -i -E "warning|error" "$LOG/ptxas_prolong.txt" "$LOG/ptxas_galerkin.txt" "$LOG/ptxas_csr.txt" || true; } || return 1
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra -Xptxas -v -c cuda/amg_spai.cu -o "$B/amg_spai.o" 2> "$LOG/ptxas_spai.txt" &&
+    { grep -i -E "warning|error" "$LOG/ptxas_prolong.txt" "$LOG/ptxas_galerkin.txt" "$LOG/ptxas_csr.txt" "$LOG/ptxas_spai.txt" || true; } || return 1
   for t in $GALERKIN_TESTS; do
     rm -f "$B/test_${t}_kernels"
     [ -f "tests/gpu/test_amg_${t}_kernels.cu" ] || { echo "tests/gpu/test_amg_${t}_kernels.cu is missing: left out"; continue; }
     echo "+ $NVCC $FLAGS tests/gpu/test_amg_${t}_kernels.cu"
-    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra "tests/gpu/test_amg_${t}_kernels.cu" "$B/amg_prolong.o" "$B/amg_galerkin.o" "$B/amg_csr.o" "$B/amg_prolong_ref.o" "$B/amg_galerkin_ref.o" "$B/amg_csr_ref.o" -lm -o "$B/test_${t}_kernels" || return 1
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra "tests/gpu/test_amg_${t}_kernels.cu" "$B/amg_prolong.o" "$B/amg_galerkin.o" "$B/amg_csr.o" "$B/amg_spai.o" "$B/amg_prolong_ref.o" "$B/amg_galerkin_ref.o" "$B/amg_csr_ref.o" "$B/amg_spai_ref.o" -lm -o "$B/test_${t}_kernels" || return 1
   done
 }
 
@@ -181,7 +183,7 @@ for p in "${pids[@]}"; do
     plex) note plex-build ok "$((SECONDS - t0)) s; $(patch_regs "$LOG/ptxas_plex.txt") ($LOG/ptxas_plex.txt)" ;;
     amg) note amg-build ok "$((SECONDS - t0)) s; $(patch_regs "$LOG/ptxas_amg.txt" "$LOG/ptxas_amg_spm.txt") ($LOG/ptxas_amg*.txt)" ;;
     graph) note graph-build ok "$((SECONDS - t0)) s; $(patch_regs "$LOG/ptxas_graph.txt" "$LOG/ptxas_balance.txt")" ;;
-    galerkin) note galerkin-build ok "$((SECONDS - t0)) s; $(patch_regs "$LOG/ptxas_prolong.txt" "$LOG/ptxas_galerkin.txt")" ;;
+    galerkin) note galerkin-build ok "$((SECONDS - t0)) s; $(patch_regs "$LOG/ptxas_prolong.txt" "$LOG/ptxas_galerkin.txt" "$LOG/ptxas_csr.txt" "$LOG/ptxas_spai.txt")" ;;
     esac
   else
     bfail=1
@@ -192,7 +194,7 @@ for p in "${pids[@]}"; do
     plex) note plex-build FAIL "see $LOG/build_plex.log"; l="$LOG/build_plex.log $LOG/ptxas_plex.txt" ;;
     amg) note amg-build FAIL "see $LOG/build_amg.log"; l="$LOG/build_amg.log $LOG/ptxas_amg.txt" ;;
     graph) note graph-build FAIL "see $LOG/build_graph.log"; l="$LOG/build_graph.log $LOG/ptxas_graph.txt $LOG/ptxas_balance.txt" ;;
-    galerkin) note galerkin-build FAIL "see $LOG/build_galerkin.log"; l="$LOG/build_galerkin.log $LOG/ptxas_prolong.txt $LOG/ptxas_galerkin.txt" ;;
+    galerkin) note galerkin-build FAIL "see $LOG/build_galerkin.log"; l="$LOG/build_galerkin.log $LOG/ptxas_prolong.txt $LOG/ptxas_galerkin.txt $LOG/ptxas_csr.txt $LOG/ptxas_spai.txt" ;;
     esac
     cat $l 2>/dev/null | grep -v "^ptxas info" | tail -n 40
   fi
@@ -260,7 +262,8 @@ if has graph; then
     done
   done
 fi
-# prolongator and Galerkin product: as graph, each test full, then the sanitizers on --quick
+# prolongator, Galerkin product, CSR operations, SPAI(1): as graph, each test full, then the
+# sanitizers on --quick
 if has galerkin; then
   for t in $GALERKIN_TESTS; do
     if [ ! -x "$B/test_${t}_kernels" ]; then
@@ -320,7 +323,7 @@ if has graph; then
 fi
 if has galerkin; then
   echo
-  echo "== prolongator and Galerkin product, GPU vs CPU =="
+  echo "== prolongator, Galerkin product, CSR operations and SPAI(1), GPU vs CPU =="
   for t in $GALERKIN_TESTS; do [ -f "$LOG/$t-test.log" ] && grep -E '^# ' "$LOG/$t-test.log" | grep -v -E 'passed|failed'; done
 fi
 echo

@@ -52,7 +52,8 @@ check() {
 }
 
 for t in mpicc mpicxx mpiexec nvcc compute-sanitizer; do printf "%s: %s\n" $t "$(command -v $t || echo MISSING)"; done | tee "$L/tools.txt"
-make -j16 lib examples tests bench cuda-check >"$L/build.log" 2>&1 || { tail -n 40 "$L/build.log"; row build FAIL "see build.log"; }
+# the benchmarks are built only where they run
+make -j16 lib examples tests ${BENCH:+bench} cuda-check >"$L/build.log" 2>&1 || { tail -n 40 "$L/build.log"; row build FAIL "see build.log"; }
 echo "built in $(($(date +%s) - T0)) s"
 
 # -log_view: columns CpuToGpu Count/Size, GpuToCpu Count/Size, then GPU %F, are the last 5 of the KSPSolve
@@ -262,6 +263,27 @@ check patchamg-gpu-n2 $MPI -n 2 $AMG -problem fd7 -n 32 -max_its 20 $AGPU
 check patchamg-gpu-gather-n2 $MPI -n 2 $AMG -problem fd7 -n 32 -max_its 14 -pc_patchamg_redistribute 5000 $AGPU
 # the same with coordinates: the gathered level's points (centroids on the device) move with its rows
 check patchamg-gpu-gather-coords-n2 bash -c "$MPI -n 2 $AMG -problem fd7 -n 32 -max_its 14 -pc_patchamg_redistribute 5000 -coordinates -ksp_view $AGPU | grep -E ' ([0-9]+) of \\1 aggregation levels\\)'"
+# SPAI(1) on the GPU (cuda/amg_spai.cu; only the rows it refuses are solved on the host): the algebraic
+# and the geometric hierarchy give the CPU's iterations (within 1), and -info says where the rows went
+spai_gpu() {
+  local name=$1 c g
+  shift
+  c=$("$@" 2>&1 | grep -o 'CG iterations [0-9]*\|its=[0-9]*' | grep -o '[0-9]*$')
+  "$@" $AGPU -info :mat -log_view >"$L/$name.log" 2>&1
+  g=$(grep -o 'CG iterations [0-9]*\|its=[0-9]*' "$L/$name.log" | grep -o '[0-9]*$')
+  if [ -n "$g" ] && [ -n "$c" ] && [ $((g - c)) -le 1 ] && [ $((c - g)) -le 1 ] && grep -q 'SPAI(1) on the GPU' "$L/$name.log"; then
+    row "$name" ok "gpu its=$g, cpu its=$c; $(grep -o 'SPAI(1) on the GPU: [0-9]* of [0-9]*\|[0-9]* refused' "$L/$name.log" | head -2 | tr '\n' ' ')rows on level 0"; else
+    row "$name" FAIL "gpu its=${g:-none} cpu its=$c; see $L/$name.log"; fi
+}
+spai_gpu patchamg-gpu-spai1 $AMG -problem fd7 -n 32 -max_its 32 -pc_patchamg_relax spai1
+spai_gpu patchamg-gpu-spai1-geometric build/examples/tets -mesh regular -cells 8 -refine 2 -refine_hierarchy -pc_type patchamg -pc_patchamg_hierarchy geometric
+spai_gpu patchamg-gpu-spai1-annulus build/examples/tets -mesh annulus -cells 16 -refine 2 -sigma_ratio 10 -refine_hierarchy -pc_type patchamg -pc_patchamg_hierarchy geometric
+# the irregular mesh has rows the GPU refuses (solved on the host, into M's device matrix)
+spai_gpu patchamg-gpu-spai1-irregular build/examples/tets -mesh irregular -cells 8 -refine 2 -refine_hierarchy -pc_type patchamg -pc_patchamg_hierarchy geometric
+# against a dense least-squares solve per row, and bad input (zero rows, singular rows) named on the GPU route
+check spai-gpu-n1 $MPI -n 1 build/tests/mat/test_spai -mat_type aijcusparse $GPU
+check spai-gpu-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 build/tests/mat/test_spai -mat_type aijcusparse $GPU
+check patchamg-spai1-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 build/examples/tets -mesh regular -cells 4 -refine 1 -refine_hierarchy -pc_type patchamg -pc_patchamg_hierarchy geometric $AGPU
 # the P1 assembly on the GPU (Fu et al.'s patch-based kernel): the kernel against the CPU reference with
 # compute-sanitizer, the assembled aijcusparse matrix against PETSc's FEM assembly, the example on the GPU
 KB=build/gpu-kernels

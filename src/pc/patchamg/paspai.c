@@ -184,8 +184,8 @@ static PetscErrorCode SPAIRowSolve(SPAIRows *s, PetscInt i, PetscScalar m[], Pet
 
 /* The rows of a sequential aijcusparse matrix on the GPU (cuda/amg_spai.cu): the normal equations
    of every accepted row are solved there into M's device values; the refused rows (a few, if any)
-   come back to the host, which solves them as in the general case. *bad, *first: as in the host
-   loop. */
+   come back to the host, which solves them as in the general case. *bad, *kind: the first bad row
+   and what is wrong with it, as in the host loop. */
 #if defined(PATCHWORK_HAVE_CUDA)
 static PetscErrorCode SPAIDevice(Mat A, SPAIRows *s, Mat M, PetscInt *bad, PetscInt *kind)
 {
@@ -203,6 +203,9 @@ static PetscErrorCode SPAIDevice(Mat A, SPAIRows *s, Mat M, PetscInt *bad, Petsc
   PatchworkCallKernel(PatchworkDeviceMalloc(sizeof(int) * (size_t)PetscMax(n, 1), (void **)&dflag));
   PetscCall(MatSeqAIJCUSPARSEGetIJ(A, PETSC_FALSE, &dia, &dja));
   PetscCall(MatSeqAIJCUSPARSEGetArrayRead(A, &dva));
+  /* M, a duplicate made on the host, has no device matrix yet: a read access copies its structure */
+  PetscCall(MatSeqAIJCUSPARSEGetArrayRead(M, (const PetscScalar **)&dmv));
+  PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(M, (const PetscScalar **)&dmv));
   PetscCall(MatSeqAIJCUSPARSEGetArrayWrite(M, &dmv));
   {
     const PatchworkCSR csr = {(int)n, (const int *)dia, (const int *)dja, (const double *)dva};
@@ -221,14 +224,13 @@ static PetscErrorCode SPAIDevice(Mat A, SPAIRows *s, Mat M, PetscInt *bad, Petsc
   if (nrefused) { /* A's and M's values come to the host (PETSc copies M's back at its next use there) */
     PetscCall(MatSeqAIJGetArrayRead(A, &s->va));
     PetscCall(MatSeqAIJGetArray(M, &hv));
-    for (PetscInt i = 0; i < n && !*bad; i++)
+    for (PetscInt i = 0; i < n && !*kind; i++)
       if (flag[i]) {
         PetscCall(SPAIRowSolve(s, i, hv + s->ia[i], kind));
         if (*kind) *bad = i;
       }
     PetscCall(MatSeqAIJRestoreArray(M, &hv));
     PetscCall(MatSeqAIJRestoreArrayRead(A, &s->va));
-    if (!*kind) *bad = PETSC_MAX_INT;
   }
   PetscCall(PetscInfo(A, "SPAI(1) on the GPU: %" PetscInt_FMT " of %" PetscInt_FMT " rows by the normal equations there, %" PetscInt_FMT " refused rows on the host\n", n - nrefused, n, nrefused));
   PetscCall(PetscFree(flag));
@@ -280,6 +282,8 @@ PETSC_EXTERN PetscErrorCode PatchworkMatCreateSPAI1(Mat A, Mat *M)
   PetscCall(MatGetSize(A, &Mg, &Ng));
   PetscCheck(Mg == Ng, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_SIZ, "SPAI(1) needs a square matrix, not %" PetscInt_FMT " x %" PetscInt_FMT, Mg, Ng);
   PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+  PetscCall(PatchworkInitializePackage());
+  PetscCall(PetscLogEventBegin(PATCHWORK_SPAI1, A, 0, 0, 0));
 #if defined(PATCHWORK_HAVE_CUDA)
   PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, &device));
   device = (PetscBool)(device && sizeof(PetscInt) == sizeof(int) && sizeof(PetscScalar) == sizeof(double) && !PetscDefined(USE_COMPLEX));
@@ -370,6 +374,7 @@ PETSC_EXTERN PetscErrorCode PatchworkMatCreateSPAI1(Mat A, Mat *M)
   PetscCall(ISDestroy(&iscol));
   PetscCall(PetscFree(rows));
   PetscCall(PetscFree2(cols, ljm));
+  PetscCall(PetscLogEventEnd(PATCHWORK_SPAI1, A, 0, 0, 0));
 
   /* every rank raises the error of the first bad row: a rank alone would leave the others waiting
      in the assembly; M is gone first, so that a caller going on after the error leaks nothing */
