@@ -455,6 +455,23 @@ run tets/annulus-patchamg   tets_its 1 45 -mesh annulus -cells 64 -sigma_ratio 1
 run tets/irregular-patchamg-coords tets_its 1 35 -mesh irregular -cells 24 -pc_type patchamg -coordinates
 run tets/blobs100-patchamg-coords  tets_its 1 70 -mesh blobs -cells 24 -sigma_ratio 100 -pc_type patchamg -coordinates
 run tets/annulus-patchamg-coords   tets_its 1 45 -mesh annulus -cells 64 -sigma_ratio 10 -pc_type patchamg -coordinates
+# iterations grow at most logarithmically: on irregular meshes of 8x more vertices each (n = 16, 32, 64
+# cubes, r = 0: irregular at every scale), its(64) <= its(16) ln V64 / ln V16 (the regular refinement of a
+# distorted coarse mesh, -refine, compounds its distortion: 18, 23, 30, 39 its for r = 1..4, GAMG alike)
+log_growth() {
+  local c out v its vs="" is=""
+  for c in 16 32 64; do
+    out=$($B/examples/tets -mesh irregular -cells $c -pc_type patchamg 2>&1 | grep summary:)
+    v=$(echo "$out" | sed -n 's/.* vertices=\([0-9]*\) .*/\1/p')
+    its=$(echo "$out" | sed -n 's/.* its=\([0-9]*\) reason=CONVERGED.*/\1/p')
+    [ -n "$its" ] || { echo "n=$c: no convergence: $out"; return 1; }
+    vs="$vs $v"
+    is="$is $its"
+  done
+  echo "vertices:$vs; iterations:$is"
+  echo "$vs $is" | awk '{ bound = $4 * log($3) / log($1); printf "bound on the last: %.1f\n", bound; exit !($6 <= bound) }'
+}
+run tets/irregular-log-growth log_growth
 # the DM's coordinates (a PC with the mesh's DM, here through -refine_hierarchy) give the hierarchy PCSetCoordinates gives
 amg_levels() { "$@" -ksp_view | awk '/level +rows +nonzeros/ {on = 1; next} on && /coarse solve/ {print $1, $2, $3; exit} on {print $1, $2, $3, $4, $5, $6, $7, $8}'; }
 coords_from_dm() {
