@@ -1,4 +1,5 @@
-/* The device CSR matrices of PCPATCHAMG's coarse levels: y = z + M x and the diagonal (contract:
+/* The device CSR matrices of PCPATCHAMG's coarse levels: y = z + M x and the diagonal, and the
+   symmetric part (M + M^T)/2 of SPAI(1)'s M (contract:
    include/patchwork/amg_kernel.h; CPU reference: src/core/amg_csr_ref.c; the transpose is in
    cuda/amg_galerkin.cu, beside the one the Galerkin product uses).
 
@@ -38,6 +39,45 @@ __global__ void __launch_bounds__(kBlock) DiagonalKernel(int n, const int *__res
   for (int e = ptr[i]; e < ptr[i + 1]; e++)
     if (col[e] == i) s += val[e];
   d[i] = s;
+}
+
+/* the position of column j in row i, -1 when absent (columns ascending) */
+__device__ int Find(const int *__restrict__ ptr, const int *__restrict__ col, int i, int j)
+{
+  int lo = ptr[i], hi = ptr[i + 1];
+
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+
+    if (col[mid] < j) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < ptr[i + 1] && col[lo] == j ? lo : -1;
+}
+
+/* a thread a row: *missing = 1 when an entry has no mirror */
+__global__ void __launch_bounds__(kBlock) MirrorKernel(int n, const int *__restrict__ ptr, const int *__restrict__ col, int *missing)
+{
+  const long long i = Gid();
+
+  if (i >= n) return;
+  for (int e = ptr[i]; e < ptr[i + 1]; e++)
+    if (col[e] < 0 || col[e] >= n || Find(ptr, col, col[e], (int)i) < 0) *missing = 1;
+}
+
+/* a thread a row, each pair from the row of its upper entry: no two threads write one entry */
+__global__ void __launch_bounds__(kBlock) SymmetrizeKernel(int n, const int *__restrict__ ptr, const int *__restrict__ col, double *val)
+{
+  const long long i = Gid();
+
+  if (i >= n) return;
+  for (int e = ptr[i]; e < ptr[i + 1]; e++)
+    if (col[e] > i) {
+      const int    f = Find(ptr, col, col[e], (int)i);
+      const double v = (val[e] + val[f]) * 0.5;
+
+      val[e] = val[f] = v;
+    }
 }
 
 template <int G, typename V>
@@ -87,5 +127,24 @@ extern "C" int PatchworkCSRDiagonalCUDA(const PatchworkCSRMatrix *M, double *d, 
   if (M->nrow == 0) return 0;
   if (!M->ptr || !d || (M->nnz > 0 && (!M->col || !M->val))) return 1;
   DiagonalKernel<<<Blocks(M->nrow), kBlock, 0, (cudaStream_t)stream>>>(M->nrow, M->ptr, M->col, M->val, d);
+  return (int)cudaGetLastError();
+}
+
+extern "C" int PatchworkCSRSymmetrizeCUDA(PatchworkCSRMatrix *M, void *stream)
+{
+  const cudaStream_t s = (cudaStream_t)stream;
+  Scratch            mem(s);
+  int               *dmissing, missing = 0;
+
+  if (!M || M->nrow < 0 || M->ncol < 0 || M->nnz < 0 || M->nrow != M->ncol) return 1;
+  if (M->nrow == 0) return 0;
+  if (!M->ptr || (M->nnz > 0 && (!M->col || !M->val))) return 1;
+  PW_TRY(mem.Get(&dmissing, 1));
+  PW_TRY(cudaMemsetAsync(dmissing, 0, sizeof(int), s));
+  MirrorKernel<<<Blocks(M->nrow), kBlock, 0, s>>>(M->nrow, M->ptr, M->col, dmissing);
+  PW_TRY(cudaGetLastError());
+  PW_TRY(Fetch(&missing, dmissing, sizeof(int), s));
+  if (missing) return 3;
+  SymmetrizeKernel<<<Blocks(M->nrow), kBlock, 0, s>>>(M->nrow, M->ptr, M->col, M->val);
   return (int)cudaGetLastError();
 }

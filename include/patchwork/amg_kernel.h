@@ -192,6 +192,13 @@ int PatchworkCSRTransposeRef(const PatchworkCSRMatrix *M, PatchworkCSRMatrix *T)
 int PatchworkCSRTransposeCUDA(const PatchworkCSRMatrix *M, PatchworkCSRMatrix *T, void *stream);
 int PatchworkCSRDiagonalRef(const PatchworkCSRMatrix *M, double *d);
 int PatchworkCSRDiagonalCUDA(const PatchworkCSRMatrix *M, double *d, void *stream);
+/* M <- (M + M^T)/2 in place (SPAI(1)'s symmetric part) for a square M whose pattern is symmetric:
+   an entry (i, j) and its mirror (j, i) both become (m_ij + m_ji) * 0.5, the sum rounded once, so
+   the reference and the CUDA version (cuda/amg_csr.cu) give the same bits, and the same as
+   PETSc's MatAXPY(M, 1, M^T) then MatScale(0.5). Columns ascending, none repeated in a row. Return 0,
+   3 when an entry has no mirror, 1 on bad arguments, or a cudaError_t code; M changes only with 0. */
+int PatchworkCSRSymmetrizeRef(PatchworkCSRMatrix *M);
+int PatchworkCSRSymmetrizeCUDA(PatchworkCSRMatrix *M, void *stream);
 
 /* SPAI(1) by the normal equations (Geveler et al.; src/pc/patchamg/paspai.c builds the whole M and
    solves the rows refused here by QR). Row i of M minimizes ||A^T m - e_i||_2 over m with the

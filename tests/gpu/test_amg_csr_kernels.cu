@@ -11,7 +11,9 @@
    (R-like: wide, ~90 entries a row), an A-like square one (20..60 entries a row, the diagonal in
    most rows), rows of 0 entries mixed with rows of over 1000, a single long row, a single column,
    matrices without rows or without entries (with NULL for every empty array, and with real
-   pointers). Bad arguments must be refused with 1 by both. The full run ends with a timing table
+   pointers). Symmetrize (M + M^T)/2 must equal (m_ij + m_ji) * 0.5 bit for bit on both where the
+   pattern is symmetric, and return 3 leaving M alone where it is not. Bad arguments must be
+   refused with 1 by both. The full run ends with a timing table
    (GPU ms from CUDA events, median of 3 after a warm-up; CPU ms of the reference on one core).
    Prints `ok ...` or `FAIL ...` per check and `# N passed, N failed` last; exits 0 when all pass,
    1 otherwise, 77 without a CUDA device.
@@ -359,6 +361,68 @@ static void TimeOps(const char *matrix, const Mat &M, std::vector<Row> &rows)
 }
 
 /* ---------------------------------------------------------------------------------------------
+   Symmetrize: with a symmetric pattern both give, bit for bit, (m_ij + m_ji) * 0.5 for every entry,
+   computed here from M's own values (one rounding of the sum: no tolerance); otherwise both return 3
+   and leave the values alone */
+
+/* M (square) with a mirror of value Spread() added where one is missing */
+static Mat SymmetricPattern(const Mat &M)
+{
+  const Mat T = Transposed(M);
+  Mat       S;
+
+  S.nrow = M.nrow;
+  S.ncol = M.ncol;
+  for (int i = 0; i < M.nrow; i++) {
+    int a = M.ptr[i], b = T.ptr[i];
+
+    while (a < M.ptr[i + 1] || b < T.ptr[i + 1]) {
+      const int ca = a < M.ptr[i + 1] ? M.col[a] : M.ncol, cb = b < T.ptr[i + 1] ? T.col[b] : M.ncol;
+
+      S.col.push_back(std::min(ca, cb));
+      S.val.push_back(ca <= cb ? M.val[a] : Spread());
+      if (ca <= cb) a++;
+      if (cb <= ca) b++;
+    }
+    S.ptr.push_back((int)S.col.size());
+  }
+  return S;
+}
+
+static void CheckSymmetrize(const char *label, const Mat &M)
+{
+  Mat                S  = M;
+  PatchworkCSRMatrix hS = S.View(), dS = UploadMat(M, false);
+  std::vector<double> want = M.val;
+  bool                sym  = true;
+  char                name[160];
+
+  for (int i = 0; i < M.nrow; i++)
+    for (int e = M.ptr[i]; e < M.ptr[i + 1]; e++) {
+      const int  j = M.col[e];
+      const auto f = std::lower_bound(M.col.begin() + M.ptr[j], M.col.begin() + M.ptr[j + 1], i);
+
+      if (f == M.col.begin() + M.ptr[j + 1] || *f != i) sym = false;
+      else want[e] = (M.val[e] + M.val[f - M.col.begin()]) * 0.5;
+    }
+  if (!sym) want = M.val;
+  const int rr = PatchworkCSRSymmetrizeRef(&hS), rg = PatchworkCSRSymmetrizeCUDA(&dS, g_stream);
+  snprintf(name, sizeof(name), "symmetrize %s (%s pattern), reference", label, sym ? "symmetric" : "nonsymmetric");
+  ReportRet(rr, sym ? 0 : 3, name);
+  snprintf(name, sizeof(name), "symmetrize %s (%s pattern), CUDA", label, sym ? "symmetric" : "nonsymmetric");
+  ReportRet(rg, sym ? 0 : 3, name);
+  const std::vector<double> g = ToHost(dS.val, M.val.size());
+  size_t                    bad_ref = 0, bad_gpu = 0;
+
+  for (size_t e = 0; e < want.size(); e++) {
+    bad_ref += std::memcmp(&S.val[e], &want[e], sizeof(double)) != 0;
+    bad_gpu += std::memcmp(&g[e], &want[e], sizeof(double)) != 0;
+  }
+  Result(bad_ref == 0 && bad_gpu == 0, "symmetrize %s: %zu entries, %zu (reference) and %zu (CUDA) differ from %s", label, want.size(), bad_ref, bad_gpu, sym ? "(m_ij + m_ji) * 0.5" : "the input");
+  FreeMat(dS);
+}
+
+/* ---------------------------------------------------------------------------------------------
    Bad arguments: 1 from both */
 
 static void BadArguments(void)
@@ -399,7 +463,13 @@ static void BadArguments(void)
     ReportRet(PatchworkCSRDiagonalRef(&h, hy.data()), 1, name);
     snprintf(name, sizeof(name), "cuda: diagonal, %s", c.name);
     ReportRet(PatchworkCSRDiagonalCUDA(&d, dy, g_stream), 1, name);
+    snprintf(name, sizeof(name), "ref: symmetrize, %s", c.name);
+    ReportRet(PatchworkCSRSymmetrizeRef(&h), 1, name);
+    snprintf(name, sizeof(name), "cuda: symmetrize, %s", c.name);
+    ReportRet(PatchworkCSRSymmetrizeCUDA(&d, g_stream), 1, name);
   }
+  ReportRet(PatchworkCSRSymmetrizeRef(nullptr), 1, "ref: symmetrize, NULL M");
+  ReportRet(PatchworkCSRSymmetrizeCUDA(nullptr, g_stream), 1, "cuda: symmetrize, NULL M");
   ReportRet(PatchworkCSRMultRef(nullptr, hx.data(), nullptr, hy.data()), 1, "ref: mult, NULL M");
   ReportRet(PatchworkCSRMultCUDA(nullptr, dx, nullptr, dy, g_stream), 1, "cuda: mult, NULL M");
   ReportRet(PatchworkCSRMultRef(&hM, nullptr, nullptr, hy.data()), 1, "ref: mult, NULL x");
@@ -479,6 +549,15 @@ int main(int argc, char **argv)
   Run("P-like", P);
   Run("R-like (P^T)", R);
   Run("A-like", A);
+  CheckSymmetrize("1 x 1", RandomMat(1, 1, [] { return 1; }));
+  CheckSymmetrize("small square", SymmetricPattern(RandomMat(300, 300, [] { return RandInt(0, 12); })));
+  CheckSymmetrize("small square", RandomMat(300, 300, [] { return RandInt(2, 12); }));
+  CheckSymmetrize("A-like", SymmetricPattern(A));
+  CheckSymmetrize("A-like", A);
+  {
+    const Mat D = RandomMat(50, 50, [] { return 0; }); /* no entries: nothing to do */
+    CheckSymmetrize("no entries", D);
+  }
   if (!quick) {
     std::vector<Row> rows;
 

@@ -355,6 +355,63 @@ static PetscErrorCode SPAIMakeDefinite(PC_PatchAMGLevel *L)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* M <- (M + M^T)/2 (M has A's pattern, symmetric for an SPD A): in place on one rank, on the GPU for
+   aijcusparse (PETSc would transpose on the host); on several ranks, and for a pattern that is not
+   symmetric (stored zeros), by PETSc's transpose and sum */
+static PetscErrorCode SPAISymmetricPart(Mat M)
+{
+  PetscBool seq, dev = PETSC_FALSE;
+  int       ret = -1; /* not tried; 3: the pattern is not symmetric */
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)M, MATSEQAIJ, &seq));
+#if defined(PATCHWORK_HAVE_CUDA)
+  PetscCall(PetscObjectTypeCompare((PetscObject)M, MATSEQAIJCUSPARSE, &dev));
+#endif
+  if ((seq || dev) && sizeof(PetscInt) == sizeof(int) && sizeof(PetscScalar) == sizeof(double) && !PetscDefined(USE_COMPLEX)) {
+    const PetscInt    *ia, *ja;
+    PetscScalar       *va;
+    PetscInt           n;
+    PatchworkCSRMatrix csr;
+    MatInfo            info;
+
+    PetscCall(MatGetLocalSize(M, &n, NULL));
+    PetscCall(MatGetInfo(M, MAT_LOCAL, &info));
+    if (dev) {
+#if defined(PATCHWORK_HAVE_CUDA)
+      void *stream;
+
+      PetscCall(PatchworkGetDeviceStream(&stream));
+      PetscCall(MatSeqAIJCUSPARSEGetIJ(M, PETSC_FALSE, &ia, &ja));
+      PetscCall(MatSeqAIJCUSPARSEGetArray(M, &va));
+      csr = (PatchworkCSRMatrix){(int)n, (int)n, (int)info.nz_used, (int *)ia, (int *)ja, (double *)va};
+      ret = PatchworkCSRSymmetrizeCUDA(&csr, stream);
+      PetscCall(MatSeqAIJCUSPARSERestoreArray(M, &va));
+      PetscCall(MatSeqAIJCUSPARSERestoreIJ(M, PETSC_FALSE, &ia, &ja));
+#endif
+    } else {
+      PetscBool done;
+
+      PetscCall(MatGetRowIJ(M, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+      PetscCall(MatSeqAIJGetArray(M, &va));
+      csr = (PatchworkCSRMatrix){(int)n, (int)n, (int)ia[n], (int *)ia, (int *)ja, (double *)va};
+      ret = PatchworkCSRSymmetrizeRef(&csr);
+      PetscCall(MatSeqAIJRestoreArray(M, &va));
+      PetscCall(MatRestoreRowIJ(M, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+    }
+    if (ret != 3) PatchworkCallKernel(ret);
+  }
+  if (ret != 0) {
+    Mat Mt;
+
+    PetscCall(MatTranspose(M, MAT_INITIAL_MATRIX, &Mt));
+    PetscCall(MatAXPY(M, 1.0, Mt, ret == 3 ? DIFFERENT_NONZERO_PATTERN : SAME_NONZERO_PATTERN));
+    PetscCall(MatScale(M, 0.5));
+    PetscCall(MatDestroy(&Mt));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* SPAI(1) minimizes ||I - M A||_F, not an energy norm, and M is not symmetric: with M before and M^T
    after the coarse correction the blobs (1,100) mesh still made CG report DIVERGED_INDEFINITE_PC at
    any damping above 0.5, non-normality hiding from the eigenvalue estimate. The relaxation uses
@@ -410,15 +467,12 @@ PetscErrorCode PCPatchAMGSetUpRelaxation(PC pc, PC_PatchAMGLevel *L, const PC_Pa
     PetscCall(KSPSetUp(L->cheby));
   } break;
   case PATCHWORK_AMG_RELAX_SPAI1: {
-    Mat A, Mt; /* SPAI(1) is built on the host, from a matrix of A's entries */
+    Mat A; /* from a real matrix of A's entries (on the GPU for aijcusparse) */
 
     PetscCall(PCPatchAMGMatGetAIJ(L->A, &A));
     PetscCall(PatchworkMatCreateSPAI1(A, &L->spai));
     PetscCall(MatDestroy(&A));
-    PetscCall(MatTranspose(L->spai, MAT_INITIAL_MATRIX, &Mt));
-    PetscCall(MatAXPY(L->spai, 1.0, Mt, SAME_NONZERO_PATTERN));
-    PetscCall(MatScale(L->spai, 0.5));
-    PetscCall(MatDestroy(&Mt));
+    PetscCall(SPAISymmetricPart(L->spai));
   }
     if (pa->geometric) PetscCall(SPAIMakeDefinite(L)); /* the algebraic blobs (1,100) case has an indefinite level 1 (shift 1.6) but converges without the shift in 25 its, with it in 30 */
     PetscCall(SPAIDamping(pa, L));
