@@ -41,20 +41,6 @@ __global__ void __launch_bounds__(kBlock) DiagonalKernel(int n, const int *__res
   d[i] = s;
 }
 
-/* the position of column j in row i, -1 when absent (columns ascending) */
-__device__ int Find(const int *__restrict__ ptr, const int *__restrict__ col, int i, int j)
-{
-  int lo = ptr[i], hi = ptr[i + 1];
-
-  while (lo < hi) {
-    const int mid = lo + (hi - lo) / 2;
-
-    if (col[mid] < j) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < ptr[i + 1] && col[lo] == j ? lo : -1;
-}
-
 /* a thread a row: *missing = 1 when an entry has no mirror */
 __global__ void __launch_bounds__(kBlock) MirrorKernel(int n, const int *__restrict__ ptr, const int *__restrict__ col, int *missing)
 {
@@ -62,7 +48,7 @@ __global__ void __launch_bounds__(kBlock) MirrorKernel(int n, const int *__restr
 
   if (i >= n) return;
   for (int e = ptr[i]; e < ptr[i + 1]; e++)
-    if (col[e] < 0 || col[e] >= n || Find(ptr, col, col[e], (int)i) < 0) *missing = 1;
+    if (col[e] < 0 || col[e] >= n || PatchworkCSRFind(col, ptr[col[e]], ptr[col[e] + 1], (int)i) < 0) *missing = 1;
 }
 
 /* a thread a row, each pair from the row of its upper entry: no two threads write one entry */
@@ -73,7 +59,7 @@ __global__ void __launch_bounds__(kBlock) SymmetrizeKernel(int n, const int *__r
   if (i >= n) return;
   for (int e = ptr[i]; e < ptr[i + 1]; e++)
     if (col[e] > i) {
-      const int    f = Find(ptr, col, col[e], (int)i);
+      const int    f = PatchworkCSRFind(col, ptr[col[e]], ptr[col[e] + 1], (int)i);
       const double v = (val[e] + val[f]) * 0.5;
 
       val[e] = val[f] = v;

@@ -74,18 +74,11 @@ __global__ void __launch_bounds__(32 * WARPS) NormalKernel(int n, int lo, const 
     }
     if (nJ <= lo || nJ > MAXJ) continue;
     for (int a = lane; a < nJ; a += 32) {
-      const int j = col[p0 + a], s = ptr[j], e = ptr[j + 1];
-      int       l = s, h = e; /* bisection for column i in row j */
+      const int j = col[p0 + a], s = ptr[j], e = ptr[j + 1], l = PatchworkCSRFind(col, s, e, (int)i);
 
-      while (l < h) {
-        const int mid = (l + h) / 2;
-
-        if (col[mid] < i) l = mid + 1;
-        else h = mid;
-      }
       S.start[a] = s;
       S.len[a]   = e - s;
-      S.r[a]     = l < e && col[l] == i ? val[l] : 0.0;
+      S.r[a]     = l >= 0 ? val[l] : 0.0;
     }
     __syncwarp();
     for (int t = lane; t < nJ * nJ; t += 32) {

@@ -58,6 +58,8 @@
 #ifndef PATCHWORK_AMG_KERNEL_H
 #define PATCHWORK_AMG_KERNEL_H
 
+#include <patchwork/host_device.h>
+
 typedef struct {
   int        n;      /* vertices */
   const int *ptr;    /* [n+1] */
@@ -101,6 +103,21 @@ typedef struct {
   int    *ptr, *col;
   double *val;
 } PatchworkCSRMatrix;
+
+/* The position of column j among the ascending columns col[lo..hi), -1 when absent: the lookups of
+   mirror entries (CSR Symmetrize, SPAI(1)'s right-hand side) on the host and the device */
+PW_HOST_DEVICE int PatchworkCSRFind(const int *col, int lo, int hi, int j)
+{
+  const int end = hi;
+
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+
+    if (col[mid] < j) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < end && col[lo] == j ? lo : -1;
+}
 
 #ifdef __cplusplus
 extern "C" {

@@ -108,30 +108,16 @@ int PatchworkCSRDiagonalRef(const PatchworkCSRMatrix *M, double *d)
   return 0;
 }
 
-/* the position of column j in row i, -1 when absent (columns ascending) */
-static int Find(const PatchworkCSRMatrix *M, int i, int j)
-{
-  int lo = M->ptr[i], hi = M->ptr[i + 1];
-
-  while (lo < hi) {
-    const int mid = lo + (hi - lo) / 2;
-
-    if (M->col[mid] < j) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < M->ptr[i + 1] && M->col[lo] == j ? lo : -1;
-}
-
 int PatchworkCSRSymmetrizeRef(PatchworkCSRMatrix *M)
 {
   if (CheckMatrix(M) || M->nrow != M->ncol) return 1;
   for (int i = 0; i < M->nrow; i++) /* every mirror first: M stays as it is when one is missing */
     for (int e = M->ptr[i]; e < M->ptr[i + 1]; e++)
-      if (M->col[e] < 0 || M->col[e] >= M->ncol || Find(M, M->col[e], i) < 0) return 3;
+      if (M->col[e] < 0 || M->col[e] >= M->ncol || PatchworkCSRFind(M->col, M->ptr[M->col[e]], M->ptr[M->col[e] + 1], i) < 0) return 3;
   for (int i = 0; i < M->nrow; i++) /* each pair once, from the row of its upper entry */
     for (int e = M->ptr[i]; e < M->ptr[i + 1]; e++)
       if (M->col[e] > i) {
-        const int    f = Find(M, M->col[e], i);
+        const int    f = PatchworkCSRFind(M->col, M->ptr[M->col[e]], M->ptr[M->col[e] + 1], i);
         const double v = (M->val[e] + M->val[f]) * 0.5;
 
         M->val[e] = M->val[f] = v;
