@@ -527,7 +527,24 @@ __global__ void PlexValues(PatchworkLORPlexDesc d, long long nsubs, int nsub, co
 {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < nsubs; i += (long long)gridDim.x * blockDim.x) PatchworkLORPlexSubcell(DIM, &d, (long)(i / nsub), (int)(i % nsub), coords, reaction, diffusion, mask[i], v + offset[i]);
 }
+/* the same with hanging nodes: a thread a sub-cell, its entries spread over the nodes' terms */
+template <int DIM>
+__global__ void PlexHangingValues(PatchworkLORPlexDesc d, long long nsubs, int nsub, const double *coords, const double *reaction, const double *diffusion, const int *xptr, const double *xw, const long long *offset, double *v)
+{
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < nsubs; i += (long long)gridDim.x * blockDim.x) (void)PatchworkLORPlexSubcellHanging(DIM, &d, (long)(i / nsub), (int)(i % nsub), coords, reaction, diffusion, xptr, xw, v + offset[i]);
+}
 } // namespace
+
+extern "C" int PatchworkLORPlexHangingValuesCUDA(const PatchworkLORPlexDesc *d, const double *coords, const double *reaction, const double *diffusion, const int *xptr, const double *xw, const long long *offset, double *v, void *stream)
+{
+  const int       nsub  = d->dim == 3 ? d->degree * d->degree * d->degree : d->degree * d->degree;
+  const long long nsubs = (long long)d->ncells * nsub;
+
+  if (nsubs <= 0) return (int)cudaSuccess;
+  if (d->dim == 3) PlexHangingValues<3><<<Blocks(nsubs, 128), 128, 0, (cudaStream_t)stream>>>(*d, nsubs, nsub, coords, reaction, diffusion, xptr, xw, offset, v);
+  else PlexHangingValues<2><<<Blocks(nsubs, 128), 128, 0, (cudaStream_t)stream>>>(*d, nsubs, nsub, coords, reaction, diffusion, xptr, xw, offset, v);
+  return (int)cudaGetLastError();
+}
 
 extern "C" int PatchworkLORPlexValuesCUDA(const PatchworkLORPlexDesc *d, const double *coords, const double *reaction, const double *diffusion, const unsigned char *mask, const long long *offset, double *v, void *stream)
 {

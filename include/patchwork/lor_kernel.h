@@ -122,6 +122,31 @@ PW_HOST_DEVICE void PatchworkLORPlexSubcell(int dim, const PatchworkLORPlexDesc 
   }
 }
 
+/* Hanging nodes (P^T A_LOR P, Pazner et al. 2023, section 2.4): node n = c*nodes + node of a cell
+   is the combination of unknowns with the weights xw[p], p in [xptr[n], xptr[n+1]) (an unknown node
+   has one term, a constrained one none). Entry (a, b) of a sub-cell's matrix spreads over every pair
+   (p, q) of vertex a's and vertex b's terms: v[t] = (xw[p] xw[q]) Ke[a][b], t running over a, b, p, q
+   in that order from 0 (the order of the host's pattern, src/pc/lor/lorplex.c). Returns the number of
+   entries, (sum_a terms of a)^2; with v NULL it only counts. */
+PW_HOST_DEVICE long PatchworkLORPlexSubcellHanging(int dim, const PatchworkLORPlexDesc *d, long c, int sub, const double *coords, const double *reaction, const double *diffusion, const int *xptr, const double *xw, double *v)
+{
+  const int nv = 1 << dim;
+  double    Ke[64];
+  long      node[8], t = 0;
+
+  for (int a = 0; a < nv; a++) node[a] = c * d->nodes + PatchworkLORPlexSubcellNode(dim, d->degree, sub, a);
+  if (!v) {
+    for (int a = 0; a < nv; a++) t += xptr[node[a] + 1] - xptr[node[a]];
+    return t * t;
+  }
+  PatchworkLORPlexSubcellMatrix(dim, d, c, sub, coords, reaction, diffusion, Ke);
+  for (int a = 0; a < nv; a++)
+    for (int b = 0; b < nv; b++)
+      for (int p = xptr[node[a]]; p < xptr[node[a] + 1]; p++)
+        for (int q = xptr[node[b]]; q < xptr[node[b] + 1]; q++) v[t++] = (xw[p] * xw[q]) * Ke[a * nv + b];
+  return t;
+}
+
 /* The slots that can be stored, ascending, into slots[]; returns how many (axis_only: the centre and
    its 2 dim axis neighbours). Loops over these alone skip what PatchworkLORSlotStored() rejects first. */
 PW_HOST_DEVICE int PatchworkLORSlotCandidates(const PatchworkLORDesc *d, int axis_only, int slots[PW_LOR_MAX_SLOTS])
@@ -198,6 +223,9 @@ int PatchworkLORPatternFillCUDA(const PatchworkLORDesc *d, int axis_only, const 
    by one CUDA thread per sub-cell (results equal but for FMA contractions) */
 void PatchworkLORPlexValuesRef(const PatchworkLORPlexDesc *d, const double *coords, const double *reaction, const double *diffusion, const unsigned char *mask, const long long *offset, double *v);
 int  PatchworkLORPlexValuesCUDA(const PatchworkLORPlexDesc *d, const double *coords, const double *reaction, const double *diffusion, const unsigned char *mask, const long long *offset, double *v, void *stream);
+/* The same with hanging nodes (PatchworkLORPlexSubcellHanging), sub-cell i's entries from v[offset[i]] on */
+void PatchworkLORPlexHangingValuesRef(const PatchworkLORPlexDesc *d, const double *coords, const double *reaction, const double *diffusion, const int *xptr, const double *xw, const long long *offset, double *v);
+int  PatchworkLORPlexHangingValuesCUDA(const PatchworkLORPlexDesc *d, const double *coords, const double *reaction, const double *diffusion, const int *xptr, const double *xw, const long long *offset, double *v, void *stream);
 
 #ifdef __cplusplus
 }

@@ -177,6 +177,18 @@ void PatchworkLORPlexValuesRef(const PatchworkLORPlexDesc *d, const double *coor
     }
 }
 
+void PatchworkLORPlexHangingValuesRef(const PatchworkLORPlexDesc *d, const double *coords, const double *reaction, const double *diffusion, const int *xptr, const double *xw, const long long *offset, double *v)
+{
+  const int nsub = d->dim == 3 ? d->degree * d->degree * d->degree : d->degree * d->degree;
+
+  for (long c = 0; c < d->ncells; c++)
+    for (int sub = 0; sub < nsub; sub++) {
+      const long i = c * nsub + sub;
+      if (d->dim == 3) (void)PatchworkLORPlexSubcellHanging(3, d, c, sub, coords, reaction, diffusion, xptr, xw, v + offset[i]);
+      else (void)PatchworkLORPlexSubcellHanging(2, d, c, sub, coords, reaction, diffusion, xptr, xw, v + offset[i]);
+    }
+}
+
 static void CheckWholeGrid(const PatchworkLORDesc *d)
 {
   assert(d->dim == 2 || d->dim == 3);

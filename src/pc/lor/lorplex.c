@@ -5,8 +5,9 @@
    shared by cells and sends those of other ranks' rows to them. Constrained nodes (essential
    conditions) are not unknowns of the operator: their entries are left out, the elimination the
    operator itself makes. The values come from PatchworkLORPlexValuesRef() or, for a device matrix,
-   from the CUDA kernel on device arrays (lor_kernel.h). With hanging nodes the matrix is P^T A_LOR P
-   (TraverseHanging(), on the host). */
+   from the CUDA kernel on device arrays (lor_kernel.h). With hanging nodes the matrix is P^T A_LOR P:
+   the pattern from TraverseHanging() on the host, the values from PatchworkLORPlexHangingValues*(),
+   on the device for a device matrix. */
 #include "lorimpl.h"
 #include <patchwork/vec_kernel.h>
 
@@ -66,23 +67,20 @@ static void FillDesc(PC pc, const PatchworkPlexLORData *d, PatchworkLORPlexDesc 
 
 /* Hanging nodes: every vertex of a sub-cell is a combination of unknowns (its row of the cell's
    constraint P), so each entry (a, b) of the sub-cell's matrix spreads over the products of their
-   combinations: P^T A_LOR P (Pazner et al. 2023, section 2.4). Pattern (ci, cj) or values (v), on the
-   host, in one order; returns the number of entries. */
-static PetscCount TraverseHanging(const PatchworkPlexLORData *d, const PatchworkLORPlexDesc *desc, PetscInt *ci, PetscInt *cj, PetscScalar *v)
+   combinations: P^T A_LOR P (Pazner et al. 2023, section 2.4). The pattern (ci, cj) in the order of
+   PatchworkLORPlexSubcellHanging(), which computes the values, and the first entry of every sub-cell
+   (offset); returns the number of entries. */
+static PetscCount TraverseHanging(const PatchworkPlexLORData *d, PetscInt *ci, PetscInt *cj, long long *offset)
 {
   const PetscInt k = d->degree, dim = d->dim, nv = 1 << dim, nsub = SubcellCount(d);
   PetscCount     n = 0;
 
   for (PetscInt c = 0; c < d->ncells; c++)
     for (PetscInt sub = 0; sub < nsub; sub++) {
-      PetscInt       node[8];
-      double         Ke[64];
+      PetscInt node[8];
 
+      if (offset) offset[c * nsub + sub] = (long long)n;
       for (int a = 0; a < nv; a++) node[a] = c * d->nodes + PatchworkLORPlexSubcellNode((int)dim, (int)k, (int)sub, a);
-      if (v) {
-        if (dim == 3) PatchworkLORPlexSubcellMatrix(3, desc, (long)c, (int)sub, d->coords, d->reaction, d->diffusion, Ke);
-        else PatchworkLORPlexSubcellMatrix(2, desc, (long)c, (int)sub, d->coords, d->reaction, d->diffusion, Ke);
-      }
       for (int a = 0; a < nv; a++)
         for (int b = 0; b < nv; b++)
           for (PetscInt p = d->xptr[node[a]]; p < d->xptr[node[a] + 1]; p++)
@@ -91,27 +89,49 @@ static PetscCount TraverseHanging(const PatchworkPlexLORData *d, const Patchwork
                 ci[n] = d->xrow[p];
                 cj[n] = d->xrow[q];
               }
-              if (v) v[n] = d->xw[p] * d->xw[q] * Ke[a * nv + b];
               n++;
             }
     }
   return n;
 }
 
-static PetscErrorCode CreatePatternHanging(PC pc, const PatchworkPlexLORData *d)
+/* The first entry of every sub-cell to lor->keep, on the device when the values are computed there */
+static PetscErrorCode KeepOffsets(PC pc, size_t nsub, long long *offset)
 {
-  PC_LOR              *lor = (PC_LOR *)pc->data;
-  PatchworkLORPlexDesc desc;
-  PetscCount           n;
-  PetscInt            *ci, *cj;
+  PC_LOR *lor = (PC_LOR *)pc->data;
 
   PetscFunctionBegin;
-  FillDesc(pc, d, &desc);
-  n = TraverseHanging(d, &desc, NULL, NULL, NULL);
+  if (lor->device) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    void *stream;
+
+    PetscCall(PatchworkGetDeviceStream(&stream));
+    PatchworkCallKernel(PatchworkDeviceMalloc(nsub * sizeof(long long), (void **)&lor->keep));
+    PatchworkCallKernel(PatchworkDeviceCopyToDevice(lor->keep, offset, nsub * sizeof(long long), stream));
+    PetscCall(PetscLogCpuToGpu((PetscLogDouble)nsub * sizeof(long long)));
+    PetscCall(PatchworkDeviceSynchronize()); /* before the host copy goes */
+#endif
+    PetscCall(PetscFree(offset));
+  } else lor->keep = offset;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode CreatePatternHanging(PC pc, const PatchworkPlexLORData *d)
+{
+  PC_LOR     *lor  = (PC_LOR *)pc->data;
+  const size_t nsub = (size_t)d->ncells * SubcellCount(d);
+  PetscCount  n;
+  PetscInt   *ci, *cj;
+  long long  *offset;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(nsub, &offset));
+  n = TraverseHanging(d, NULL, NULL, offset);
   PetscCall(PetscMalloc2(n, &ci, n, &cj));
-  (void)TraverseHanging(d, &desc, ci, cj, NULL);
+  (void)TraverseHanging(d, ci, cj, NULL);
   PetscCall(PCLORCreateMatrixCOO(pc, n, ci, cj, PETSC_TRUE));
   PetscCall(PetscFree2(ci, cj));
+  PetscCall(KeepOffsets(pc, nsub, offset));
   lor->ncoo = lor->nkeep = n;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -146,17 +166,14 @@ PetscErrorCode PCLORCreatePatternPlex(PC pc, const PatchworkPlexLORData *d)
     void *stream;
 
     PetscCall(PatchworkGetDeviceStream(&stream));
-    PatchworkCallKernel(PatchworkDeviceMalloc(nsub * sizeof(long long), (void **)&lor->keep));
     PatchworkCallKernel(PatchworkDeviceMalloc(nsub, (void **)&lor->submask));
-    PatchworkCallKernel(PatchworkDeviceCopyToDevice(lor->keep, offset, nsub * sizeof(long long), stream));
     PatchworkCallKernel(PatchworkDeviceCopyToDevice(lor->submask, mask, nsub, stream));
-    PetscCall(PetscLogCpuToGpu((PetscLogDouble)nsub * (sizeof(long long) + 1)));
-    PetscCall(PatchworkDeviceSynchronize()); /* before the host copies go */
+    PetscCall(PetscLogCpuToGpu((PetscLogDouble)nsub));
 #endif
+    PetscCall(KeepOffsets(pc, nsub, offset)); /* synchronizes: the host mask may go */
     PetscCall(PetscFree(mask));
-    PetscCall(PetscFree(offset));
   } else {
-    lor->keep    = offset;
+    PetscCall(KeepOffsets(pc, nsub, offset));
     lor->submask = mask;
   }
   lor->ncoo = lor->nkeep = n;
@@ -165,20 +182,33 @@ PetscErrorCode PCLORCreatePatternPlex(PC pc, const PatchworkPlexLORData *d)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The hanging-node combinations in the kernels' types: xptr as int (xw is double already) */
+static PetscErrorCode HangingPtr(const PatchworkPlexLORData *d, int **xptr)
+{
+  const PetscInt nn = d->ncells * d->nodes;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(nn + 1, xptr));
+  for (PetscInt i = 0; i <= nn; i++) PetscCall(PetscIntCast(d->xptr[i], &(*xptr)[i]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode PCLORAssemblePlex(PC pc, const PatchworkPlexLORData *d)
 {
-  PC_LOR              *lor    = (PC_LOR *)pc->data;
-  const PetscBool      kernel = (PetscBool)(lor->device && !d->xptr); /* hanging nodes: on the host (PETSc copies the values to a device matrix) */
+  PC_LOR              *lor = (PC_LOR *)pc->data;
   PatchworkLORPlexDesc desc;
   double              *v;
+  int                 *xp = NULL;
 
   PetscFunctionBegin;
   FillDesc(pc, d, &desc);
-  if (kernel) {
+  if (d->xptr) PetscCall(HangingPtr(d, &xp));
+  if (lor->device) {
 #if defined(PATCHWORK_HAVE_CUDA)
     const size_t nn = (size_t)d->ncells * d->nodes;
     void        *stream;
-    double      *xd, *rd = NULL, *cd = NULL;
+    double      *xd, *rd = NULL, *cd = NULL, *wd = NULL;
+    int         *pd = NULL;
 
     PetscCall(PatchworkGetDeviceStream(&stream));
     PatchworkCallKernel(PatchworkDeviceMalloc(nn * d->dim * sizeof(double), (void **)&xd));
@@ -192,34 +222,44 @@ PetscErrorCode PCLORAssemblePlex(PC pc, const PatchworkPlexLORData *d)
       PatchworkCallKernel(PatchworkDeviceCopyToDevice(cd, d->diffusion, nn * sizeof(double), stream));
     }
     PetscCall(PetscLogCpuToGpu((PetscLogDouble)nn * (d->dim + !!d->reaction + !!d->diffusion) * sizeof(double)));
+    if (xp) { /* the hanging-node combinations */
+      const size_t nt = (size_t)xp[nn];
+
+      PatchworkCallKernel(PatchworkDeviceMalloc((nn + 1) * sizeof(int), (void **)&pd));
+      PatchworkCallKernel(PatchworkDeviceMalloc(PetscMax(nt, 1) * sizeof(double), (void **)&wd));
+      PatchworkCallKernel(PatchworkDeviceCopyToDevice(pd, xp, (nn + 1) * sizeof(int), stream));
+      if (nt) PatchworkCallKernel(PatchworkDeviceCopyToDevice(wd, d->xw, nt * sizeof(double), stream));
+      PetscCall(PetscLogCpuToGpu((PetscLogDouble)(nn + 1) * sizeof(int) + nt * sizeof(double)));
+    }
     PatchworkCallKernel(PatchworkDeviceMalloc((size_t)lor->nkeep * sizeof(double), (void **)&v));
     PetscCall(PetscLogEventBegin(PATCHWORK_LORMacro, pc, 0, 0, 0));
     PetscCall(PetscLogGpuTimeBegin());
-    PatchworkCallKernel(PatchworkLORPlexValuesCUDA(&desc, xd, rd, cd, lor->submask, lor->keep, v, stream));
+    if (xp) PatchworkCallKernel(PatchworkLORPlexHangingValuesCUDA(&desc, xd, rd, cd, pd, wd, lor->keep, v, stream));
+    else PatchworkCallKernel(PatchworkLORPlexValuesCUDA(&desc, xd, rd, cd, lor->submask, lor->keep, v, stream));
     PetscCall(PetscLogGpuTimeEnd());
     PetscCall(PetscLogEventEnd(PATCHWORK_LORMacro, pc, 0, 0, 0));
     /* cudaFree waits for the kernel, so the host arrays may go after it */
     PatchworkCallKernel(PatchworkDeviceFree(xd));
     PatchworkCallKernel(PatchworkDeviceFree(rd));
     PatchworkCallKernel(PatchworkDeviceFree(cd));
+    PatchworkCallKernel(PatchworkDeviceFree(pd));
+    PatchworkCallKernel(PatchworkDeviceFree(wd));
 #else
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "A device matrix, but Patchwork was built without CUDA");
 #endif
   } else {
     PetscCall(PetscMalloc1(lor->nkeep, &v));
     PetscCall(PetscLogEventBegin(PATCHWORK_LORMacro, pc, 0, 0, 0));
-    if (d->xptr) {
-      const PetscCount n = TraverseHanging(d, &desc, NULL, NULL, v);
-
-      PetscCheck(n == lor->nkeep, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The LOR pattern has %" PetscCount_FMT " entries but the values %" PetscCount_FMT, lor->nkeep, n);
-    } else PatchworkLORPlexValuesRef(&desc, d->coords, d->reaction, d->diffusion, lor->submask, lor->keep, v);
+    if (xp) PatchworkLORPlexHangingValuesRef(&desc, d->coords, d->reaction, d->diffusion, xp, (const double *)d->xw, lor->keep, v);
+    else PatchworkLORPlexValuesRef(&desc, d->coords, d->reaction, d->diffusion, lor->submask, lor->keep, v);
     PetscCall(PetscLogEventEnd(PATCHWORK_LORMacro, pc, 0, 0, 0));
   }
+  PetscCall(PetscFree(xp));
   PetscCall(PetscLogEventBegin(PATCHWORK_LORSetValues, pc, 0, 0, 0));
   PetscCall(MatSetValuesCOO(lor->A, v, INSERT_VALUES));
   PetscCall(PetscLogEventEnd(PATCHWORK_LORSetValues, pc, 0, 0, 0));
 #if defined(PATCHWORK_HAVE_CUDA)
-  if (kernel) PatchworkCallKernel(PatchworkDeviceFree(v));
+  if (lor->device) PatchworkCallKernel(PatchworkDeviceFree(v));
   else
 #endif
     PetscCall(PetscFree(v));
