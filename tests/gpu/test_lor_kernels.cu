@@ -40,19 +40,33 @@
    The pattern (PatchworkLORPattern{Count,Fill}CUDA) on whole grids, with and without axis_only and
    Dirichlet: rowptr, cols and keep equal the reference's exactly, and the reference equals a
    brute-force rule over the grid coordinates.
+   DMPlex (PatchworkLORPlex{Values,HangingValues}{Ref,CUDA}), 2D and 3D, degrees 1..8, 3..7 cells of
+   (k+1)^dim nodes each (mildly distorted, sheared, shifted boxes), reaction and diffusion at the nodes or
+   NULL, both vertex rules; the sub-cells' ranges contiguous or with one unused entry between them, and
+   a NaN guard after the last:
+     values ref   every kept entry (a, b) (mask bits, a slower) = Ke[a][b] of
+                  PatchworkLORPlexSubcellMatrix, bitwise; nothing outside the ranges written;
+     hanging      the count mode of PatchworkLORPlexSubcellHanging = (sum of the sub-cell's vertices'
+                  terms)^2, counted in the test; the reference's entries = (xw[p] xw[q]) Ke[a][b] in
+                  the order a, b, p, q, bitwise;
+     GPU vs ref   both functions, per entry relative to max|Ke| of the sub-cell, within a forward error
+                  bound of the FMA contractions (PlexTol); guard untouched, every entry finite;
+     ncells = 0   both launchers return 0 and write nothing.
    Also: bad descriptors are refused with cudaErrorInvalidValue, empty ranges are no-ops.
    Prints one line per check, `ok ...` or `FAIL ...`, the worst err/tol last, and exits 0 when all
    pass, 1 otherwise, 77 without a CUDA device.
 
    Usage: test_lor_kernels [--quick]   (--quick: one small sub-range geometry per degree, Dirichlet on
-   and off; for compute-sanitizer) */
+   and off; DMPlex: 3 cells, 3D k = 1..3, 2D k = 1 and 3, two runs each; for compute-sanitizer) */
 #include <cuda_runtime.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <algorithm>
+#include <cmath>
 #include <vector>
 #include <patchwork/lor_kernel.h>
 
@@ -434,6 +448,382 @@ static void TestErrors(void)
   CHECK_CUDA(cudaFree(dv));
 }
 
+/* ---- DMPlex: PatchworkLORPlex{Values,HangingValues}{Ref,CUDA} ----
+   A case: ncells cells of (k+1)^dim nodes, each a box [0,L_0] x ... (L random in [0.75,1.25)) whose nodes
+   move by less than 0.15 h (h = L/k) per coordinate, sheared by I + S (|S_ij| < 0.15, zero diagonal) and
+   shifted by up to 3 per coordinate: every Q1 sub-cell stays valid. Reaction and diffusion in [0.5,1.5)
+   at the nodes, or NULL; alpha, beta in [0.05,2.05); both vertex rules. Values: mask of sub-cell i full
+   when i % 5 == 0, empty when i % 7 == 3, else random; hanging: every cell node has 0 terms (~20%), 1
+   term of weight 1 (~30%) or 2..4 terms of weights in [0.05,0.95). The ranges of the sub-cells follow
+   each other (offset = prefix sums of the counts), with one unused entry between them when gap is set,
+   and a guard of PLEX_GUARD entries after the last; every entry outside the ranges must keep its NaN. */
+#define PLEX_GUARD 64
+
+static long long g_plex_values_entries = 0, g_plex_hanging_entries = 0;
+
+struct PlexCase {
+  PatchworkLORPlexDesc       d;
+  int                        nsub, nv; /* sub-cells per cell (k^dim), vertices per sub-cell (2^dim) */
+  std::vector<double>        coords, reaction, diffusion; /* coefficient empty: NULL */
+  std::vector<unsigned char> mask;
+  std::vector<long long>     off, vcount;  /* values: range start and size of sub-cell i; off[nsubs] = the end */
+  std::vector<int>           xptr;
+  std::vector<double>        xw;
+  std::vector<long long>     hoff, hcount; /* hanging: the same */
+  std::vector<double>        kmax;         /* max |Ke| of sub-cell i (the reference's) */
+  double                     R;            /* max |x| / min distance of neighbouring nodes */
+};
+
+static const double *OrNull(const std::vector<double> &v) { return v.empty() ? NULL : v.data(); }
+
+/* The bits of the guard value: all set (a NaN), as cudaMemset(0xff) writes */
+static double GuardValue(void)
+{
+  double         g;
+  const uint64_t bits = ~(uint64_t)0;
+  memcpy(&g, &bits, sizeof(g));
+  return g;
+}
+
+static bool IsGuard(double v)
+{
+  uint64_t bits;
+  memcpy(&bits, &v, sizeof(bits));
+  return bits == ~(uint64_t)0;
+}
+
+/* The cell node of vertex a of sub-cell sub, written out here apart from PatchworkLORPlexSubcellNode */
+static int PlexVertexNode(int dim, int k, int sub, int a)
+{
+  int node = 0, stride = 1, rest = sub;
+  for (int e = 0; e < dim; e++) {
+    node += (rest % k + ((a >> e) & 1)) * stride;
+    rest /= k;
+    stride *= k + 1;
+  }
+  return node;
+}
+
+static void MakePlexCase(int dim, int k, long ncells, int coef, int rule, int gap, PlexCase &P)
+{
+  const int n1 = k + 1, nodes = dim == 3 ? n1 * n1 * n1 : n1 * n1;
+  double    X = 0, hmin = INFINITY;
+
+  memset(&P.d, 0, sizeof(P.d));
+  P.d.dim         = dim;
+  P.d.degree      = k;
+  P.d.nodes       = nodes;
+  P.d.ncells      = ncells;
+  P.d.alpha       = 1.05 + Rand();
+  P.d.beta        = 1.05 + Rand();
+  P.d.vertex_rule = rule;
+  P.nsub          = dim == 3 ? k * k * k : k * k;
+  P.nv            = 1 << dim;
+  const long nsubs = ncells * P.nsub;
+
+  /* coordinates */
+  P.coords.assign((size_t)ncells * dim * nodes, 0.0);
+  for (long c = 0; c < ncells; c++) {
+    double o[3], L[3], A[3][3];
+    for (int e = 0; e < dim; e++) {
+      o[e] = 3 * Rand();
+      L[e] = 1 + 0.25 * Rand();
+      for (int f = 0; f < dim; f++) A[e][f] = e == f ? 1.0 : 0.15 * Rand();
+    }
+    for (int node = 0; node < nodes; node++) {
+      const int l[3] = {node % n1, (node / n1) % n1, node / (n1 * n1)};
+      double    y[3];
+      for (int e = 0; e < dim; e++) y[e] = L[e] * (l[e] + 0.15 * Rand()) / k;
+      for (int e = 0; e < dim; e++) {
+        double x = o[e];
+        for (int f = 0; f < dim; f++) x += A[e][f] * y[f];
+        P.coords[((size_t)c * dim + e) * nodes + node] = x;
+        X = std::max(X, fabs(x));
+      }
+    }
+    for (int node = 0; node < nodes; node++) /* distances to the next node along each axis */
+      for (int e = 0, stride = 1; e < dim; stride *= n1, e++) {
+        if ((node / stride) % n1 == k) continue;
+        double s = 0;
+        for (int f = 0; f < dim; f++) {
+          const double t = P.coords[((size_t)c * dim + f) * nodes + node + stride] - P.coords[((size_t)c * dim + f) * nodes + node];
+          s += t * t;
+        }
+        hmin = std::min(hmin, sqrt(s));
+      }
+  }
+  P.R = ncells ? X / hmin : 0;
+  P.reaction.clear();
+  P.diffusion.clear();
+  if (coef & 1) {
+    P.reaction.resize((size_t)ncells * nodes);
+    for (double &r : P.reaction) r = 1 + 0.5 * Rand();
+  }
+  if (coef & 2) {
+    P.diffusion.resize((size_t)ncells * nodes);
+    for (double &r : P.diffusion) r = 1 + 0.5 * Rand();
+  }
+
+  /* values: masks and offsets */
+  P.mask.resize(nsubs);
+  P.vcount.resize(nsubs);
+  P.off.assign(nsubs + 1, 0);
+  for (long i = 0; i < nsubs; i++) {
+    const unsigned full = (1u << P.nv) - 1;
+    unsigned       m    = i % 5 == 0 ? full : i % 7 == 3 ? 0u : std::min(full, (unsigned)((Rand() + 1) * 0.5 * (full + 1)));
+    int            pc   = 0;
+    for (int a = 0; a < P.nv; a++) pc += (m >> a) & 1;
+    P.mask[i]      = (unsigned char)m;
+    P.vcount[i]    = (long long)pc * pc;
+    P.off[i + 1]   = P.off[i] + P.vcount[i] + gap;
+  }
+
+  /* hanging: terms per cell node, offsets from the count mode */
+  P.xptr.assign((size_t)ncells * nodes + 1, 0);
+  P.xw.clear();
+  for (long n = 0; n < ncells * nodes; n++) {
+    const double u = Rand();
+    if (u < -0.6) { /* constrained, no term */
+    } else if (u < 0) P.xw.push_back(1.0);
+    else {
+      const int nt = std::min(4, 2 + (int)(u * 3));
+      for (int t = 0; t < nt; t++) P.xw.push_back(0.5 + 0.45 * Rand());
+    }
+    P.xptr[n + 1] = (int)P.xw.size();
+  }
+  P.hcount.resize(nsubs);
+  P.hoff.assign(nsubs + 1, 0);
+  for (long i = 0; i < nsubs; i++) {
+    P.hcount[i]     = PatchworkLORPlexSubcellHanging(dim, &P.d, i / P.nsub, (int)(i % P.nsub), P.coords.data(), OrNull(P.reaction), OrNull(P.diffusion), P.xptr.data(), P.xw.data(), NULL);
+    P.hoff[i + 1]   = P.hoff[i] + P.hcount[i] + gap;
+  }
+}
+
+/* Entries outside the ranges that still hold the guard, entries inside that are not finite */
+static void PlexScan(const std::vector<double> &v, const std::vector<long long> &off, const std::vector<long long> &count, size_t *touched, size_t *nonfinite)
+{
+  std::vector<char> in(v.size(), 0);
+
+  *touched = *nonfinite = 0;
+  for (size_t i = 0; i + 1 < off.size(); i++)
+    for (long long t = off[i]; t < off[i] + count[i]; t++) {
+      in[t] = 1;
+      *nonfinite += !std::isfinite(v[t]);
+    }
+  for (size_t t = 0; t < v.size(); t++) *touched += !in[t] && !IsGuard(v[t]);
+}
+
+/* The references, checked independently of their code paths (bitwise: same expressions, both host
+   code without FMA); fills P.kmax and returns the reference arrays */
+static void PlexHostChecks(PlexCase &P, const char *label, std::vector<double> &vref, std::vector<double> &href)
+{
+  const int       dim = P.d.dim, k = P.d.degree, nv = P.nv;
+  const long long nsubs = P.d.ncells * P.nsub;
+  const double   *r = OrNull(P.reaction), *dc = OrNull(P.diffusion);
+  char            name[256];
+  size_t          bad = 0, touched, nonfinite;
+
+  vref.assign(P.off[nsubs] + PLEX_GUARD, GuardValue());
+  href.assign(P.hoff[nsubs] + PLEX_GUARD, GuardValue());
+  PatchworkLORPlexValuesRef(&P.d, P.coords.data(), r, dc, P.mask.data(), P.off.data(), vref.data());
+  PatchworkLORPlexHangingValuesRef(&P.d, P.coords.data(), r, dc, P.xptr.data(), P.xw.data(), P.hoff.data(), href.data());
+
+  /* values: entry (a, b) of the kept vertices, a slower, = Ke[a][b] of PatchworkLORPlexSubcellMatrix */
+  P.kmax.assign(nsubs, 0.0);
+  for (long long i = 0; i < nsubs; i++) {
+    double    Ke[64];
+    long long t = P.off[i];
+    PatchworkLORPlexSubcellMatrix(dim, &P.d, (long)(i / P.nsub), (int)(i % P.nsub), P.coords.data(), r, dc, Ke);
+    for (int e = 0; e < nv * nv; e++) P.kmax[i] = std::max(P.kmax[i], fabs(Ke[e]));
+    for (int a = 0; a < nv; a++)
+      for (int b = 0; b < nv; b++)
+        if ((P.mask[i] >> a) & 1 && (P.mask[i] >> b) & 1) bad += memcmp(&vref[t++], &Ke[a * nv + b], sizeof(double)) != 0;
+    bad += t != P.off[i] + P.vcount[i];
+  }
+  PlexScan(vref, P.off, P.vcount, &touched, &nonfinite);
+  long long nent = 0;
+  for (long long i = 0; i < nsubs; i++) nent += P.vcount[i];
+  snprintf(name, sizeof(name), "%s values ref = Ke[a][b] (bitwise, %lld entries), guard kept, finite", label, nent);
+  Check(bad + touched + nonfinite == 0, name, (double)(bad + touched + nonfinite), 0);
+
+  /* hanging: the count = (sum of the vertices' terms)^2, counted here with PlexVertexNode; the entries
+     xw[p] xw[q] Ke[a][b] in the order a, b, p, q */
+  size_t badcount = 0;
+  bad             = 0;
+  for (long long i = 0; i < nsubs; i++) {
+    const long c   = (long)(i / P.nsub);
+    const int  sub = (int)(i % P.nsub);
+    long       node[8], terms = 0;
+    double     Ke[64];
+    for (int a = 0; a < nv; a++) {
+      node[a] = c * P.d.nodes + PlexVertexNode(dim, k, sub, a);
+      terms += P.xptr[node[a] + 1] - P.xptr[node[a]];
+    }
+    badcount += P.hcount[i] != (long long)terms * terms;
+    PatchworkLORPlexSubcellMatrix(dim, &P.d, c, sub, P.coords.data(), r, dc, Ke);
+    long long t = P.hoff[i];
+    for (int a = 0; a < nv; a++)
+      for (int b = 0; b < nv; b++)
+        for (int p = P.xptr[node[a]]; p < P.xptr[node[a] + 1]; p++)
+          for (int q = P.xptr[node[b]]; q < P.xptr[node[b] + 1]; q++) {
+            const double want = (P.xw[p] * P.xw[q]) * Ke[a * nv + b];
+            if (t < P.hoff[i] + P.hcount[i]) bad += memcmp(&href[t], &want, sizeof(double)) != 0;
+            t++;
+          }
+    bad += t != P.hoff[i] + P.hcount[i];
+  }
+  snprintf(name, sizeof(name), "%s hanging counts = (sum of terms)^2 (%lld sub-cells)", label, nsubs);
+  Check(badcount == 0, name, (double)badcount, 0);
+  PlexScan(href, P.hoff, P.hcount, &touched, &nonfinite);
+  snprintf(name, sizeof(name), "%s hanging ref = xw[p] xw[q] Ke[a][b] (bitwise), guard kept, finite", label);
+  Check(bad + touched + nonfinite == 0, name, (double)(bad + touched + nonfinite), 0);
+}
+
+/* The tolerance of GPU vs reference, relative to max |Ke| of the entry's sub-cell. Both evaluate the
+   same expressions in the same order (PatchworkQ1ElementMatrixCoef); they differ only where nvcc
+   contracts a*b + c into an FMA and the host does not (x86-64 gcc without -mfma never does). An FMA
+   drops a rounding, so the two results lie within the sum of the two forward error bounds, built from
+   gamma(m) = m u / (1 - m u), u = eps/2, with m the longest chain of roundings. First order:
+   - J[i][j] = sum_a x_a,i dphi_a,j: nv products of a coordinate with dphi (itself dim - 1 products),
+     chain mJ = nv + dim - 1 (10 in 3D); error <= gamma(mJ) sum_a |x_a,i| |dphi_a,j| = 2 gamma(mJ) max|x|
+     (sum_a |dphi_a,j| = 2 at any point), on entries of size h (the sub-cell's edges, >= h_min): a
+     normwise relative difference rho <= 2 * 2 gamma(mJ) R between the sides, R = max|x| / h_min (the
+     cancellation of vertex coordinates into edge vectors; R < 8 k here).
+   - Ke's terms per quadrature point are wdet (aq phi_a phi_b + bq grad_a . grad_b), det of degree dim
+     and grad = J^{-T} dphi: a relative perturbation rho of J moves them by at most (dim + 2) kappa rho,
+     kappa = cond(J) <= 6 for these cells (extents within a factor 5/3, shear < 0.15, node moves < 0.15 h;
+     the largest Frobenius-norm condition number over all cases, at all points of both rules, is 5.8).
+     |term(a,b)| <= (term(a,a) + term(b,b)) / 2 (Cauchy-Schwarz, positive weights and coefficients), so
+     the magnitudes summed into any Ke[a][b] stay below max |Ke| (SPD: its largest entry is diagonal).
+   - the roundings after J (det or cofactors, division, grad, gg, the coefficients' interpolation, the
+     sum over the nv points) form chains under 40, amplified by the cancellation in det and the
+     cofactors (<= kappa^2): 2 kappa^2 gamma(40) for both sides.
+   tol = (dim + 2) kappa 4 gamma(mJ) R + 2 kappa^2 gamma(40), about 1.3e-13 R + 3.2e-13 in 3D: generous
+   (in practice a few eps R: the macro check above measures about 1.5 eps R per element matrix), while
+   any indexing error is O(1). Hanging entries are
+   fl(fl(xw xw) Ke) with |xw xw| <= 1: the same bound plus 2 u. */
+static double PlexTol(int dim, double R)
+{
+  const double u = DBL_EPSILON / 2, kappa = 6;
+  const int    mJ = (1 << dim) + dim - 1;
+  auto         gamma = [u](int m) { return m * u / (1 - m * u); };
+  return (dim + 2) * kappa * 4 * gamma(mJ) * R + 2 * kappa * kappa * gamma(40);
+}
+
+/* GPU vs the reference arrays, per entry relative to kmax of its sub-cell; guard kept, finite */
+static void PlexCompare(const char *name0, const std::vector<double> &g, const std::vector<double> &ref, const std::vector<long long> &off, const std::vector<long long> &count, const std::vector<double> &kmax, double tol)
+{
+  double err = 0;
+  size_t touched, nonfinite;
+  char   name[256];
+
+  for (size_t i = 0; i + 1 < off.size(); i++)
+    for (long long t = off[i]; t < off[i] + count[i]; t++) {
+      const double e = fabs(g[t] - ref[t]) / std::max(kmax[i], DBL_MIN);
+      if (!(e <= err)) err = e == e ? e : INFINITY;
+    }
+  PlexScan(g, off, count, &touched, &nonfinite);
+  snprintf(name, sizeof(name), "%s (guard touched %zu, not finite %zu)", name0, touched, nonfinite);
+  Check(err <= tol && touched == 0 && nonfinite == 0, name, err, tol);
+}
+
+static void PlexGpuChecks(const PlexCase &P, const char *label, const std::vector<double> &vref, const std::vector<double> &href)
+{
+  const long long nsubs = P.d.ncells * P.nsub;
+  const double    tol   = PlexTol(P.d.dim, P.R);
+  char            name[256];
+
+  double        *dx = Upload(P.coords), *dr = P.reaction.empty() ? NULL : Upload(P.reaction), *dc = P.diffusion.empty() ? NULL : Upload(P.diffusion), *dxw = Upload(P.xw);
+  unsigned char *dmask = Upload(P.mask);
+  long long     *doff = Upload(P.off), *dhoff = Upload(P.hoff);
+  int           *dxptr = Upload(P.xptr);
+  double        *dv = DeviceAlloc(vref.size()), *dh = DeviceAlloc(href.size());
+  std::vector<double> v(vref.size()), h(href.size());
+
+  FillNaN(dv, vref.size());
+  CheckRet(PatchworkLORPlexValuesCUDA(&P.d, dx, dr, dc, dmask, doff, dv, g_stream), "PatchworkLORPlexValuesCUDA");
+  Download(v, dv);
+  snprintf(name, sizeof(name), "%s values GPU vs ref R=%.0f", label, P.R);
+  PlexCompare(name, v, vref, P.off, P.vcount, P.kmax, tol);
+
+  FillNaN(dh, href.size());
+  CheckRet(PatchworkLORPlexHangingValuesCUDA(&P.d, dx, dr, dc, dxptr, dxw, dhoff, dh, g_stream), "PatchworkLORPlexHangingValuesCUDA");
+  Download(h, dh);
+  snprintf(name, sizeof(name), "%s hanging GPU vs ref R=%.0f", label, P.R);
+  PlexCompare(name, h, href, P.hoff, P.hcount, P.kmax, tol + DBL_EPSILON);
+
+  for (long long i = 0; i < nsubs; i++) {
+    g_plex_values_entries += P.vcount[i];
+    g_plex_hanging_entries += P.hcount[i];
+  }
+  CHECK_CUDA(cudaFree(dx));
+  if (dr) CHECK_CUDA(cudaFree(dr));
+  if (dc) CHECK_CUDA(cudaFree(dc));
+  CHECK_CUDA(cudaFree(dxw));
+  CHECK_CUDA(cudaFree(dmask));
+  CHECK_CUDA(cudaFree(doff));
+  CHECK_CUDA(cudaFree(dhoff));
+  CHECK_CUDA(cudaFree(dxptr));
+  CHECK_CUDA(cudaFree(dv));
+  CHECK_CUDA(cudaFree(dh));
+}
+
+/* ncells = 0: both launchers return 0 without touching anything (NULL inputs), the references too */
+static void TestPlexEmpty(void)
+{
+  PatchworkLORPlexDesc d;
+  double               *dv, sentinel = 7.0, back = 0, host = 7.0;
+
+  memset(&d, 0, sizeof(d));
+  d.dim    = 3;
+  d.degree = 2;
+  d.nodes  = 27;
+  d.ncells = 0;
+  d.alpha = d.beta = 1.0;
+  CHECK_CUDA(cudaMalloc((void **)&dv, sizeof(double)));
+  CHECK_CUDA(cudaMemcpy(dv, &sentinel, sizeof(double), cudaMemcpyHostToDevice));
+  int ret = PatchworkLORPlexValuesCUDA(&d, NULL, NULL, NULL, NULL, NULL, dv, g_stream);
+  ReportRet(ret, 0, "plex values ncells = 0");
+  ret = PatchworkLORPlexHangingValuesCUDA(&d, NULL, NULL, NULL, NULL, NULL, NULL, dv, g_stream);
+  ReportRet(ret, 0, "plex hanging ncells = 0");
+  d.dim = 2;
+  d.nodes = 9;
+  ret = PatchworkLORPlexValuesCUDA(&d, NULL, NULL, NULL, NULL, NULL, dv, g_stream) | PatchworkLORPlexHangingValuesCUDA(&d, NULL, NULL, NULL, NULL, NULL, NULL, dv, g_stream);
+  ReportRet(ret, 0, "plex values and hanging 2D ncells = 0");
+  CHECK_CUDA(cudaStreamSynchronize(g_stream));
+  CHECK_CUDA(cudaMemcpy(&back, dv, sizeof(double), cudaMemcpyDeviceToHost));
+  PatchworkLORPlexValuesRef(&d, NULL, NULL, NULL, NULL, NULL, &host);
+  PatchworkLORPlexHangingValuesRef(&d, NULL, NULL, NULL, NULL, NULL, NULL, &host);
+  Result(back == sentinel && host == 7.0, "plex ncells = 0 writes nothing (device %g, reference %g, want 7)", back, host);
+  CHECK_CUDA(cudaFree(dv));
+}
+
+/* dim 3 and 2, degrees 1..8 (quick: 3D 1..3, 2D 1 and 3, 3 cells), 3..7 cells; runs: every coefficient
+   case (none, reaction, diffusion, both), the vertex rule and the gaps alternating with k */
+static void TestPlex(bool quick)
+{
+  for (int dim = 3; dim >= 2; dim--)
+    for (int k = 1; k <= 8; k++) {
+      if (quick && (k > 3 || (dim == 2 && k == 2))) continue;
+      const long ncells = quick ? 3 : 3 + (k + dim) % 5;
+      static const int full_runs[4] = {0, 1, 2, 3}, quick_runs[2] = {0, 3};
+      const int        nruns = quick ? 2 : 4;
+      for (int run = 0; run < nruns; run++) {
+        static const char *const cname[4] = {"const", "reaction", "diffusion", "both"};
+        const int                coef = quick ? quick_runs[run] : full_runs[run], rule = (run + k) & 1, gap = (run / 2 + k) & 1;
+        PlexCase                 P;
+        std::vector<double>      vref, href;
+        char                     label[128];
+
+        MakePlexCase(dim, k, ncells, coef, rule, gap, P);
+        snprintf(label, sizeof(label), "plex %dD k=%d cells=%ld coef=%s rule=%s gap=%d", dim, k, ncells, cname[coef], rule ? "vertex" : "gauss", gap);
+        PlexHostChecks(P, label, vref, href);
+        PlexGpuChecks(P, label, vref, href);
+      }
+    }
+  printf("# plex entries compared GPU vs reference: PatchworkLORPlexValuesCUDA %lld, PatchworkLORPlexHangingValuesCUDA %lld\n", g_plex_values_entries, g_plex_hanging_entries);
+}
+
 int main(int argc, char **argv)
 {
   bool      quick;
@@ -504,6 +894,8 @@ int main(int argc, char **argv)
       }
     }
   }
+  TestPlexEmpty();
+  TestPlex(quick);
   CHECK_CUDA(cudaStreamDestroy(g_stream));
   CHECK_CUDA(cudaDeviceSynchronize());
   /* one line, last: the scripts take it as the summary */
