@@ -378,13 +378,24 @@ static PetscErrorCode CreatePatternCOO(PC pc)
   lor->nkeep = n;
   PetscCall(PCLORCreateMatrixCOO(pc, n, ci, cj, PETSC_FALSE));
   PetscCall(PetscFree2(ci, cj));
+  PetscCall(PCLORSetKeep(pc, (size_t)n, keep));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* keep (n entries, PetscMalloc'd; the PC takes it) becomes lor->keep: copied to the device and freed
+   when the values are computed there */
+PetscErrorCode PCLORSetKeep(PC pc, size_t n, long long *keep)
+{
+  PC_LOR *lor = (PC_LOR *)pc->data;
+
+  PetscFunctionBegin;
   if (lor->device) {
 #if defined(PATCHWORK_HAVE_CUDA)
     void *stream;
 
     PetscCall(PatchworkGetDeviceStream(&stream));
-    PatchworkCallKernel(PatchworkDeviceMalloc((size_t)n * sizeof(long long), (void **)&lor->keep));
-    PatchworkCallKernel(PatchworkDeviceCopyToDevice(lor->keep, keep, (size_t)n * sizeof(long long), stream));
+    PatchworkCallKernel(PatchworkDeviceMalloc(n * sizeof(long long), (void **)&lor->keep));
+    PatchworkCallKernel(PatchworkDeviceCopyToDevice(lor->keep, keep, n * sizeof(long long), stream));
     PetscCall(PetscLogCpuToGpu((PetscLogDouble)n * sizeof(long long)));
     PetscCall(PatchworkDeviceSynchronize()); /* before the host copy goes */
 #endif

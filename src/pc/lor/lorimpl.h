@@ -35,6 +35,7 @@ typedef struct {
 PETSC_INTERN PetscErrorCode PCLORSetUpDiscretization(PC);
 PETSC_INTERN PetscErrorCode PCLORCreatePattern(PC);
 PETSC_INTERN PetscErrorCode PCLORDestroyPattern(PC);
+PETSC_INTERN PetscErrorCode PCLORSetKeep(PC, size_t, long long *);
 PETSC_INTERN PetscErrorCode PCLORAssemble(PC);
 PETSC_INTERN PetscErrorCode PCLORCreateMatrixCOO(PC, PetscCount, PetscInt[], PetscInt[], PetscBool);
 PETSC_INTERN PetscErrorCode PCLORCreatePatternPlex(PC, const PatchworkPlexLORData *);

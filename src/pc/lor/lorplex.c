@@ -95,27 +95,6 @@ static PetscCount TraverseHanging(const PatchworkPlexLORData *d, PetscInt *ci, P
   return n;
 }
 
-/* The first entry of every sub-cell to lor->keep, on the device when the values are computed there */
-static PetscErrorCode KeepOffsets(PC pc, size_t nsub, long long *offset)
-{
-  PC_LOR *lor = (PC_LOR *)pc->data;
-
-  PetscFunctionBegin;
-  if (lor->device) {
-#if defined(PATCHWORK_HAVE_CUDA)
-    void *stream;
-
-    PetscCall(PatchworkGetDeviceStream(&stream));
-    PatchworkCallKernel(PatchworkDeviceMalloc(nsub * sizeof(long long), (void **)&lor->keep));
-    PatchworkCallKernel(PatchworkDeviceCopyToDevice(lor->keep, offset, nsub * sizeof(long long), stream));
-    PetscCall(PetscLogCpuToGpu((PetscLogDouble)nsub * sizeof(long long)));
-    PetscCall(PatchworkDeviceSynchronize()); /* before the host copy goes */
-#endif
-    PetscCall(PetscFree(offset));
-  } else lor->keep = offset;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 static PetscErrorCode CreatePatternHanging(PC pc, const PatchworkPlexLORData *d)
 {
   PC_LOR     *lor  = (PC_LOR *)pc->data;
@@ -131,7 +110,7 @@ static PetscErrorCode CreatePatternHanging(PC pc, const PatchworkPlexLORData *d)
   (void)TraverseHanging(d, ci, cj, NULL);
   PetscCall(PCLORCreateMatrixCOO(pc, n, ci, cj, PETSC_TRUE));
   PetscCall(PetscFree2(ci, cj));
-  PetscCall(KeepOffsets(pc, nsub, offset));
+  PetscCall(PCLORSetKeep(pc, nsub, offset));
   lor->ncoo = lor->nkeep = n;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -170,12 +149,9 @@ PetscErrorCode PCLORCreatePatternPlex(PC pc, const PatchworkPlexLORData *d)
     PatchworkCallKernel(PatchworkDeviceCopyToDevice(lor->submask, mask, nsub, stream));
     PetscCall(PetscLogCpuToGpu((PetscLogDouble)nsub));
 #endif
-    PetscCall(KeepOffsets(pc, nsub, offset)); /* synchronizes: the host mask may go */
-    PetscCall(PetscFree(mask));
-  } else {
-    PetscCall(KeepOffsets(pc, nsub, offset));
-    lor->submask = mask;
-  }
+  } else lor->submask = mask;
+  PetscCall(PCLORSetKeep(pc, nsub, offset)); /* on the device it synchronizes: the host mask may go */
+  if (lor->device) PetscCall(PetscFree(mask));
   lor->ncoo = lor->nkeep = n;
   lor->npattern++;
   PetscCall(PetscLogEventEnd(PATCHWORK_LORPattern, pc, 0, 0, 0));
