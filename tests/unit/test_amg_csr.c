@@ -11,6 +11,8 @@
    - Transpose against the transpose read off the dense matrix, exactly (ptr, col, val, sizes),
      and transposed twice against M, exactly.
    - Diagonal against the dense diagonal, exactly (there are no duplicates, so no sum rounds).
+   - Symmetrize: (m_ij + m_ji) * 0.5 for every entry, bit for bit, on the symmetric closure of each
+     square matrix; 3 and M untouched where a mirror is missing; 1 for a rectangular one.
    - Bad arguments return 1 (and leave T empty); empty arrays may come as NULL.
    PETSc-free; --quick runs smaller cases (for valgrind). */
 #include <float.h>
@@ -226,6 +228,76 @@ static void CheckDiagonal(int *fails, const char *label, const PatchworkCSRMatri
   free(d);
 }
 
+/* Symmetrize on M (expected 3 where a mirror is missing, M left alone; 1 when rectangular) and on
+   M's symmetric closure (the missing mirrors added with random values): there every entry must
+   become (m_ij + m_ji) * 0.5 of the input, bit for bit (one rounding, the same on both sides) */
+static void SymmetrizeOne(int *fails, const char *label, const PatchworkCSRMatrix *M, const int *at)
+{
+  const int          n   = M->nrow;
+  PatchworkCSRMatrix C   = *M;
+  double            *val = (double *)Malloc(sizeof(double) * (size_t)(M->nnz ? M->nnz : 1));
+  int                sym = 1, ret, bad = 0;
+
+  if (M->nnz) memcpy(val, M->val, sizeof(double) * (size_t)M->nnz);
+  C.val = val;
+  ret   = PatchworkCSRSymmetrizeRef(&C);
+  if (M->nrow != M->ncol) {
+    Check(fails, ret != 1, 0, "symmetrize %s: a rectangular matrix is refused", label);
+    free(val);
+    return;
+  }
+  for (int i = 0; i < n; i++)
+    for (int e = M->ptr[i]; e < M->ptr[i + 1]; e++) {
+      const int    f    = at[(size_t)M->col[e] * n + i] - 1;
+      const double want = f < 0 ? M->val[e] : (M->val[e] + M->val[f]) * 0.5;
+
+      if (f < 0) sym = 0;
+      bad += memcmp(&val[e], f < 0 || !sym ? &M->val[e] : &want, sizeof(double)) != 0;
+    }
+  if (!sym) { /* nothing may have changed */
+    bad = M->nnz ? memcmp(val, M->val, sizeof(double) * (size_t)M->nnz) != 0 : 0;
+    Check(fails, ret != 3 || bad, 0, "symmetrize %s: a pattern that is not symmetric gives 3 and leaves M alone", label);
+  } else Check(fails, ret != 0 || bad, 0, "symmetrize %s: every entry (m_ij + m_ji) * 0.5, bit for bit (%d differ)", label, bad);
+  free(val);
+}
+
+static void CheckSymmetrize(int *fails, const char *label, const PatchworkCSRMatrix *M, const int *at, uint64_t *rs)
+{
+  const int          n = M->nrow;
+  PatchworkCSRMatrix S;
+  int               *sat;
+  char               slabel[128];
+
+  SymmetrizeOne(fails, label, M, at);
+  if (M->nrow != M->ncol) return;
+  /* the closure: (i, j) where M has (i, j) or (j, i) */
+  S.nrow = S.ncol = n;
+  S.nnz  = 0;
+  S.ptr  = (int *)Malloc(sizeof(int) * ((size_t)n + 1));
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) S.nnz += at[(size_t)i * n + j] || at[(size_t)j * n + i];
+  S.col = (int *)Malloc(sizeof(int) * (size_t)(S.nnz ? S.nnz : 1));
+  S.val = (double *)Malloc(sizeof(double) * (size_t)(S.nnz ? S.nnz : 1));
+  sat   = (int *)Malloc(sizeof(int) * (size_t)n * n);
+  S.ptr[0] = 0;
+  for (int i = 0, p = 0; i < n; i++) {
+    for (int j = 0; j < n; j++) {
+      const int e = at[(size_t)i * n + j];
+
+      sat[(size_t)i * n + j] = 0;
+      if (!e && !at[(size_t)j * n + i]) continue;
+      S.col[p]               = j;
+      S.val[p]               = e ? M->val[e - 1] : Spread(rs);
+      sat[(size_t)i * n + j] = ++p;
+    }
+    S.ptr[i + 1] = p;
+  }
+  snprintf(slabel, sizeof(slabel), "%s, closed", label);
+  SymmetrizeOne(fails, slabel, &S, sat);
+  PatchworkCSRMatrixFree(&S);
+  free(sat);
+}
+
 static void Case(int *fails, int nrow, int ncol, int longrows, uint64_t *rs)
 {
   char               label[96];
@@ -239,6 +311,7 @@ static void Case(int *fails, int nrow, int ncol, int longrows, uint64_t *rs)
   CheckMultSingle(fails, label, &M, rs);
   CheckTranspose(fails, label, &M, at);
   CheckDiagonal(fails, label, &M, at);
+  CheckSymmetrize(fails, label, &M, at, rs);
   PatchworkCSRMatrixFree(&M);
   free(at);
 }
@@ -322,6 +395,7 @@ static void BadArguments(int *fails)
   Check(fails, PatchworkCSRTransposeRef(NULL, &T) != 1 || T.ptr, 0, "transpose: NULL M is refused");
   Check(fails, PatchworkCSRTransposeRef(&G, NULL) != 1, 0, "transpose: NULL T is refused");
   Check(fails, PatchworkCSRDiagonalRef(NULL, d) != 1, 0, "diagonal: NULL M is refused");
+  Check(fails, PatchworkCSRSymmetrizeRef(NULL) != 1, 0, "symmetrize: NULL M is refused");
   Check(fails, PatchworkCSRDiagonalRef(&G, NULL) != 1, 0, "diagonal: NULL d is refused");
   M      = G;
   M.ncol = 13;
