@@ -20,7 +20,7 @@ PetscErrorCode PCPatchAMGUseProductKernels(PC pc, PetscBool *use)
   PC_PatchAMG *pa = (PC_PatchAMG *)pc->data;
 
   PetscFunctionBegin;
-  *use = (PetscBool)(pa->serial && sizeof(PetscInt) == sizeof(int) && sizeof(PetscScalar) == sizeof(double) && !PetscDefined(USE_COMPLEX) && pa->product_kernels);
+  *use = (PetscBool)(pa->serial && PCPatchAMGKernelTypes() && pa->product_kernels);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -6,6 +6,10 @@
 #include <patchwork/amg_kernel.h>
 #include <petsc/private/pcimpl.h>
 
+/* PETSc's indices and scalars are the kernels' int and double (amg_kernel.h): the kernels and their CPU
+   references can read PETSc's CSR arrays in place */
+#define PCPatchAMGKernelTypes() (sizeof(PetscInt) == sizeof(int) && sizeof(PetscScalar) == sizeof(double) && !PetscDefined(USE_COMPLEX))
+
 /* The patchSPM layout of one level's rank-local rows (amg_kernel.h), where the level's vectors live */
 typedef struct {
   PatchworkSPMDesc desc;      /* host pointers, or device pointers when on_device */

@@ -368,7 +368,7 @@ static PetscErrorCode SPAISymmetricPart(Mat M)
 #if defined(PATCHWORK_HAVE_CUDA)
   PetscCall(PetscObjectTypeCompare((PetscObject)M, MATSEQAIJCUSPARSE, &dev));
 #endif
-  if ((seq || dev) && sizeof(PetscInt) == sizeof(int) && sizeof(PetscScalar) == sizeof(double) && !PetscDefined(USE_COMPLEX)) {
+  if ((seq || dev) && PCPatchAMGKernelTypes()) {
     const PetscInt    *ia, *ja;
     PetscScalar       *va;
     PetscInt           n;

@@ -53,7 +53,7 @@ static PetscErrorCode SPAIRowsCreate(SPAIRows *s, PetscInt maxJ)
   s->lwork = (PetscBLASInt)(64 * PetscMax(maxJ, 1)); /* >= the blocked optimum of geqrf and ormqr */
   PetscCall(PetscMalloc3(maxJ, &s->tau, s->lwork, &s->work, maxJ, &s->jrow));
   /* the normal equations (src/core/amg_spai_ref.c) read B's arrays as int and double */
-  if (sizeof(PetscInt) == sizeof(int) && sizeof(PetscScalar) == sizeof(double) && !PetscDefined(USE_COMPLEX)) PatchworkCallKernel(PatchworkSPAIWorkCreate((int)s->ncol, &s->nw));
+  if (PCPatchAMGKernelTypes()) PatchworkCallKernel(PatchworkSPAIWorkCreate((int)s->ncol, &s->nw));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -286,7 +286,7 @@ PETSC_EXTERN PetscErrorCode PatchworkMatCreateSPAI1(Mat A, Mat *M)
   PetscCall(PetscLogEventBegin(PATCHWORK_SPAI1, A, 0, 0, 0));
 #if defined(PATCHWORK_HAVE_CUDA)
   PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, &device));
-  device = (PetscBool)(device && sizeof(PetscInt) == sizeof(int) && sizeof(PetscScalar) == sizeof(double) && !PetscDefined(USE_COMPLEX));
+  device = (PetscBool)(device && PCPatchAMGKernelTypes());
 #endif
 
   /* B: a sequential AIJ matrix with global column numbers holding every row this rank needs */
