@@ -123,27 +123,27 @@ build_graph() {
     "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra tests/gpu/test_amg_balance_kernels.cu "$B/amg_balance_cu.o" "$B/amg_graph.o" -o "$B/test_balance_kernels"
 }
 
-# the CPU references and kernels of the prolongator, the Galerkin product, the device levels' CSR
-# operations and SPAI(1); every test links all of them; a test whose source is missing is left out
-# (reported as skipped)
+# the prolongator, the Galerkin product, the device levels' CSR operations and SPAI(1): for each part p,
+# the kernel cuda/amg_p.cu (ptxas report $LOG/ptxas_p.txt), its CPU reference src/core/amg_p_ref.c and
+# the test tests/gpu/test_amg_p_kernels.cu; every test links all of them; a test whose source is
+# missing is left out (reported as skipped)
 GALERKIN_TESTS="galerkin prolong csr spai"
+galerkin_ptxas() { local t; for t in $GALERKIN_TESTS; do printf '%s ' "$LOG/ptxas_$t.txt"; done; }
 build_galerkin() {
-  local t
-  for f in amg_prolong_ref amg_galerkin_ref amg_csr_ref amg_spai_ref; do
-    echo "+ $CC -O2 -Wall -Wextra -Iinclude -c src/core/$f.c"
-    "$CC" -O2 -Wall -Wextra -Iinclude -c src/core/$f.c -o "$B/$f.o" || return 1
+  local t objs=
+  for t in $GALERKIN_TESTS; do
+    echo "+ $CC -O2 -Wall -Wextra -Iinclude -c src/core/amg_${t}_ref.c" &&
+      "$CC" -O2 -Wall -Wextra -Iinclude -c "src/core/amg_${t}_ref.c" -o "$B/amg_${t}_ref.o" &&
+      echo "+ $NVCC $FLAGS -Xptxas -v -c cuda/amg_$t.cu" &&
+      "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra -Xptxas -v -c "cuda/amg_$t.cu" -o "$B/amg_$t.o" 2> "$LOG/ptxas_$t.txt" || return 1
+    objs="$objs $B/amg_$t.o $B/amg_${t}_ref.o"
   done
-  echo "+ $NVCC $FLAGS -Xptxas -v -c cuda/amg_prolong.cu cuda/amg_galerkin.cu cuda/amg_csr.cu cuda/amg_spai.cu" &&
-    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra -Xptxas -v -c cuda/amg_prolong.cu -o "$B/amg_prolong.o" 2> "$LOG/ptxas_prolong.txt" &&
-    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra -Xptxas -v -c cuda/amg_galerkin.cu -o "$B/amg_galerkin.o" 2> "$LOG/ptxas_galerkin.txt" &&
-    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra -Xptxas -v -c cuda/amg_csr.cu -o "$B/amg_csr.o" 2> "$LOG/ptxas_csr.txt" &&
-    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra -Xptxas -v -c cuda/amg_spai.cu -o "$B/amg_spai.o" 2> "$LOG/ptxas_spai.txt" &&
-    { grep -i -E "warning|error" "$LOG/ptxas_prolong.txt" "$LOG/ptxas_galerkin.txt" "$LOG/ptxas_csr.txt" "$LOG/ptxas_spai.txt" || true; } || return 1
+  { grep -i -E "warning|error" $(galerkin_ptxas) || true; }
   for t in $GALERKIN_TESTS; do
     rm -f "$B/test_${t}_kernels"
     [ -f "tests/gpu/test_amg_${t}_kernels.cu" ] || { echo "tests/gpu/test_amg_${t}_kernels.cu is missing: left out"; continue; }
     echo "+ $NVCC $FLAGS tests/gpu/test_amg_${t}_kernels.cu"
-    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra "tests/gpu/test_amg_${t}_kernels.cu" "$B/amg_prolong.o" "$B/amg_galerkin.o" "$B/amg_csr.o" "$B/amg_spai.o" "$B/amg_prolong_ref.o" "$B/amg_galerkin_ref.o" "$B/amg_csr_ref.o" "$B/amg_spai_ref.o" -lm -o "$B/test_${t}_kernels" || return 1
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra "tests/gpu/test_amg_${t}_kernels.cu" $objs -lm -o "$B/test_${t}_kernels" || return 1
   done
 }
 
@@ -183,7 +183,7 @@ for p in "${pids[@]}"; do
     plex) note plex-build ok "$((SECONDS - t0)) s; $(patch_regs "$LOG/ptxas_plex.txt") ($LOG/ptxas_plex.txt)" ;;
     amg) note amg-build ok "$((SECONDS - t0)) s; $(patch_regs "$LOG/ptxas_amg.txt" "$LOG/ptxas_amg_spm.txt") ($LOG/ptxas_amg*.txt)" ;;
     graph) note graph-build ok "$((SECONDS - t0)) s; $(patch_regs "$LOG/ptxas_graph.txt" "$LOG/ptxas_balance.txt")" ;;
-    galerkin) note galerkin-build ok "$((SECONDS - t0)) s; $(patch_regs "$LOG/ptxas_prolong.txt" "$LOG/ptxas_galerkin.txt" "$LOG/ptxas_csr.txt" "$LOG/ptxas_spai.txt")" ;;
+    galerkin) note galerkin-build ok "$((SECONDS - t0)) s; $(patch_regs $(galerkin_ptxas))" ;;
     esac
   else
     bfail=1
@@ -194,7 +194,7 @@ for p in "${pids[@]}"; do
     plex) note plex-build FAIL "see $LOG/build_plex.log"; l="$LOG/build_plex.log $LOG/ptxas_plex.txt" ;;
     amg) note amg-build FAIL "see $LOG/build_amg.log"; l="$LOG/build_amg.log $LOG/ptxas_amg.txt" ;;
     graph) note graph-build FAIL "see $LOG/build_graph.log"; l="$LOG/build_graph.log $LOG/ptxas_graph.txt $LOG/ptxas_balance.txt" ;;
-    galerkin) note galerkin-build FAIL "see $LOG/build_galerkin.log"; l="$LOG/build_galerkin.log $LOG/ptxas_prolong.txt $LOG/ptxas_galerkin.txt $LOG/ptxas_csr.txt $LOG/ptxas_spai.txt" ;;
+    galerkin) note galerkin-build FAIL "see $LOG/build_galerkin.log"; l="$LOG/build_galerkin.log $(galerkin_ptxas)" ;;
     esac
     cat $l 2>/dev/null | grep -v "^ptxas info" | tail -n 40
   fi
