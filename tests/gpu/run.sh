@@ -224,16 +224,21 @@ fi
 if [ -n "$AMGONLY" ] || [ -z "$LORONLY$PLEXONLY$TENSORONLY" ]; then
 AMG="build/tests/mat/test_patchamg"
 AGPU="-dm_mat_type aijcusparse $GPU"
-amg_its() { "$@" 2>&1 | grep -o 'CG iterations [0-9]*' | grep -o '[0-9]*$'; }
+# gpu_its NAME TEXT CMD...: CMD's CG iterations with $AGPU within 1 of the CPU run's, and TEXT in the
+# GPU run's log ($L/NAME.log, with -ksp_view -info :mat -log_view); the row quotes the log from TEXT on
+gpu_its() {
+  local name=$1 text=$2 c g
+  shift 2
+  c=$("$@" 2>&1 | grep -o 'CG iterations [0-9]*\|its=[0-9]*' | tail -n 1 | grep -o '[0-9]*$')
+  "$@" $AGPU -ksp_view -info :mat -log_view >"$L/$name.log" 2>&1
+  g=$(grep -o 'CG iterations [0-9]*\|its=[0-9]*' "$L/$name.log" | tail -n 1 | grep -o '[0-9]*$')
+  if [ -n "$g" ] && [ -n "$c" ] && [ $((g - c)) -le 1 ] && [ $((c - g)) -le 1 ] && grep -q "$text" "$L/$name.log"; then
+    row "$name" ok "gpu its=$g, cpu its=$c; $(grep -o "$text.*" "$L/$name.log" | head -n 1 | cut -c1-110)"; else
+    row "$name" FAIL "gpu its=${g:-$(tail -n 2 "$L/$name.log" | head -n 1)} cpu its=$c; see $L/$name.log"; fi
+}
 for c in "q1 32" "fd7 48" "fd7 32 -pc_patchamg_precision double"; do
   set -- $c
-  o="-problem $1 -n $2 ${3:-} ${4:-}"
-  a_cpu=$(amg_its $AMG $o)
-  a_gpu=$(amg_its $AMG $o $AGPU -ksp_view -log_view)
-  $AMG $o $AGPU -ksp_view -log_view >"$L/patchamg-gpu-$1-$2.log" 2>&1
-  if [ -n "$a_gpu" ] && [ -n "$a_cpu" ] && [ $((a_gpu - a_cpu)) -le 1 ] && [ $((a_cpu - a_gpu)) -le 1 ] && grep -q 'on the GPU' "$L/patchamg-gpu-$1-$2.log"; then
-    row "patchamg-gpu-$1-$2${3:+-double}" ok "gpu its=$a_gpu, cpu its=$a_cpu"; else
-    row "patchamg-gpu-$1-$2${3:+-double}" FAIL "gpu its=${a_gpu:-$(tail -n 2 "$L/patchamg-gpu-$1-$2.log" | head -1)} cpu its=$a_cpu"; fi
+  gpu_its "patchamg-gpu-$1-$2${3:+-double}" 'on the GPU' $AMG -problem $1 -n $2 ${3:-} ${4:-}
 done
 row patchamg-gpu-copies info "KSPSolve host<->device copies: $(copies "$L/patchamg-gpu-fd7-48.log")"
 # the hierarchy built on the GPU (cuda/amg_graph.cu, amg_balance.cu) equals the CPU's for the same seed,
@@ -265,21 +270,11 @@ check patchamg-gpu-gather-n2 $MPI -n 2 $AMG -problem fd7 -n 32 -max_its 14 -pc_p
 check patchamg-gpu-gather-coords-n2 bash -c "$MPI -n 2 $AMG -problem fd7 -n 32 -max_its 14 -pc_patchamg_redistribute 5000 -coordinates -ksp_view $AGPU | grep -E ' ([0-9]+) of \\1 aggregation levels\\)'"
 # SPAI(1) on the GPU (cuda/amg_spai.cu; only the rows it refuses are solved on the host): the algebraic
 # and the geometric hierarchy give the CPU's iterations (within 1), and -info says where the rows went
-spai_gpu() {
-  local name=$1 c g
-  shift
-  c=$("$@" 2>&1 | grep -o 'CG iterations [0-9]*\|its=[0-9]*' | grep -o '[0-9]*$')
-  "$@" $AGPU -info :mat -log_view >"$L/$name.log" 2>&1
-  g=$(grep -o 'CG iterations [0-9]*\|its=[0-9]*' "$L/$name.log" | grep -o '[0-9]*$')
-  if [ -n "$g" ] && [ -n "$c" ] && [ $((g - c)) -le 1 ] && [ $((c - g)) -le 1 ] && grep -q 'SPAI(1) on the GPU' "$L/$name.log"; then
-    row "$name" ok "gpu its=$g, cpu its=$c; $(grep -o 'SPAI(1) on the GPU: [0-9]* of [0-9]*\|[0-9]* refused' "$L/$name.log" | head -2 | tr '\n' ' ')rows on level 0"; else
-    row "$name" FAIL "gpu its=${g:-none} cpu its=$c; see $L/$name.log"; fi
-}
-spai_gpu patchamg-gpu-spai1 $AMG -problem fd7 -n 32 -max_its 32 -pc_patchamg_relax spai1
-spai_gpu patchamg-gpu-spai1-geometric build/examples/tets -mesh regular -cells 8 -refine 2 -refine_hierarchy -pc_type patchamg -pc_patchamg_hierarchy geometric
-spai_gpu patchamg-gpu-spai1-annulus build/examples/tets -mesh annulus -cells 16 -refine 2 -sigma_ratio 10 -refine_hierarchy -pc_type patchamg -pc_patchamg_hierarchy geometric
+gpu_its patchamg-gpu-spai1 'SPAI(1) on the GPU' $AMG -problem fd7 -n 32 -max_its 32 -pc_patchamg_relax spai1
+gpu_its patchamg-gpu-spai1-geometric 'SPAI(1) on the GPU' build/examples/tets -mesh regular -cells 8 -refine 2 -refine_hierarchy -pc_type patchamg -pc_patchamg_hierarchy geometric
+gpu_its patchamg-gpu-spai1-annulus 'SPAI(1) on the GPU' build/examples/tets -mesh annulus -cells 16 -refine 2 -sigma_ratio 10 -refine_hierarchy -pc_type patchamg -pc_patchamg_hierarchy geometric
 # the irregular mesh has rows the GPU refuses (solved on the host, into M's device matrix)
-spai_gpu patchamg-gpu-spai1-irregular build/examples/tets -mesh irregular -cells 8 -refine 2 -refine_hierarchy -pc_type patchamg -pc_patchamg_hierarchy geometric
+gpu_its patchamg-gpu-spai1-irregular 'SPAI(1) on the GPU' build/examples/tets -mesh irregular -cells 8 -refine 2 -refine_hierarchy -pc_type patchamg -pc_patchamg_hierarchy geometric
 # against a dense least-squares solve per row, and bad input (zero rows, singular rows) named on the GPU route
 check spai-gpu-n1 $MPI -n 1 build/tests/mat/test_spai -mat_type aijcusparse $GPU
 check spai-gpu-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 build/tests/mat/test_spai -mat_type aijcusparse $GPU
