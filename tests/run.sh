@@ -170,6 +170,7 @@ run unit/amg_graph        $B/tests/unit/test_amg_graph
 run unit/amg_relax_ref    $B/tests/unit/test_amg_relax_ref
 run unit/amg_products     $B/tests/unit/test_amg_products
 run unit/amg_csr          $B/tests/unit/test_amg_csr
+run unit/amg_strength     $B/tests/unit/test_amg_strength
 run unit/hanging_ref      $B/tests/unit/test_hanging_ref
 
 # --- the operator against an independently assembled AIJ matrix, serial and parallel
@@ -493,6 +494,18 @@ spai_vs_jacobi() {
 run tets/spai1-regular     spai_vs_jacobi -mesh regular -cells 8 -refine 2
 run tets/spai1-blobs100    spai_vs_jacobi -mesh blobs -cells 24 -sigma_ratio 100
 run tets/spai1-annulus     spai_vs_jacobi -mesh annulus -cells 64 -sigma_ratio 10
+# the strength threshold on the blobs (1,100): fewer iterations than without (here 29 -> 22 serial, 28 -> 16
+# on 2 ranks), and -ksp_view says it is on
+threshold_its() {
+  local a b
+  a=$("$@" -pc_type patchamg 2>&1 | sed -n 's/.* its=\([0-9]*\) reason=CONVERGED.*/\1/p')
+  b=$("$@" -pc_type patchamg -pc_patchamg_threshold 0.05 -ksp_view 2>&1 | tee $R/threshold-view.txt | sed -n 's/.* its=\([0-9]*\) reason=CONVERGED.*/\1/p')
+  echo "iterations: threshold 0 ${a:-none}, 0.05 ${b:-none}"
+  grep -q 'strength of connection: .* >= 0.05 sqrt' $R/threshold-view.txt || { echo "-ksp_view does not show the threshold"; return 1; }
+  [ -n "$a" ] && [ -n "$b" ] && [ "$b" -lt "$a" ]
+}
+run tets/blobs100-threshold    threshold_its $B/examples/tets -mesh blobs -cells 24 -sigma_ratio 100
+run tets/blobs100-threshold-n2 threshold_its $MPIEXEC -n 2 $B/examples/tets -mesh blobs -cells 24 -sigma_ratio 100
 run tets/patchamg-n2        bash -c "$MPIEXEC -n 2 $B/examples/tets -mesh blobs -cells 16 -sigma_ratio 100 -pc_type patchamg | grep -E ' its=([1-9]|[1-6][0-9]|70) reason=CONVERGED'"
 # the baselines (GAMG's counts differ between PETSc 3.18 and 3.26 by up to 5: regular 19/16, irregular 14/15, blobs 25/27, annulus 20/25)
 run tets/regular-gamg     tets_its 14 22 -mesh regular -cells 8 -refine 2 -pc_type gamg
@@ -582,6 +595,7 @@ if command -v valgrind >/dev/null 2>&1; then
   run valgrind/amg_relax_ref valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_amg_relax_ref
   run valgrind/amg_products valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_amg_products --quick
   run valgrind/amg_csr      valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_amg_csr --quick
+  run valgrind/amg_strength valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_amg_strength --quick
   run valgrind/hanging_ref  valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_hanging_ref
   run valgrind/p1         valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $B/tests/mat/test_p1
@@ -593,9 +607,10 @@ if command -v valgrind >/dev/null 2>&1; then
                             $AMG -problem fd7 -n 12 -pc_patchamg_coarse_size 50 -ksp_view
   run valgrind/patchamg-coordinates valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $B/examples/tets -mesh irregular -cells 4 -refine 1 -pc_type patchamg -pc_patchamg_coarse_size 50 -coordinates -ksp_view
+  run valgrind/patchamg-threshold valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+                            $B/examples/tets -mesh blobs -cells 6 -sigma_ratio 100 -pc_type patchamg -pc_patchamg_coarse_size 50 -pc_patchamg_threshold 0.05 -ksp_view
   run valgrind/patchamg-geometric valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $B/examples/tets -mesh regular -cells 2 -refine 2 -refine_hierarchy -pc_type patchamg -pc_patchamg_hierarchy geometric -pc_patchamg_renumber hierarchical -pc_patchamg_mat_type sell -ksp_view
-  run valgrind/spai       valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp $B/tests/mat/test_spai
   run valgrind/tensor_ref valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_tensor_ref
   run valgrind/patch_ref  valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_patch_ref --quick
   run valgrind/transfer_ref valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_transfer_ref --quick

@@ -58,6 +58,7 @@
 #ifndef PATCHWORK_AMG_KERNEL_H
 #define PATCHWORK_AMG_KERNEL_H
 
+#include <math.h>
 #include <patchwork/host_device.h>
 
 typedef struct {
@@ -119,6 +120,23 @@ PW_HOST_DEVICE int PatchworkCSRFind(const int *col, int lo, int hi, int j)
   return lo < end && col[lo] == j ? lo : -1;
 }
 
+/* Strength of connection (smoothed aggregation, Vanek, Mandel, Brezina 1996): entry e of row i, in
+   column j, is a strong coupling when j != i and max(|a_ij|, |a_ji|) >= theta sqrt(d_i) sqrt(d_j),
+   where a_ji = 0 if row j has no column i and d holds |a_ii| (0 where absent); the square roots
+   are taken apart so that the product neither overflows nor underflows. The max keeps the strong
+   graph of a symmetric pattern symmetric, whatever the values; a NaN on either side (or in d) makes
+   the coupling weak. Columns ascending in every row. Shared by the CPU and the GPU, which thus
+   agree exactly. */
+PW_HOST_DEVICE int PatchworkCSRStrong(const PatchworkCSR *A, const double *d, double theta, int i, int e)
+{
+  const int    j   = A->col[e];
+  const int    m   = j == i ? -1 : PatchworkCSRFind(A->col, A->ptr[j], A->ptr[j + 1], i);
+  const double aij = fabs(A->val[e]), aji = m >= 0 ? fabs(A->val[m]) : 0.0;
+
+  if (j == i || aij != aij || aji != aji) return 0;
+  return (aij > aji ? aij : aji) >= theta * (sqrt(d[i]) * sqrt(d[j]));
+}
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -155,6 +173,16 @@ int  PatchworkGraphBalanceCUDA(const PatchworkGraph *g, int nparts, int max_weig
 int  PatchworkGraphInduceCUDA(const PatchworkGraph *g, const int *part, int nparts, PatchworkGraph *c, void *stream);
 void PatchworkGraphFreeCUDA(PatchworkGraph *g);
 int  PatchworkGraphLevelOrderCUDA(int n, const int *agg, int naggs, const int *patch, int npatch, int *order, int *pos, int *patch_ptr, void *stream);
+
+/* The strong graph of a level matrix A (square, columns in [0, A->n) and ascending): vertex i's
+   neighbours are the columns of row i's strong couplings (PatchworkCSRStrong), in A's order, so
+   weak couplings neither join aggregates nor link patches. theta <= 0 keeps every off-diagonal
+   entry without a NaN. With A->n > 0, A's three arrays must be given. Allocates s->ptr and s->adj (malloc on the host, src/core/amg_strength_ref.c; cudaMalloc in
+   the CUDA version, cuda/amg_strength.cu, which takes A's device arrays and gives the same graph);
+   s->weight and s->coord are NULL. Free with PatchworkGraphFree / PatchworkGraphFreeCUDA. Return 0,
+   1 on bad arguments or failed allocation, or a cudaError_t code. */
+int PatchworkGraphStrength(const PatchworkCSR *A, double theta, PatchworkGraph *s);
+int PatchworkGraphStrengthCUDA(const PatchworkCSR *A, double theta, PatchworkGraph *s, void *stream);
 
 /* The patchSPM layout of A for the given positions (row: position -> level row, pos: its inverse,
    patch_ptr: patches as position ranges). Fills every field of d but inner, inner_omega and omega

@@ -127,7 +127,7 @@ build_graph() {
 # the kernel cuda/amg_p.cu (ptxas report $LOG/ptxas_p.txt), its CPU reference src/core/amg_p_ref.c and
 # the test tests/gpu/test_amg_p_kernels.cu; every test links all of them; a test whose source is
 # missing is left out (reported as skipped)
-GALERKIN_TESTS="galerkin prolong csr spai"
+GALERKIN_TESTS="galerkin prolong csr spai strength"
 galerkin_ptxas() { local t; for t in $GALERKIN_TESTS; do printf '%s ' "$LOG/ptxas_$t.txt"; done; }
 build_galerkin() {
   local t objs=
@@ -139,6 +139,11 @@ build_galerkin() {
     objs="$objs $B/amg_$t.o $B/amg_${t}_ref.o"
   done
   { grep -i -E "warning|error" $(galerkin_ptxas) || true; }
+  # the strength test frees its graphs with PatchworkGraphFree(CUDA): src/core/amg_graph.c ($B/amg_graph.o, from
+  # build_core) and cuda/amg_graph.cu (an object of its own: build_graph may be building amg_graph_cu.o meanwhile)
+  echo "+ $NVCC $FLAGS -c cuda/amg_graph.cu (galerkin tests)" &&
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra -c cuda/amg_graph.cu -o "$B/amg_graph_galerkin.o" || return 1
+  objs="$objs $B/amg_graph_galerkin.o $B/amg_graph.o"
   for t in $GALERKIN_TESTS; do
     rm -f "$B/test_${t}_kernels"
     [ -f "tests/gpu/test_amg_${t}_kernels.cu" ] || { echo "tests/gpu/test_amg_${t}_kernels.cu is missing: left out"; continue; }

@@ -247,7 +247,8 @@ row patchamg-gpu-copies info "KSPSolve host<->device copies: $(copies "$L/patcha
 # its damping column (estimated in floating point)
 hier() { "$@" -ksp_view 2>&1 | awk '/level +rows +nonzeros/ {on = 1; next} on && /coarse solve/ {print $1, $2, $3; exit} on {print $1, $2, $3, $4, $5, $6, $7, $8}'; }
 for c in "$AMG -problem q1 -n 32" "$AMG -problem fd7 -n 64 -pc_patchamg_k 3" "build/examples/tets -mesh blobs -cells 32 -sigma_ratio 100 -pc_type patchamg" "build/examples/tets -mesh irregular -cells 24 -pc_type patchamg -pc_patchamg_patch_size 100" \
-  "$AMG -problem fd7 -n 48 -coordinates" "build/examples/tets -mesh irregular -cells 20 -pc_type patchamg -coordinates"; do
+  "$AMG -problem fd7 -n 48 -coordinates" "build/examples/tets -mesh irregular -cells 20 -pc_type patchamg -coordinates" \
+  "build/examples/tets -mesh blobs -cells 28 -sigma_ratio 100 -pc_type patchamg -pc_patchamg_threshold 0.05"; do
   h_cpu=$(hier $c)
   h_gpu=$(hier $c $AGPU)
   name="patchamg-hierarchy-$(echo $c | awk '{print $3 "-" $5}')"
@@ -264,6 +265,8 @@ echo "$h_gpu" >"$L/patchamg-hierarchy-lor-gpu.txt"
 if [ -n "$h_cpu" ] && [ "$h_cpu" = "$h_gpu" ]; then row patchamg-hierarchy-lor ok "$(echo "$h_gpu" | wc -l) levels, same aggregates and patches"; else
   row patchamg-hierarchy-lor FAIL "see $L/patchamg-hierarchy-lor-{cpu,gpu}.txt"; fi
 check patchamg-gpu-n2 $MPI -n 2 $AMG -problem fd7 -n 32 -max_its 20 $AGPU
+# the strong graph built on each rank's device block (cuda/amg_strength.cu)
+gpu_its patchamg-gpu-threshold-n2 'strength of connection' $MPI -n 2 build/examples/tets -mesh blobs -cells 24 -sigma_ratio 100 -pc_type patchamg -pc_patchamg_threshold 0.05
 # coarse levels gathered onto one rank from level 1 on (patchamg-gpu-n2 gathers from level 2, by default): rank 1 then holds no rows there
 check patchamg-gpu-gather-n2 $MPI -n 2 $AMG -problem fd7 -n 32 -max_its 14 -pc_patchamg_redistribute 5000 $AGPU
 # the same with coordinates: the gathered level's points (centroids on the device) move with its rows
@@ -291,6 +294,7 @@ check p1-matrix-gpu-n1 $MPI -n 1 build/tests/mat/test_p1 -dm_mat_type aijcuspars
 check p1-matrix-gpu-n2 $MPI -n 2 build/tests/mat/test_p1 -dm_mat_type aijcusparse $GPU -skip_bad
 check tets-gpu-patchamg build/examples/tets -mesh blobs -cells 32 -sigma_ratio 100 -dm_mat_type aijcusparse -pc_type patchamg -ksp_view -log_view $GPU
 check patchamg-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 $AMG -problem fd7 -n 12 -pc_patchamg_coarse_size 50 -coordinates $AGPU
+check patchamg-threshold-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 build/examples/tets -mesh blobs -cells 8 -sigma_ratio 100 -pc_type patchamg -pc_patchamg_coarse_size 50 -pc_patchamg_threshold 0.05 $AGPU
 check patchamg-racecheck compute-sanitizer --tool racecheck --kernel-name-exclude kns=cusparse --error-exitcode 1 $AMG -problem q1 -n 8 -pc_patchamg_coarse_size 50 $AGPU
 fi
 # --- the CPU suite against this (newer) PETSc

@@ -116,12 +116,14 @@ PetscErrorCode PCPatchAMGGatherCoordinates(PC pc, const PC_PatchAMGGraph *H, Pet
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The graph of the rank-local diagonal block of A. On the device it borrows the matrix's own CSR
-   index arrays (int by construction); on the host it copies them into int arrays. */
-static PetscErrorCode GraphFromMatrix(PC_PatchAMGGraph *H, Mat A)
+/* The graph of the rank-local diagonal block of A: its pattern, or with theta > 0 its strong
+   couplings only (PatchworkCSRStrong). On the device the pattern borrows the matrix's own CSR index
+   arrays (int by construction), the strong graph is built there; on the host both are int copies. */
+static PetscErrorCode GraphFromMatrix(PC_PatchAMGGraph *H, Mat A, PetscReal theta)
 {
   Mat       Ad;
   PetscBool mpi;
+  int       err = 0;
 
   PetscFunctionBegin;
   PetscCall(PetscObjectBaseTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
@@ -132,19 +134,33 @@ static PetscErrorCode GraphFromMatrix(PC_PatchAMGGraph *H, Mat A)
   H->Ad = Ad;
   if (H->dev) {
 #if defined(PATCHWORK_HAVE_CUDA)
-    const PetscInt *ia, *ja;
+    const PetscInt    *ia, *ja;
+    const PetscScalar *va;
+    void              *stream;
 
     PetscCall(MatSeqAIJCUSPARSEGetIJ(Ad, PETSC_FALSE, &ia, &ja));
     H->L[0].g.n   = (int)H->n0;
     H->L[0].g.ptr = (const int *)ia;
     H->L[0].g.adj = (const int *)ja;
     H->borrowed   = PETSC_TRUE;
+    if (theta > 0) {
+      PatchworkCSR csr = {(int)H->n0, (const int *)ia, (const int *)ja, NULL};
+
+      PetscCall(PatchworkGetDeviceStream(&stream));
+      PetscCall(MatSeqAIJCUSPARSEGetArrayRead(Ad, &va));
+      csr.val = (const double *)va;
+      err     = PatchworkGraphStrengthCUDA(&csr, (double)theta, &H->L[0].g, stream);
+      PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(Ad, &va));
+      PetscCall(MatSeqAIJCUSPARSERestoreIJ(Ad, PETSC_FALSE, &ia, &ja));
+      H->borrowed = PETSC_FALSE;
+    }
 #endif
   } else {
-    PetscInt        n;
-    const PetscInt *ia, *ja;
-    PetscBool       done;
-    int            *ptr, *adj;
+    PetscInt           n;
+    const PetscInt    *ia, *ja;
+    const PetscScalar *va = NULL;
+    PetscBool          done;
+    int               *ptr, *adj;
 
     PetscCall(MatGetRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
     PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "PCPATCHAMG could not read the matrix's rows");
@@ -157,7 +173,18 @@ static PetscErrorCode GraphFromMatrix(PC_PatchAMGGraph *H, Mat A)
     PetscCall(MatRestoreRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
     H->L[0].g.ptr = ptr;
     H->L[0].g.adj = adj;
+    if (theta > 0) {
+      PatchworkCSR csr = {H->L[0].g.n, ptr, adj, NULL};
+
+      PetscCall(MatSeqAIJGetArrayRead(Ad, &va));
+      csr.val = (const double *)va;
+      err     = PatchworkGraphStrength(&csr, (double)theta, &H->L[0].g);
+      PetscCall(MatSeqAIJRestoreArrayRead(Ad, &va));
+      PetscCall(SpaceFree(PETSC_FALSE, &ptr));
+      PetscCall(SpaceFree(PETSC_FALSE, &adj));
+    }
   }
+  PetscCheck(!err, PETSC_COMM_SELF, PETSC_ERR_LIB, "PCPATCHAMG: the strong graph (threshold %g) failed (error %d)", (double)theta, err);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -267,7 +294,7 @@ PetscErrorCode PCPatchAMGGraphBuild(PC pc, Mat A, PetscInt first, PC_PatchAMGGra
   H->dev = pa->device;
   if (H->dev) PetscCall(PatchworkGetDeviceStream(&stream));
   PetscCall(PetscCalloc1(maxl, &H->L));
-  PetscCall(GraphFromMatrix(H, A));
+  PetscCall(GraphFromMatrix(H, A, pa->threshold));
   PetscCall(GraphCoordinates(pc, first, H));
   for (;;) {
     PC_PatchAMGGraphLevel *L = &H->L[H->nl++];

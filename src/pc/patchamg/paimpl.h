@@ -79,6 +79,7 @@ typedef struct {
   PetscReal              omega;        /* damping of the relaxation update; 0: the default of the relaxation */
   PetscReal              inner_omega;  /* damping of the inner sweeps */
   PetscReal              prolong_omega;/* P = (I - w/rho D^-1 A) P~, w (4/3) */
+  PetscReal              threshold;    /* strength of connection: aggregates and patches follow couplings >= threshold sqrt(|a_ii a_jj|) */
   PatchworkAMGRelax      relax;
   PetscInt               smooth_steps;
   PetscInt               coarse_size;
