@@ -4,6 +4,8 @@
 # when GPU_OPTS selects device matrices. Run after a build, from the repository root:
 #   GPU_OPTS="-dm_mat_type aijcusparse -dm_vec_type cuda -use_gpu_aware_mpi 0" bash bench/patchamg.sh
 # REFINE (default "3 4") lists the refinements of the 8^3-cube box: 3 is the paper's 275K-node mesh.
+# MESHES (default "regular irregular blobs"; blobs with sigma ratio 100). PCS (default "patchamg gamg"):
+# the PCs, each optionally with options joined by '+', e.g. "patchamg+-pc_patchamg_threshold+0.05".
 # CPU_RANKS (default none): also hypre's BoomerAMG on that many CPU ranks (rows "hypre-cpuN", a host
 # hypre: no GPU options), where this PETSc has hypre; HYPRE_OPTS: BoomerAMG's options (default below).
 set -u
@@ -25,13 +27,14 @@ if [ -n "${CPU_RANKS:-}" ]; then # does -pc_type hypre work in this PETSc? (the 
   fi
 fi
 row() { printf '%-22s %-9s %10s %8s %9s %9s %5s %s\n' "$@"; }
+sigma() { [ "$1" = blobs ] && echo 100 || echo 1; }
 echo "== PCPATCHAMG beside other AMG, CG to 1e-8, b = 1 (examples/tets $OPTS)"
 row mesh pc nodes assembly setup solve its reason
 for r in ${REFINE:-3 4}; do
-  for m in "regular 1" "irregular 1" "blobs 100"; do
-    set -- $m
+  for m in ${MESHES:-regular irregular blobs}; do
+    set -- $m $(sigma $m)
     for pc in $PCS; do
-      s=$(timeout ${TETS_TIMEOUT:-300} $T -mesh $1 -sigma_ratio $2 -refine $r -pc_type $pc $OPTS 2>&1 | grep summary:)
+      s=$(timeout ${TETS_TIMEOUT:-300} $T -mesh $1 -sigma_ratio $2 -refine $r -pc_type ${pc//+/ } $OPTS 2>&1 | grep summary:)
       get() { echo "$s" | grep -o "$1=[^ ]*" | cut -d= -f2; }
       row "$1 r=$r" "$pc" "$(get vertices)" "$(get assembly_s)" "$(get setup_s)" "$(get solve_s)" "$(get its)" "$(get reason)"
     done
