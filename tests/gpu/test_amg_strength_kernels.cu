@@ -31,7 +31,14 @@ struct Mat {
   int                 n = 0;
   std::vector<int>    ptr{0}, col;
   std::vector<double> val;
-  PatchworkCSR        View() const { return {n, ptr.data(), col.data(), val.data()}; }
+  /* with rows, the contract wants all three arrays, also without entries (an empty vector's data() may be NULL) */
+  PatchworkCSR View() const
+  {
+    static const int    no_col = 0;
+    static const double no_val = 0;
+
+    return {n, ptr.data(), col.empty() ? &no_col : col.data(), val.empty() ? &no_val : val.data()};
+  }
 };
 
 static int RandInt(int lo, int hi) /* uniform in [lo, hi] */
