@@ -51,6 +51,13 @@ extern "C" int PatchworkVecToDoubleCUDA(ptrdiff_t n, const float *x, double *y, 
   return (int)cudaGetLastError();
 }
 
+extern "C" int PatchworkVecLongToIntCUDA(ptrdiff_t n, const long long *x, int *y, void *stream)
+{
+  if (n <= 0) return (int)cudaSuccess;
+  Convert<long long, int><<<Blocks(n), 256, 0, (cudaStream_t)stream>>>(n, x, y);
+  return (int)cudaGetLastError();
+}
+
 extern "C" int PatchworkVecAYPXFloatCUDA(ptrdiff_t n, float a, const float *x, float *y, void *stream)
 {
   if (n <= 0) return (int)cudaSuccess;

@@ -21,6 +21,11 @@ void PatchworkVecAYPXFloatRef(ptrdiff_t n, float a, const float *x, float *y);
    distributed (first: the global index of y_0) */
 void PatchworkVecHashFillRef(ptrdiff_t n, ptrdiff_t first, unsigned seed, double *y);
 
+/* y = (int)x for indices known to fit in int (the caller checks): 64-bit row starts of a pattern
+   handed to the int CSR of the AMG kernels */
+void PatchworkVecLongToIntRef(ptrdiff_t n, const long long *x, int *y);
+int  PatchworkVecLongToIntCUDA(ptrdiff_t n, const long long *x, int *y, void *stream);
+
 int PatchworkVecHashFillCUDA(ptrdiff_t n, ptrdiff_t first, unsigned seed, double *y, void *stream);
 int PatchworkVecToFloatCUDA(ptrdiff_t n, const double *x, float *y, void *stream);
 int PatchworkVecToDoubleCUDA(ptrdiff_t n, const float *x, double *y, void *stream);

@@ -12,6 +12,11 @@ void PatchworkVecToDoubleRef(ptrdiff_t n, const float *x, double *y)
   for (ptrdiff_t i = 0; i < n; i++) y[i] = (double)x[i];
 }
 
+void PatchworkVecLongToIntRef(ptrdiff_t n, const long long *x, int *y)
+{
+  for (ptrdiff_t i = 0; i < n; i++) y[i] = (int)x[i];
+}
+
 void PatchworkVecAYPXFloatRef(ptrdiff_t n, float a, const float *x, float *y)
 {
   for (ptrdiff_t i = 0; i < n; i++) y[i] = a * y[i] + x[i];

@@ -52,6 +52,34 @@ static void TestLength(ptrdiff_t n)
   snprintf(name, sizeof(name), "to-double n=%td", n);
   Report(bad == 0, name, (double)bad, 0);
 
+  /* 64-bit indices that fit in int, narrowed: equal to the reference (large, negative and 0 included) */
+  {
+    std::vector<long long> li(n);
+    std::vector<int>       ri(n), gi(n);
+    long long             *dli;
+    int                   *dgi;
+
+    for (ptrdiff_t i = 0; i < n; i++) li[i] = (long long)(Rand() * 2147483647.0);
+    if (n > 2) {
+      li[0] = 2147483647;
+      li[1] = -2147483647 - 1;
+      li[2] = 0;
+    }
+    CHECK_CUDA(PatchworkDeviceMalloc(n * sizeof(long long), (void **)&dli));
+    CHECK_CUDA(PatchworkDeviceMalloc(n * sizeof(int), (void **)&dgi));
+    CHECK_CUDA(cudaMemcpy(dli, li.data(), n * sizeof(long long), cudaMemcpyHostToDevice));
+    PatchworkVecLongToIntRef(n, li.data(), ri.data());
+    CHECK_CUDA(PatchworkVecLongToIntCUDA(n, dli, dgi, g_stream));
+    CHECK_CUDA(cudaMemcpyAsync(gi.data(), dgi, n * sizeof(int), cudaMemcpyDeviceToHost, g_stream));
+    CHECK_CUDA(cudaStreamSynchronize(g_stream));
+    bad = 0;
+    for (ptrdiff_t i = 0; i < n; i++) bad += gi[i] != ri[i] || (long long)ri[i] != li[i];
+    snprintf(name, sizeof(name), "long-to-int n=%td", n);
+    Report(bad == 0, name, (double)bad, 0);
+    CHECK_CUDA(PatchworkDeviceFree(dli));
+    CHECK_CUDA(PatchworkDeviceFree(dgi));
+  }
+
   /* y = a y + x on finite data: within one float rounding of |a y| + |x| (FMA or not) */
   for (ptrdiff_t i = 0; i < n; i++) xf[i] = (float)Rand();
   for (float a : {-1.0f, 1.0f, 0.5f}) {
