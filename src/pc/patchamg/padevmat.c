@@ -187,6 +187,29 @@ PetscErrorCode PCPatchAMGMatGetDeviceCSR(Mat B, const PatchworkCSRMatrix **M)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* B's device values, to be written in place (the pattern stays): the finest level that PCLOR hands
+   PCPATCHAMG gets new values this way when only the operator's coefficients change */
+PetscErrorCode PCPatchAMGMatDeviceGetValues(Mat B, double **val)
+{
+  DeviceCSR *d;
+
+  PetscFunctionBegin;
+  PetscCall(DeviceCSRGet(B, &d));
+  PetscCheck(d, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Not a matrix over device CSR arrays");
+  PetscCheck(d->M.val && !d->T.ptr, PETSC_COMM_SELF, PETSC_ERR_SUP, "This device matrix keeps single-precision values or a transpose: its values cannot be rewritten");
+  *val = d->M.val;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* After the values changed: a new object state, so that a PC on B sets up again */
+PetscErrorCode PCPatchAMGMatDeviceRestoreValues(Mat B, double **val)
+{
+  PetscFunctionBegin;
+  *val = NULL;
+  PetscCall(PetscObjectStateIncrease((PetscObject)B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The device CSR of A, a sequential level matrix (int indices): the arrays of a matrix of this file,
    or an aijcusparse matrix's own; give them back with PCPatchAMGMatRestoreDeviceArrays */
 PetscErrorCode PCPatchAMGMatGetDeviceArrays(Mat A, PatchworkCSR *csr)
@@ -258,6 +281,20 @@ PetscErrorCode PCPatchAMGMatCreateDevice(PatchworkCSRMatrix *M, PetscBool transp
   (void)M;
   (void)transpose;
   (void)B;
+  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "PCPATCHAMG: level matrices on the device need a CUDA build");
+}
+
+PetscErrorCode PCPatchAMGMatDeviceGetValues(Mat B, double **val)
+{
+  (void)B;
+  (void)val;
+  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "PCPATCHAMG: level matrices on the device need a CUDA build");
+}
+
+PetscErrorCode PCPatchAMGMatDeviceRestoreValues(Mat B, double **val)
+{
+  (void)B;
+  (void)val;
   SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "PCPATCHAMG: level matrices on the device need a CUDA build");
 }
 

@@ -118,7 +118,8 @@ PetscErrorCode PCPatchAMGGatherCoordinates(PC pc, const PC_PatchAMGGraph *H, Pet
 
 /* The graph of the rank-local diagonal block of A: its pattern, or with theta > 0 its strong
    couplings only (PatchworkCSRStrong). On the device the pattern borrows the matrix's own CSR index
-   arrays (int by construction), the strong graph is built there; on the host both are int copies. */
+   arrays (int by construction; an aijcusparse matrix's or those of a matrix over device CSR
+   arrays), the strong graph is built there; on the host both are int copies. */
 static PetscErrorCode GraphFromMatrix(PC_PatchAMGGraph *H, Mat A, PetscReal theta)
 {
   Mat       Ad;
@@ -134,25 +135,20 @@ static PetscErrorCode GraphFromMatrix(PC_PatchAMGGraph *H, Mat A, PetscReal thet
   H->Ad = Ad;
   if (H->dev) {
 #if defined(PATCHWORK_HAVE_CUDA)
-    const PetscInt    *ia, *ja;
-    const PetscScalar *va;
-    void              *stream;
+    PatchworkCSR csr;
+    void        *stream;
 
-    PetscCall(MatSeqAIJCUSPARSEGetIJ(Ad, PETSC_FALSE, &ia, &ja));
-    H->L[0].g.n   = (int)H->n0;
-    H->L[0].g.ptr = (const int *)ia;
-    H->L[0].g.adj = (const int *)ja;
-    H->borrowed   = PETSC_TRUE;
+    PetscCall(PCPatchAMGMatGetDeviceArrays(Ad, &csr));
     if (theta > 0) {
-      PatchworkCSR csr = {(int)H->n0, (const int *)ia, (const int *)ja, NULL};
-
       PetscCall(PatchworkGetDeviceStream(&stream));
-      PetscCall(MatSeqAIJCUSPARSEGetArrayRead(Ad, &va));
-      csr.val = (const double *)va;
-      err     = PatchworkGraphStrengthCUDA(&csr, (double)theta, &H->L[0].g, stream);
-      PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(Ad, &va));
-      PetscCall(MatSeqAIJCUSPARSERestoreIJ(Ad, PETSC_FALSE, &ia, &ja));
-      H->borrowed = PETSC_FALSE;
+      err = PatchworkGraphStrengthCUDA(&csr, (double)theta, &H->L[0].g, stream);
+      PetscCall(PCPatchAMGMatRestoreDeviceArrays(Ad, &csr));
+    } else {
+      H->L[0].g.n   = csr.n;
+      H->L[0].g.ptr = csr.ptr;
+      H->L[0].g.adj = csr.col;
+      H->csr        = csr;
+      H->borrowed   = PETSC_TRUE;
     }
 #endif
   } else {
@@ -257,11 +253,7 @@ static PetscErrorCode ReleaseMatrixGraph(PC_PatchAMGGraph *H)
 {
   PetscFunctionBegin;
   if (H->borrowed) {
-#if defined(PATCHWORK_HAVE_CUDA)
-    const PetscInt *ia = (const PetscInt *)H->L[0].g.ptr, *ja = (const PetscInt *)H->L[0].g.adj;
-
-    PetscCall(MatSeqAIJCUSPARSERestoreIJ(H->Ad, PETSC_FALSE, &ia, &ja));
-#endif
+    PetscCall(PCPatchAMGMatRestoreDeviceArrays(H->Ad, &H->csr));
     H->L[0].g.ptr = H->L[0].g.adj = NULL;
     H->borrowed                   = PETSC_FALSE;
   }

@@ -5,6 +5,7 @@
 #include "../../sys/pwimpl.h"
 #include <patchwork/amg_kernel.h>
 #include <petsc/private/pcimpl.h>
+#include "padevmat.h"
 
 /* PETSc's indices and scalars are the kernels' int and double (amg_kernel.h): the kernels and their CPU
    references can read PETSc's CSR arrays in place */
@@ -33,7 +34,8 @@ typedef struct {
 
 typedef struct {
   PetscBool              dev;      /* arrays on the device (CUDA graph kernels) */
-  PetscBool              borrowed; /* level 0's graph is the device matrix's own CSR */
+  PetscBool              borrowed; /* level 0's graph is the device matrix's own CSR, csr */
+  PatchworkCSR           csr;
   Mat                    Ad;       /* the diagonal block it came from */
   PetscInt               n0;
   PetscInt               nl;
@@ -135,12 +137,6 @@ PETSC_INTERN PetscErrorCode PCPatchAMGGraphBuild(PC, Mat, PetscInt, PC_PatchAMGG
 PETSC_INTERN PetscErrorCode PCPatchAMGGraphDestroy(PC_PatchAMGGraph *);
 PETSC_INTERN PetscErrorCode PCPatchAMGGraphToHost(PetscBool, const int *, PetscInt, int **);
 PETSC_INTERN PetscErrorCode PCPatchAMGGatherCoordinates(PC, const PC_PatchAMGGraph *, PetscInt, PetscInt);
-PETSC_INTERN PetscErrorCode PCPatchAMGMatCreateDevice(PatchworkCSRMatrix *, PetscBool, Mat *);
-PETSC_INTERN PetscErrorCode PCPatchAMGMatGetDeviceCSR(Mat, const PatchworkCSRMatrix **);
-PETSC_INTERN PetscErrorCode PCPatchAMGMatDeviceSetSingle(Mat);
-PETSC_INTERN PetscErrorCode PCPatchAMGMatGetDeviceArrays(Mat, PatchworkCSR *);
-PETSC_INTERN PetscErrorCode PCPatchAMGMatRestoreDeviceArrays(Mat, PatchworkCSR *);
-PETSC_INTERN PetscErrorCode PCPatchAMGMatGetAIJ(Mat, Mat *);
 PETSC_INTERN PetscErrorCode PCPatchAMGSPMCreate(PC_PatchAMG *, Mat, const PC_PatchAMGGraphLevel *, PC_PatchAMGSPM *);
 PETSC_INTERN PetscErrorCode PCPatchAMGSPMDestroy(PC_PatchAMGSPM *);
 PETSC_INTERN PetscErrorCode PCPatchAMGSPMRelax(PC_PatchAMG *, PC_PatchAMGSPM *, Vec, Vec, Vec, PetscBool);

@@ -570,6 +570,7 @@ static PetscErrorCode CheckMatrix(Mat A)
   KSPConvergedReason reason;
 
   PetscFunctionBegin;
+  PetscCall(PCPatchAMGMatGetAIJ(A, &A)); /* MatIsSymmetric needs an assembled matrix */
   PetscCall(MatIsSymmetric(A, 1e-10, &sym));
   PetscCheck(sym, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "PCPATCHAMG needs a symmetric positive definite matrix: this one is not symmetric (-pc_patchamg_check)");
   PetscCall(MatCreateVecs(A, &x, &b));
@@ -585,6 +586,7 @@ static PetscErrorCode CheckMatrix(Mat A)
   PetscCall(KSPDestroy(&ksp));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&b));
+  PetscCall(MatDestroy(&A));
   PetscCheck(reason != KSP_DIVERGED_INDEFINITE_MAT && reason != KSP_DIVERGED_INDEFINITE_PC, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "PCPATCHAMG needs a symmetric positive definite matrix: CG found a direction of negative curvature (-pc_patchamg_check)");
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -603,20 +605,23 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
   PetscLogDouble   t0, t1;
   PetscBool        kernels, more;
   Mat              Gmat = NULL; /* the graph of the next segment's first level, when not its matrix */
+  const PatchworkCSRMatrix *Adev;
 
   PetscFunctionBegin;
   PetscCall(PCReset_PatchAMG(pc));
   PetscCall(PetscMemzero(pa->setup_time, sizeof(pa->setup_time)));
   PetscCall(PetscObjectGetComm((PetscObject)pc, &comm));
   PetscCall(PetscObjectBaseTypeCompareAny((PetscObject)A, &aij, MATSEQAIJ, MATMPIAIJ, ""));
-  PetscCheck(aij, comm, PETSC_ERR_SUP, "PCPATCHAMG needs an assembled AIJ matrix (seqaij, mpiaij, aijcusparse, ...), not %s", ((PetscObject)A)->type_name);
+  PetscCall(PCPatchAMGMatGetDeviceCSR(A, &Adev)); /* a matrix over device CSR arrays (PCLOR's) */
+  PetscCheck(aij || Adev, comm, PETSC_ERR_SUP, "PCPATCHAMG needs an assembled AIJ matrix (seqaij, mpiaij, aijcusparse, ...), not %s", ((PetscObject)A)->type_name);
   PetscCall(MatGetSize(A, &M, &N));
   PetscCheck(M == N, comm, PETSC_ERR_ARG_SIZ, "PCPATCHAMG needs a square matrix, got %" PetscInt_FMT " x %" PetscInt_FMT, M, N);
   PetscCallMPI(MPI_Comm_size(comm, &size));
   pa->serial = (PetscBool)(size == 1);
   PetscCall(PCPatchAMGUseProductKernels(pc, &kernels));
   PetscCall(PatchworkMatVectorsOnDevice(A, &pa->device));
-  if (pa->device) {
+  if (Adev) PetscCheck(kernels && !pa->geometric, comm, PETSC_ERR_SUP, "PCPATCHAMG on a matrix over device CSR arrays needs the product kernels (-pc_patchamg_product_kernels) and the algebraic hierarchy");
+  else if (pa->device) {
     PetscBool cusparse;
 
     PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &cusparse, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, MATAIJCUSPARSE, ""));
