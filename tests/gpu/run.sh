@@ -199,6 +199,17 @@ if grep -q 'values computed on the GPU' "$L/lor-gpu.log" && [ -n "$lor_gpu" ] &&
   row lor-gpu-vs-cpu FAIL "gpu: ${lor_gpu:-$(tail -n 2 "$L/lor-gpu.log" | head -1)} cpu: $lor_cpu"; fi
 row lor-gpu-copies info "KSPSolve host<->device copies: $(copies "$L/lor-gpu.log") (GAMG's coarse solve)"
 check lor-gpu-n2 $MPI -n 2 build/examples/lor -dim 3 -degree 3 -cells 8 $GPU
+# PCPATCHAMG inside: the LOR matrix stays the kernels' device CSR (no AIJCUSPARSE); its entries equal the
+# reference assembly (test_lor converts it through MatMult), also after new coefficients (values in place),
+# and CG needs the iterations of the AIJCUSPARSE route (-pc_lor_device_csr 0: the same matrix and hierarchy)
+check lor-matrix-gpu-devcsr $MPI -n 1 build/tests/mat/test_lor -lor_mat_type aijcusparse -lor_pc_type patchamg -kmax 4 $GPU
+LD="build/examples/lor -dim 3 -degree 4 -cells 10 -lor_pc_type patchamg $GPU"
+ld_aij=$($LD -pc_lor_device_csr 0 2>&1 | grep -o 'its=[0-9]* reason=[A-Z_]*')
+ld_dev=$($LD -ksp_view -log_view 2>&1 | tee "$L/lor-gpu-devcsr.log" | grep -o 'its=[0-9]* reason=[A-Z_]*')
+if grep -q 'as a device CSR that PCPATCHAMG reads directly' "$L/lor-gpu-devcsr.log" && [ -n "$ld_dev" ] && [ "$ld_dev" = "$ld_aij" ]; then
+  row lor-gpu-devcsr ok "device CSR $ld_dev, aijcusparse $ld_aij"; else
+  row lor-gpu-devcsr FAIL "device CSR: ${ld_dev:-$(tail -n 2 "$L/lor-gpu-devcsr.log" | head -1)} aijcusparse: $ld_aij"; fi
+check lor-devcsr-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 build/examples/lor -dim 3 -degree 3 -cells 4 -lor_pc_type patchamg $GPU
 check lor-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 build/examples/lor -dim 3 -degree 3 -cells 3 $GPU
 # cuSPARSE's csrmv kernel (GAMG's SpMV) reports shared-memory hazards of its own: ours only
 check lor-racecheck compute-sanitizer --tool racecheck --kernel-name-exclude kns=cusparse --error-exitcode 1 build/examples/lor -dim 2 -degree 5 -cells 3 $GPU

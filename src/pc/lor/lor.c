@@ -129,6 +129,7 @@ static PetscErrorCode PCSetFromOptions_LOR(PC pc, PatchworkOptionItems PetscOpti
   PetscCall(PetscOptionsReal("-pc_lor_beta", "Stiffness coefficient of alpha*M + beta*K (only without a Patchwork operator)", "PCLORSetCoefficients", lor->beta_req, &lor->beta_req, NULL));
   PetscCall(PetscOptionsEnum("-pc_lor_quadrature", "Quadrature of the Q1 sub-elements: gausslobatto (their vertices) or gauss, 2 points per direction", "PCLORSetQuadrature", PatchworkTensorQuadratures, (PetscEnum)lor->quadrature, (PetscEnum *)&lor->quadrature, NULL));
   PetscCall(PetscOptionsEnum("-pc_lor_bc", "Boundary condition (only without a Patchwork operator)", "PCLORSetBC", PatchworkTensorBCs, (PetscEnum)lor->bc_req, (PetscEnum *)&lor->bc_req, NULL));
+  PetscCall(PetscOptionsBool("-pc_lor_device_csr", "One GPU rank with -lor_pc_type patchamg: hand PCPATCHAMG the LOR matrix as the device CSR the kernels built (no AIJCUSPARSE, no host copy)", "", lor->devcsr_req, &lor->devcsr_req, NULL));
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -149,13 +150,14 @@ static PetscErrorCode PCView_LOR(PC pc, PetscViewer viewer)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(MatGetSize(lor->A, &N, NULL));
-  PetscCall(MatGetInfo(lor->A, MAT_GLOBAL_SUM, &info));
+  if (lor->devcsr) info.nz_used = (PetscLogDouble)lor->nkeep; /* a shell has no MatGetInfo */
+  else PetscCall(MatGetInfo(lor->A, MAT_GLOBAL_SUM, &info));
   PetscCall(MatGetType(lor->A, &mtype));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  low-order-refined Q1 matrix of the Q%" PetscInt_FMT " operator in %dD: every cell split at its Gauss-Lobatto nodes into %" PetscInt_FMT " Q1 cells\n", lor->info.degree, lor->desc.dim, (PetscInt)PetscPowInt(lor->info.degree, lor->desc.dim)));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  %g*M + %g*K (%s), %s conditions; %" PetscInt_FMT " rows, %.0f nonzeros, type %s, values computed on the %s\n", (double)lor->info.alpha, (double)lor->info.beta, lor->from_tensor ? "from the Patchwork operator" : "from PCLORSetCoefficients()", PatchworkTensorBCs[lor->info.bc], N, (double)info.nz_used, mtype, lor->device ? "GPU" : "CPU"));
   if (lor->plex) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on a DMPlex mesh: assembled cell by cell (one thread per sub-cell on the GPU); variable coefficients enter as their Q1 interpolants from the nodes\n"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  sub-cells integrated at %s; pattern built %" PetscInt_FMT " time(s), %s\n", lor->quadrature == PATCHWORK_QUADRATURE_GAUSSLOBATTO ? (lor->axis_only ? "their vertices (box cells: couplings along the axes only)" : "their vertices") : "2 Gauss points per direction", lor->npattern,
-                                   lor->csr ? "as the matrix's CSR (values written in place)" : "by MatSetPreallocationCOO() (values by MatSetValuesCOO())"));
+                                   lor->devcsr ? "as a device CSR that PCPATCHAMG reads directly (no AIJCUSPARSE, values written in place)" : lor->csr ? "as the matrix's CSR (values written in place)" : "by MatSetPreallocationCOO() (values by MatSetValuesCOO())"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner of the LOR matrix (options prefix %slor_):\n", ((PetscObject)pc)->prefix ? ((PetscObject)pc)->prefix : ""));
   PetscCall(PetscViewerASCIIPushTab(viewer));
   PetscCall(PCView(lor->inner, viewer));
@@ -342,6 +344,10 @@ PetscErrorCode PCLORSetQuadrature(PC pc, PatchworkTensorQuadrature q)
   Output Parameter:
 . A - the matrix, owned by the PC
 
+  Note:
+  On one GPU rank with a `PCPATCHAMG` inner PC the matrix is a `MATSHELL` over the device CSR arrays
+  (`MatMult()` and `MatGetDiagonal()` work); -pc_lor_device_csr 0 makes it an AIJCUSPARSE matrix.
+
   Level: intermediate
 
 .seealso: `PCLOR`, `PCLORGetInnerPC()`
@@ -393,6 +399,7 @@ PetscErrorCode PCLORGetInnerPC(PC pc, PC *inner)
 . -pc_lor_bc <dirichlet,natural>      - boundary condition (only without a Patchwork operator)
 . -pc_lor_quadrature <gausslobatto,gauss> - rule of the Q1 sub-cells: vertices (default) or Gauss points
 . -lor_pc_type <hypre,gamg,...>       - the inner PC (default: BoomerAMG where PETSc's hypre works on the matrix's memory, else GAMG)
+. -pc_lor_device_csr <true>           - one GPU rank, DMDA, -lor_pc_type patchamg: the LOR matrix stays the device CSR the kernels built, read by PCPATCHAMG as it is
 - -lor_mat_type <aij,aijcusparse>     - type of the LOR matrix (default: device type when the operator's vectors are on the device)
 
   Notes:
@@ -420,6 +427,7 @@ PETSC_EXTERN PetscErrorCode PCCreate_LOR(PC pc)
   PetscCall(PatchworkInitializePackage());
   PetscCall(PetscCitationsRegister(citation, &cited));
   PetscCall(PetscNew(&lor));
+  lor->devcsr_req = PETSC_TRUE;
   lor->alpha_req = 0;
   lor->beta_req  = 1;
   lor->bc_req    = PATCHWORK_BC_DIRICHLET;

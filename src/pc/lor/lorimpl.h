@@ -5,6 +5,7 @@
 #include "../../sys/pwimpl.h"
 #include <patchwork/lor_kernel.h>
 #include <petsc/private/pcimpl.h>
+#include "../patchamg/padevmat.h"
 
 typedef struct {
   /* the discretization when the operator is not a Patchwork tensor (PCSetDM() and these) */
@@ -28,6 +29,9 @@ typedef struct {
   PetscBool         plex;        /* the operator lives on a DMPlex (lorplex.c) */
   PetscBool         csr;         /* the pattern is the matrix's own CSR order (one rank, DMDA): values go
                                     straight into its value array, no COO bookkeeping */
+  PetscBool         devcsr_req;  /* -pc_lor_device_csr */
+  PetscBool         devcsr;      /* A is a matrix over the device CSR the pattern kernels made
+                                    (../patchamg/padevmat.h): one GPU rank, DMDA, PCPATCHAMG inside */
   Mat               A;           /* the LOR matrix */
   PC                inner;       /* preconditioner of A, options prefix lor_ */
 } PC_LOR;
