@@ -341,6 +341,56 @@ __global__ void __launch_bounds__(ROW_THREADS, K == 1 ? 1 : 8) Gather(const LorG
   }
 }
 
+/* A2, A4 and A3 fused for the one-rank CSR route (PatchworkLORGatherCSRCUDA): a warp per row in 3D
+   (27 lanes), per 3 rows in 2D (9 lanes each), lane s of a row for slot s, so the lanes read the Ae
+   entries of a macro element row side by side as Gather's threads do. Whether the slot is stored is
+   the pattern's own test (PatchworkLORSlotStored); a ballot over the row's lanes gives each stored
+   slot its rank, hence its place in the row of the CSR (no rows x slots array, no map). A Dirichlet
+   row stores its diagonal alone, 1; other values are Gather's sums, in Gather's order: bitwise equal
+   to Gather, Dirichlet and Compact. */
+template <int DIM, int K>
+__global__ void __launch_bounds__(ROW_THREADS) GatherCSR(const LorGeom g, const __grid_constant__ PatchworkLORDesc d, int axis_only, const double *__restrict__ Ae, const int *__restrict__ rowptr, double *__restrict__ out)
+{
+  constexpr int S = DIM == 3 ? 27 : 9, RPW = 32 / S, N1 = K + 1; /* rows per warp */
+  const int     lane = (int)(threadIdx.x & 31), grp = lane / S, s = lane % S;
+  const long long warps = (long long)gridDim.x * (ROW_THREADS / 32);
+
+  for (long long w = blockIdx.x * (long long)(ROW_THREADS / 32) + threadIdx.x / 32; w * RPW < g.nrow; w += warps) {
+    const long long row = w * RPW + grp;
+    const bool      active = grp < RPW && row < g.nrow;
+    int             x[3] = {0, 0, 0};
+
+    if (active) { /* whole grid: the row is the node's lexicographic index */
+      const long long plane = (long long)g.nodes[0] * g.nodes[1];
+      x[2]                  = (int)(row / plane);
+      x[1]                  = (int)((row - x[2] * plane) / g.nodes[0]);
+      x[0]                  = (int)(row - x[2] * plane - (long long)x[1] * g.nodes[0]);
+    }
+    const bool     stored = active && PatchworkLORSlotStored(&d, axis_only, x, s);
+    const unsigned mask   = __ballot_sync(0xffffffffu, stored) >> (grp * S);
+    if (!stored) continue;
+    const long long pos = rowptr[row] + __popc(mask & ((1u << s) - 1u));
+    if (d.dirichlet && OnBoundary<DIM>(g, x)) {
+      out[pos] = 1.0;
+      continue;
+    }
+    const int o[3] = {s % 3 - 1, (s / 3) % 3 - 1, DIM == 3 ? s / 9 - 1 : 0};
+    int       c0[3] = {0, 0, 0}, nc[3] = {1, 1, 1};
+    double    v = 0;
+#pragma unroll
+    for (int dd = 0; dd < DIM; dd++) nc[dd] = CellsAlong<K>(g.N[dd], g.cell_start[dd], g.mc[dd], x[dd], o[dd], &c0[dd]);
+    for (int iz = 0; iz < nc[2]; iz++)
+      for (int iy = 0; iy < nc[1]; iy++)
+        for (int ix = 0; ix < nc[0]; ix++) {
+          const int       cx = c0[0] + ix, cy = c0[1] + iy, cz = c0[2] + iz;
+          const long long e  = ((long long)(cz - g.cell_start[2]) * g.mc[1] + (cy - g.cell_start[1])) * g.mc[0] + (cx - g.cell_start[0]);
+          const int       r  = DIM == 3 ? ((x[2] - K * cz) * N1 + x[1] - K * cy) * N1 + x[0] - K * cx : (x[1] - K * cy) * N1 + x[0] - K * cx;
+          v += Ae[(e * g.nloc + r) * S + s];
+        }
+    out[pos] = v;
+  }
+}
+
 /* A4: one thread per row; only rows on or next to the global boundary store anything */
 template <int DIM>
 __global__ void __launch_bounds__(ROW_THREADS) Dirichlet(const LorGeom g, double *__restrict__ vals)
@@ -475,6 +525,23 @@ static void LaunchGather(const LorGeom &g, unsigned blocks, cudaStream_t s, cons
   }
 }
 
+template <int DIM>
+static void LaunchGatherCSR(const LorGeom &g, unsigned blocks, cudaStream_t s, const PatchworkLORDesc &d, int axis_only, const double *Ae, const int *rowptr, double *out)
+{
+  switch (g.k) {
+  case 1: GatherCSR<DIM, 1><<<blocks, ROW_THREADS, 0, s>>>(g, d, axis_only, Ae, rowptr, out); break;
+  case 2: GatherCSR<DIM, 2><<<blocks, ROW_THREADS, 0, s>>>(g, d, axis_only, Ae, rowptr, out); break;
+  case 3: GatherCSR<DIM, 3><<<blocks, ROW_THREADS, 0, s>>>(g, d, axis_only, Ae, rowptr, out); break;
+  case 4: GatherCSR<DIM, 4><<<blocks, ROW_THREADS, 0, s>>>(g, d, axis_only, Ae, rowptr, out); break;
+  case 5: GatherCSR<DIM, 5><<<blocks, ROW_THREADS, 0, s>>>(g, d, axis_only, Ae, rowptr, out); break;
+  case 6: GatherCSR<DIM, 6><<<blocks, ROW_THREADS, 0, s>>>(g, d, axis_only, Ae, rowptr, out); break;
+  case 7: GatherCSR<DIM, 7><<<blocks, ROW_THREADS, 0, s>>>(g, d, axis_only, Ae, rowptr, out); break;
+  case 8: GatherCSR<DIM, 8><<<blocks, ROW_THREADS, 0, s>>>(g, d, axis_only, Ae, rowptr, out); break;
+  case 9: GatherCSR<DIM, 9><<<blocks, ROW_THREADS, 0, s>>>(g, d, axis_only, Ae, rowptr, out); break;
+  default: GatherCSR<DIM, 10><<<blocks, ROW_THREADS, 0, s>>>(g, d, axis_only, Ae, rowptr, out); break; /* k <= PW_MAX_DEGREE = 10, checked */
+  }
+}
+
 } // namespace
 
 extern "C" int PatchworkLORMacroCUDA(const PatchworkLORDesc *d, const double *coords, double *Ae, void *stream)
@@ -602,7 +669,7 @@ __global__ void PatternFill(const PatchworkLORDesc d, int axis_only, long long n
       if (!PatchworkLORSlotStored(&d, axis_only, g, s)) continue;
       PatchworkLORSlotNeighbour(&d, g, s, nb);
       cols[e] = PatchworkLORGridIndex(&d, nb);
-      keep[e] = row * S + s;
+      if (keep) keep[e] = row * S + s;
       e++;
     }
   }
@@ -647,5 +714,23 @@ extern "C" int PatchworkLORPatternFillCUDA(const PatchworkLORDesc *d, int axis_o
   const long long nrow = PatchworkLORRowCount(d);
 
   PatternFill<<<Blocks(nrow, 256), 256, 0, (cudaStream_t)stream>>>(*d, axis_only, nrow, rowptr, cols, keep);
+  return (int)cudaGetLastError();
+}
+
+extern "C" int PatchworkLORGatherCSRCUDA(const PatchworkLORDesc *d, int axis_only, const double *Ae, const int *rowptr, double *out, void *stream)
+{
+  LorGeom     g;
+  cudaError_t err;
+
+  if (PatternDescBad(d) || !rowptr || !out) return (int)cudaErrorInvalidValue;
+  for (int i = 0; i < d->dim; i++) /* every cell (whole sums) */
+    if (d->degree < 1 || d->cell_start[i] != 0 || d->cell_end[i] != (d->nodes[i] - 1) / d->degree) return (int)cudaErrorInvalidValue;
+  if ((err = MakeGeom(d, USE_CELLS | USE_ROWS, &g)) != cudaSuccess) return (int)err;
+  if (g.nrow <= 0) return (int)cudaSuccess;
+  const int      rpw    = d->dim == 3 ? 1 : 3;
+  const long long warps = (g.nrow + rpw - 1) / rpw, want = (warps + ROW_THREADS / 32 - 1) / (ROW_THREADS / 32);
+  const unsigned blocks = (unsigned)(want < 0x7fffffffLL ? want : 0x7fffffffLL);
+  if (d->dim == 3) LaunchGatherCSR<3>(g, blocks, (cudaStream_t)stream, *d, axis_only, Ae, rowptr, out);
+  else LaunchGatherCSR<2>(g, blocks, (cudaStream_t)stream, *d, axis_only, Ae, rowptr, out);
   return (int)cudaGetLastError();
 }

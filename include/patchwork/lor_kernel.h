@@ -200,10 +200,20 @@ void PatchworkLORDirichletRef(const PatchworkLORDesc *d, double *vals);
 /* out[i] = vals[map[i]], i < n: the entries the matrix stores, in the order of its COO pattern
    (the rows' slots without the ones that are structurally absent) */
 void PatchworkLORCompactRef(long n, const long long *map, const double *vals, double *out);
+/* A2, A4 and A3 in one pass, for the one-rank route whose pattern is the matrix's CSR (the row box the
+   whole grid, the cell range every cell, the pattern of PatchworkLORPattern*() with axis_only, fewer
+   than 2^31 entries): out[rowptr[row] + j] = the entry
+   of the j-th stored slot of the row, i.e. the value Gather, Dirichlet and Compact (with that
+   pattern's keep map) give, bit for bit (the same sums in the same order; a Dirichlet row stores
+   only its diagonal, 1). No rows x slots array and no map: about 650 bytes less traffic per row in
+   3D. rowptr: the pattern's row starts (int, as the matrix's CSR has them). */
+void PatchworkLORGatherCSRRef(const PatchworkLORDesc *d, int axis_only, const double *Ae, const int *rowptr, double *out);
+
 /* The stored pattern when the row box is the whole grid (one rank; rows and columns numbered like the
    nodes): row by row, slots ascending (so columns ascending), the slots PatchworkLORSlotStored() keeps.
    Count: rowptr[0..nrow] (rowptr[0] = 0), returns the entry count nnz. Fill: cols[nnz] the columns,
-   keep[nnz] = row * S + s, the map of PatchworkLORCompact*() from the rows x slots of A2 to them. */
+   keep[nnz] = row * S + s, the map of PatchworkLORCompact*() from the rows x slots of A2 to them
+   (NULL: not written; GatherCSR needs none). */
 long long PatchworkLORPatternCountRef(const PatchworkLORDesc *d, int axis_only, long long *rowptr);
 void      PatchworkLORPatternFillRef(const PatchworkLORDesc *d, int axis_only, const long long *rowptr, int *cols, long long *keep);
 
@@ -215,6 +225,7 @@ int PatchworkLORMacroCUDA(const PatchworkLORDesc *d, const double *coords, doubl
 int PatchworkLORGatherCUDA(const PatchworkLORDesc *d, const double *Ae, double *vals, void *stream);
 int PatchworkLORDirichletCUDA(const PatchworkLORDesc *d, double *vals, void *stream);
 int PatchworkLORCompactCUDA(long n, const long long *map, const double *vals, double *out, void *stream);
+int PatchworkLORGatherCSRCUDA(const PatchworkLORDesc *d, int axis_only, const double *Ae, const int *rowptr, double *out, void *stream);
 /* The same pattern as the reference's, exactly; *nnz comes back to the host */
 int PatchworkLORPatternCountCUDA(const PatchworkLORDesc *d, int axis_only, long long *rowptr, long long *nnz, void *stream);
 int PatchworkLORPatternFillCUDA(const PatchworkLORDesc *d, int axis_only, const long long *rowptr, int *cols, long long *keep, void *stream);

@@ -102,36 +102,42 @@ static int CellsAlong(const PatchworkLORDesc *d, int dir, int g, int o, int cell
   return m;
 }
 
+/* A2's sum for slot s of the row of node g: the Ae entries of the macro elements in the range that
+   hold both g and its neighbour, lexicographic (z slowest), from 0; 0 outside the global grid */
+static double GatherSlot(const PatchworkLORDesc *d, const double *Ae, const int g[3], int s)
+{
+  const int k = d->degree, n = k + 1, dim = d->dim, S = PatchworkLORSlots(d), nloc = PatchworkLORMacroNodes(d);
+  const int mc[3] = {d->cell_end[0] - d->cell_start[0], d->cell_end[1] - d->cell_start[1], d->cell_end[2] - d->cell_start[2]};
+  const int o[3]  = {s % 3 - 1, (s / 3) % 3 - 1, dim == 3 ? s / 9 - 1 : 0};
+  int       cells[3][2], nc[3];
+  double    v = 0;
+
+  for (int dir = 0; dir < 3; dir++) {
+    if (g[dir] + o[dir] < 0 || g[dir] + o[dir] >= d->nodes[dir]) return 0;
+    nc[dir] = CellsAlong(d, dir, g[dir], o[dir], cells[dir]);
+  }
+  for (int iz = 0; iz < nc[2]; iz++)
+    for (int iy = 0; iy < nc[1]; iy++)
+      for (int ix = 0; ix < nc[0]; ix++) {
+        const int  c[3] = {cells[0][ix], cells[1][iy], cells[2][iz]};
+        const long e    = ((long)(c[2] - d->cell_start[2]) * mc[1] + (c[1] - d->cell_start[1])) * mc[0] + (c[0] - d->cell_start[0]);
+        const int  r    = dim == 3 ? ((g[2] - k * c[2]) * n + g[1] - k * c[1]) * n + g[0] - k * c[0] : (g[1] - k * c[1]) * n + g[0] - k * c[0];
+        v += Ae[((size_t)e * nloc + r) * S + s];
+      }
+  return v;
+}
+
 void PatchworkLORGatherRef(const PatchworkLORDesc *d, const double *Ae, double *vals)
 {
-  const int  k = d->degree, n = k + 1, dim = d->dim, S = PatchworkLORSlots(d), nloc = PatchworkLORMacroNodes(d);
-  const int  mc[3] = {d->cell_end[0] - d->cell_start[0], d->cell_end[1] - d->cell_start[1], d->cell_end[2] - d->cell_start[2]};
-  const long nrow  = PatchworkLORRowCount(d);
+  const int  S    = PatchworkLORSlots(d);
+  const long nrow = PatchworkLORRowCount(d);
 
   CheckDesc(d);
   for (long row = 0; row < nrow; row++) {
     int g[3];
 
     PatchworkLORRowNode(d, row, g);
-    for (int s = 0; s < S; s++) {
-      const int o[3] = {s % 3 - 1, (s / 3) % 3 - 1, dim == 3 ? s / 9 - 1 : 0};
-      int       cells[3][2], nc[3], inside = 1;
-      double    v = 0;
-      for (int dir = 0; dir < 3; dir++) {
-        if (g[dir] + o[dir] < 0 || g[dir] + o[dir] >= d->nodes[dir]) inside = 0;
-        nc[dir] = CellsAlong(d, dir, g[dir], o[dir], cells[dir]);
-      }
-      if (inside)
-        for (int iz = 0; iz < nc[2]; iz++)
-          for (int iy = 0; iy < nc[1]; iy++)
-            for (int ix = 0; ix < nc[0]; ix++) {
-              const int  c[3] = {cells[0][ix], cells[1][iy], cells[2][iz]};
-              const long e    = ((long)(c[2] - d->cell_start[2]) * mc[1] + (c[1] - d->cell_start[1])) * mc[0] + (c[0] - d->cell_start[0]);
-              const int  r    = dim == 3 ? ((g[2] - k * c[2]) * n + g[1] - k * c[1]) * n + g[0] - k * c[0] : (g[1] - k * c[1]) * n + g[0] - k * c[0];
-              v += Ae[((size_t)e * nloc + r) * S + s];
-            }
-      vals[(size_t)row * S + s] = v;
-    }
+    for (int s = 0; s < S; s++) vals[(size_t)row * S + s] = GatherSlot(d, Ae, g, s);
   }
 }
 
@@ -196,6 +202,25 @@ static void CheckWholeGrid(const PatchworkLORDesc *d)
   (void)d;
 }
 
+void PatchworkLORGatherCSRRef(const PatchworkLORDesc *d, int axis_only, const double *Ae, const int *rowptr, double *out)
+{
+  const long nrow = PatchworkLORRowCount(d);
+  int        slots[PW_LOR_MAX_SLOTS];
+  const int  ns = PatchworkLORSlotCandidates(d, axis_only, slots);
+
+  CheckDesc(d);
+  CheckWholeGrid(d);
+  for (int i = 0; i < d->dim; i++) assert(d->cell_start[i] == 0 && d->cell_end[i] == (d->nodes[i] - 1) / d->degree); /* every cell: whole sums */
+  for (long row = 0; row < nrow; row++) {
+    int g[3], e = rowptr[row];
+
+    PatchworkLORRowNode(d, row, g);
+    const int identity = d->dirichlet && PatchworkLOROnBoundary(d, g); /* A4: only the diagonal is stored, 1 */
+    for (int t = 0; t < ns; t++)
+      if (PatchworkLORSlotStored(d, axis_only, g, slots[t])) out[e++] = identity ? 1.0 : GatherSlot(d, Ae, g, slots[t]);
+  }
+}
+
 long long PatchworkLORPatternCountRef(const PatchworkLORDesc *d, int axis_only, long long *rowptr)
 {
   const long nrow = PatchworkLORRowCount(d);
@@ -233,7 +258,7 @@ void PatchworkLORPatternFillRef(const PatchworkLORDesc *d, int axis_only, const 
       if (!PatchworkLORSlotStored(d, axis_only, g, s)) continue;
       PatchworkLORSlotNeighbour(d, g, s, nb);
       cols[e] = PatchworkLORGridIndex(d, nb);
-      keep[e] = (long long)row * S + s;
+      if (keep) keep[e] = (long long)row * S + s;
       e++;
     }
   }

@@ -52,12 +52,25 @@
      GPU vs ref   both functions, per entry relative to max|Ke| of the sub-cell, within a forward error
                   bound of the FMA contractions (PlexTol); guard untouched, every entry finite;
      ncells = 0   both launchers return 0 and write nothing.
+   The fused one-rank gather (PatchworkLORGatherCSRCUDA: A2, A4 and A3 into the CSR's values), on whole
+   non-cubic grids, 2D and 3D, degrees 1..8 and 10, Dirichlet off and on, axis_only 0 and 1, Ae from
+   PatchworkLORMacroRef uploaded (so that only the gather is compared), the int row starts and keep map
+   of PatchworkLORPattern{Count,Fill}Ref:
+     fused      bitwise equal to PatchworkLORGatherCSRRef; the output filled with NaN and guarded by
+                CSR_GUARD entries on each side: every entry assigned, the guards untouched;
+     pipeline   bitwise equal to PatchworkLOR{Gather,Dirichlet,Compact}CUDA on the same Ae;
+     large      (full run only) 3D k = 4 on 50^3 macro elements (8.1M rows), Ae and the pattern from the
+                GPU: fused = pipeline bitwise, and a timing line per axis_only (informational: the fused
+                kernel against Gather + Dirichlet + Compact, cudaEvent means, GDoF/s = rows / time);
+     errors     NULL descriptor, row boxes that are not the whole grid, bad dim, degree, nodes or cell
+                range, NULL rowptr or out: cudaErrorInvalidValue (1), nothing written.
    Also: bad descriptors are refused with cudaErrorInvalidValue, empty ranges are no-ops.
    Prints one line per check, `ok ...` or `FAIL ...`, the worst err/tol last, and exits 0 when all
    pass, 1 otherwise, 77 without a CUDA device.
 
    Usage: test_lor_kernels [--quick]   (--quick: one small sub-range geometry per degree, Dirichlet on
-   and off; DMPlex: 3 cells, 3D k = 1..3, 2D k = 1 and 3, two runs each; for compute-sanitizer) */
+   and off; DMPlex: 3 cells, 3D k = 1..3, 2D k = 1 and 3, two runs each; fused gather: 3D k = 1 and 4,
+   2D k = 2 and 5 on grids of at most 3x2x3 cells, no large case; for compute-sanitizer) */
 #include <cuda_runtime.h>
 #include <float.h>
 #include <math.h>
@@ -824,6 +837,287 @@ static void TestPlex(bool quick)
   printf("# plex entries compared GPU vs reference: PatchworkLORPlexValuesCUDA %lld, PatchworkLORPlexHangingValuesCUDA %lld\n", g_plex_values_entries, g_plex_hanging_entries);
 }
 
+/* ---- the fused one-rank gather: PatchworkLORGatherCSRCUDA ----
+   Ae from the reference (PatchworkLORMacroRef, uploaded), so that only the gather is compared; the
+   pattern and the int row starts from PatchworkLORPattern{Count,Fill}Ref. */
+#define CSR_GUARD 16
+
+static long long g_csr_entries = 0;
+
+/* The pattern of a whole-grid descriptor on the host: the row starts as int (the matrix's CSR) and the
+   keep map of PatchworkLORCompact*(); returns nnz */
+static long long CSRPattern(const PatchworkLORDesc *d, int axis_only, std::vector<int> &rowptr, std::vector<long long> &keep)
+{
+  const long             nrow = PatchworkLORRowCount(d);
+  std::vector<long long> rp(nrow + 1);
+  const long long        nnz = PatchworkLORPatternCountRef(d, axis_only, rp.data());
+  std::vector<int>       cols(std::max<long long>(nnz, 1));
+
+  keep.assign(std::max<long long>(nnz, 1), 0);
+  PatchworkLORPatternFillRef(d, axis_only, rp.data(), cols.data(), keep.data());
+  rowptr.resize(nrow + 1);
+  for (long r = 0; r <= nrow; r++) rowptr[r] = (int)rp[r];
+  return nnz;
+}
+
+/* One whole-grid descriptor, axis_only 0 and 1:
+     fused      PatchworkLORGatherCSRCUDA into an array filled with NaN, CSR_GUARD entries before and
+                after: bitwise equal to PatchworkLORGatherCSRRef on the same Ae, every entry assigned,
+                the guards untouched;
+     pipeline   PatchworkLOR{Gather,Dirichlet,Compact}CUDA (keep map of the pattern) on the same Ae:
+                bitwise equal to the fused result. */
+static void GatherCSRCase(const PatchworkLORDesc *d, const char *label0)
+{
+  const int    S = PatchworkLORSlots(d), nloc = PatchworkLORMacroNodes(d);
+  const size_t nmacro = (size_t)PatchworkLORMacroCount(d), nrow = (size_t)PatchworkLORRowCount(d);
+  const size_t nAe = nmacro * nloc * S, nv = nrow * S;
+  char         name[320];
+
+  std::vector<double> coords, Ae(nAe);
+  MakeCoords(d, coords);
+  PatchworkLORMacroRef(d, coords.data(), Ae.data());
+  double *dAe = DeviceAlloc(nAe), *dv = DeviceAlloc(nv);
+  Upload(dAe, Ae);
+  for (int axis_only = 0; axis_only <= 1; axis_only++) {
+    std::vector<int>       rowptr;
+    std::vector<long long> keep;
+    const long long        nnz = CSRPattern(d, axis_only, rowptr, keep);
+    std::vector<double>    ref(nnz), got(nnz + 2 * CSR_GUARD), pipe(nnz);
+
+    PatchworkLORGatherCSRRef(d, axis_only, Ae.data(), rowptr.data(), ref.data());
+    int       *drow  = Upload(rowptr);
+    long long *dkeep = Upload(keep);
+    double    *dout = DeviceAlloc(got.size()), *dpipe = DeviceAlloc(nnz);
+
+    FillNaN(dout, got.size());
+    CheckRet(PatchworkLORGatherCSRCUDA(d, axis_only, dAe, drow, dout + CSR_GUARD, g_stream), "PatchworkLORGatherCSRCUDA");
+    Download(got, dout);
+    size_t bad = 0, guard = 0;
+    for (long long i = 0; i < nnz; i++) bad += memcmp(&got[CSR_GUARD + i], &ref[i], sizeof(double)) != 0;
+    for (int i = 0; i < CSR_GUARD; i++) guard += !IsGuard(got[i]) + !IsGuard(got[CSR_GUARD + nnz + i]);
+    snprintf(name, sizeof(name), "%s axis_only=%d fused (bitwise = GatherCSRRef, %lld entries; guard entries touched %zu)", label0, axis_only, nnz, guard);
+    Check(bad + guard == 0, name, (double)(bad + guard), 0);
+
+    FillNaN(dv, nv);
+    FillNaN(dpipe, nnz);
+    CheckRet(PatchworkLORGatherCUDA(d, dAe, dv, g_stream), "PatchworkLORGatherCUDA");
+    CheckRet(PatchworkLORDirichletCUDA(d, dv, g_stream), "PatchworkLORDirichletCUDA");
+    CheckRet(PatchworkLORCompactCUDA((long)nnz, dkeep, dv, dpipe, g_stream), "PatchworkLORCompactCUDA");
+    Download(pipe, dpipe);
+    bad = 0;
+    for (long long i = 0; i < nnz; i++) bad += memcmp(&got[CSR_GUARD + i], &pipe[i], sizeof(double)) != 0;
+    snprintf(name, sizeof(name), "%s axis_only=%d fused = GPU Gather, Dirichlet, Compact (bitwise)", label0, axis_only);
+    Check(bad == 0, name, (double)bad, 0);
+    g_csr_entries += nnz;
+    CHECK_CUDA(cudaFree(drow));
+    CHECK_CUDA(cudaFree(dkeep));
+    CHECK_CUDA(cudaFree(dout));
+    CHECK_CUDA(cudaFree(dpipe));
+  }
+  CHECK_CUDA(cudaFree(dAe));
+  CHECK_CUDA(cudaFree(dv));
+}
+
+/* 3D and 2D, degrees 1..8 and 10 (quick: 3D k = 1 and 4, 2D k = 2 and 5), whole non-cubic grids,
+   Dirichlet off and on, the vertex rule alternating with k and Dirichlet, alpha and beta random */
+static void TestGatherCSR(bool quick)
+{
+  const int degrees[] = {1, 2, 3, 4, 5, 6, 7, 8, 10};
+
+  for (int dim = 3; dim >= 2; dim--)
+    for (int k : degrees) {
+      if (quick && !(dim == 3 ? k == 1 || k == 4 : k == 2 || k == 5)) continue;
+      std::vector<Geo> geos;
+      if (dim == 3) {
+        if (k <= 2) geos.push_back({"whole", {5, 4, 3}, {1, 1, 1}, {0, 0, 0}, 0});
+        else if (k <= 5) geos.push_back({"whole", {3, 2, 2}, {1, 1, 1}, {0, 0, 0}, 0});
+        else geos.push_back({"whole", {2, 2, 1}, {1, 1, 1}, {0, 0, 0}, 0});
+        if (quick) geos[0] = {"whole", {k == 1 ? 3 : 2, 2, k == 1 ? 3 : 1}, {1, 1, 1}, {0, 0, 0}, 0};
+        else if (k == 1) geos.push_back({"big", {24, 20, 17}, {1, 1, 1}, {0, 0, 0}, 0});
+        else if (k == 2) geos.push_back({"big", {12, 10, 9}, {1, 1, 1}, {0, 0, 0}, 0});
+      } else {
+        geos.push_back({"whole", {k <= 5 ? 7 : 3, k <= 5 ? 5 : 2, 1}, {1, 1, 1}, {0, 0, 0}, 0});
+        if (quick) geos[0] = {"whole", {3, 2, 1}, {1, 1, 1}, {0, 0, 0}, 0};
+        else if (k <= 2) geos.push_back({"big", {160 / k, 130 / k, 1}, {1, 1, 1}, {0, 0, 0}, 0});
+      }
+      for (const Geo &G : geos)
+        for (int dirichlet = 0; dirichlet <= 1; dirichlet++) {
+          PatchworkLORDesc d;
+          char             label[200];
+
+          MakeDesc(dim, k, G, dirichlet, 0.05 + 2 * fabs(Rand()), 0.05 + 2 * fabs(Rand()), &d);
+          d.vertex_rule = (k + dirichlet) & 1;
+          snprintf(label, sizeof(label), "gather-csr %dD k=%-2d %s %dx%dx%d dirichlet=%d rule=%s", dim, k, G.name, G.cells[0], G.cells[1], dim == 3 ? G.cells[2] : 1, dirichlet, d.vertex_rule ? "vertex" : "gauss");
+          GatherCSRCase(&d, label);
+        }
+    }
+  printf("# gather-csr entries compared GPU vs reference: %lld\n", g_csr_entries);
+}
+
+/* Bad arguments: PatchworkLORGatherCSRCUDA returns cudaErrorInvalidValue (1) and writes nothing, for
+   the descriptors PatchworkLORPatternCountCUDA refuses (NULL, a row box that is not the whole grid) and
+   for those the gather cannot read through (bad dim or degree, nodes not k N + 1, cells beyond the
+   grid), and for NULL rowptr or out */
+static void TestGatherCSRErrors(void)
+{
+  const Geo        W = {"whole", {3, 2, 2}, {1, 1, 1}, {0, 0, 0}, 0}, P = {"sub", {4, 3, 3}, {3, 3, 3}, {1, 1, 1}, 0}, C = {"corner", {3, 2, 2}, {2, 1, 1}, {0, 0, 0}, 0};
+  PatchworkLORDesc d, b;
+  const int        NS = 64;
+  double          *dv, sentinel[NS], back[NS];
+  int             *drow;
+
+  for (int i = 0; i < NS; i++) sentinel[i] = 7.0 + i;
+  MakeDesc(3, 2, W, 1, 1.0, 1.0, &d);
+  CHECK_CUDA(cudaMalloc((void **)&dv, NS * sizeof(double)));
+  CHECK_CUDA(cudaMalloc((void **)&drow, (size_t)(PatchworkLORRowCount(&d) + 1) * sizeof(int)));
+  CHECK_CUDA(cudaMemset(drow, 0, (size_t)(PatchworkLORRowCount(&d) + 1) * sizeof(int)));
+  CHECK_CUDA(cudaMemcpy(dv, sentinel, sizeof(sentinel), cudaMemcpyHostToDevice));
+
+  ReportRet(PatchworkLORGatherCSRCUDA(NULL, 0, dv, drow, dv, g_stream), cudaErrorInvalidValue, "gather-csr NULL descriptor");
+  MakeDesc(3, 2, P, 1, 1.0, 1.0, &b);
+  ReportRet(PatchworkLORGatherCSRCUDA(&b, 0, dv, drow, dv, g_stream), cudaErrorInvalidValue, "gather-csr row box inside the grid (a rank's part)");
+  MakeDesc(3, 2, C, 0, 1.0, 1.0, &b);
+  ReportRet(PatchworkLORGatherCSRCUDA(&b, 1, dv, drow, dv, g_stream), cudaErrorInvalidValue, "gather-csr row box at the grid's corner, not all of it");
+  b             = d;
+  b.row_size[2] = d.nodes[2] - 1;
+  ReportRet(PatchworkLORGatherCSRCUDA(&b, 0, dv, drow, dv, g_stream), cudaErrorInvalidValue, "gather-csr row box one layer short");
+  b              = d;
+  b.row_start[0] = 1;
+  ReportRet(PatchworkLORGatherCSRCUDA(&b, 0, dv, drow, dv, g_stream), cudaErrorInvalidValue, "gather-csr row box shifted");
+  b     = d;
+  b.dim = 4;
+  ReportRet(PatchworkLORGatherCSRCUDA(&b, 0, dv, drow, dv, g_stream), cudaErrorInvalidValue, "gather-csr dim = 4");
+  b     = d;
+  b.dim = 2; /* nodes[2] != 1 */
+  ReportRet(PatchworkLORGatherCSRCUDA(&b, 0, dv, drow, dv, g_stream), cudaErrorInvalidValue, "gather-csr 2D with nodes[2] != 1");
+  b        = d;
+  b.degree = 0;
+  ReportRet(PatchworkLORGatherCSRCUDA(&b, 0, dv, drow, dv, g_stream), cudaErrorInvalidValue, "gather-csr degree 0");
+  b        = d;
+  b.degree = PW_MAX_DEGREE + 1;
+  ReportRet(PatchworkLORGatherCSRCUDA(&b, 0, dv, drow, dv, g_stream), cudaErrorInvalidValue, "gather-csr degree 11");
+  b             = d;
+  b.nodes[1]    = d.nodes[1] + 1;
+  b.row_size[1] = b.nodes[1];
+  ReportRet(PatchworkLORGatherCSRCUDA(&b, 0, dv, drow, dv, g_stream), cudaErrorInvalidValue, "gather-csr nodes not k N + 1 (row box the whole grid)");
+  b             = d;
+  b.cell_end[0] = d.cell_end[0] + 1;
+  ReportRet(PatchworkLORGatherCSRCUDA(&b, 0, dv, drow, dv, g_stream), cudaErrorInvalidValue, "gather-csr cell range beyond the grid");
+  ReportRet(PatchworkLORGatherCSRCUDA(&d, 0, dv, NULL, dv, g_stream), cudaErrorInvalidValue, "gather-csr NULL rowptr");
+  ReportRet(PatchworkLORGatherCSRCUDA(&d, 0, dv, drow, NULL, g_stream), cudaErrorInvalidValue, "gather-csr NULL out");
+  CHECK_CUDA(cudaStreamSynchronize(g_stream));
+  CHECK_CUDA(cudaGetLastError());
+  CHECK_CUDA(cudaMemcpy(back, dv, sizeof(back), cudaMemcpyDeviceToHost));
+  Result(!memcmp(back, sentinel, sizeof(back)), "errors gather-csr: the refused calls wrote nothing");
+  CHECK_CUDA(cudaFree(dv));
+  CHECK_CUDA(cudaFree(drow));
+}
+
+/* The large case: entries whose bits differ, counted on the device; rowptr from long long to int */
+__global__ void CountBitDiff(long long n, const double *a, const double *b, unsigned long long *count)
+{
+  unsigned long long c = 0;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) c += __double_as_longlong(a[i]) != __double_as_longlong(b[i]);
+  if (c) atomicAdd(count, c);
+}
+
+__global__ void RowptrToInt(long long n, const long long *in, int *out)
+{
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) out[i] = (int)in[i];
+}
+
+/* One large 3D case (full run only): k = 4, 50^3 macro elements, 201^3 = 8.1M rows, Dirichlet, vertex
+   rule, Ae from PatchworkLORMacroCUDA (the CPU would take long; every kernel below reads the same
+   Ae), the pattern from PatchworkLORPattern{Count,Fill}CUDA. Per axis_only: the fused result equals
+   the GPU pipeline's bitwise (a check), and a timing line, informational: the fused kernel against
+   Gather + Dirichlet + Compact, the mean of REPS runs after one warm-up, in GDoF/s = rows / time. */
+static void GatherCSRLarge(void)
+{
+  const Geo        G    = {"large", {50, 50, 50}, {1, 1, 1}, {0, 0, 0}, 0};
+  const int        REPS = 5;
+  PatchworkLORDesc d;
+  char             name[320];
+
+  MakeDesc(3, 4, G, 1, 1.0, 1.0, &d);
+  d.vertex_rule = 1;
+  const int    S = PatchworkLORSlots(&d), nloc = PatchworkLORMacroNodes(&d);
+  const size_t nrow = (size_t)PatchworkLORRowCount(&d), nAe = (size_t)PatchworkLORMacroCount(&d) * nloc * S, nv = nrow * S;
+
+  std::vector<double> coords;
+  MakeCoords(&d, coords);
+  double *dx = Upload(coords), *dAe = DeviceAlloc(nAe), *dv = DeviceAlloc(nv);
+  std::vector<double>().swap(coords);
+  CheckRet(PatchworkLORMacroCUDA(&d, dx, dAe, g_stream), "PatchworkLORMacroCUDA");
+  CHECK_CUDA(cudaFree(dx));
+
+  cudaEvent_t ev[5];
+  for (cudaEvent_t &e : ev) CHECK_CUDA(cudaEventCreate(&e));
+  for (int axis_only = 0; axis_only <= 1; axis_only++) {
+    long long          *drow_ll, *dkeep, nnz = 0;
+    int                *drow, *dcols;
+    unsigned long long *dcount, bad = 0;
+
+    CHECK_CUDA(cudaMalloc((void **)&drow_ll, (nrow + 1) * sizeof(long long)));
+    CheckRet(PatchworkLORPatternCountCUDA(&d, axis_only, drow_ll, &nnz, g_stream), "PatchworkLORPatternCountCUDA");
+    CHECK_CUDA(cudaMalloc((void **)&dkeep, nnz * sizeof(long long)));
+    CHECK_CUDA(cudaMalloc((void **)&dcols, nnz * sizeof(int)));
+    CHECK_CUDA(cudaMalloc((void **)&drow, (nrow + 1) * sizeof(int)));
+    CHECK_CUDA(cudaMalloc((void **)&dcount, sizeof(unsigned long long)));
+    CheckRet(PatchworkLORPatternFillCUDA(&d, axis_only, drow_ll, dcols, dkeep, g_stream), "PatchworkLORPatternFillCUDA");
+    CHECK_CUDA(cudaFree(dcols));
+    RowptrToInt<<<1024, 256, 0, g_stream>>>((long long)nrow + 1, drow_ll, drow);
+    CHECK_CUDA(cudaGetLastError());
+    double *dfused = DeviceAlloc(nnz), *dpipe = DeviceAlloc(nnz);
+    FillNaN(dfused, nnz);
+    FillNaN(dpipe, nnz);
+
+    /* warm-up, then REPS of each: fused; gather, dirichlet, compact */
+    float tf = 0, tg = 0, td = 0, tc = 0, ms;
+    CheckRet(PatchworkLORGatherCSRCUDA(&d, axis_only, dAe, drow, dfused, g_stream), "PatchworkLORGatherCSRCUDA");
+    CheckRet(PatchworkLORGatherCUDA(&d, dAe, dv, g_stream), "PatchworkLORGatherCUDA");
+    CheckRet(PatchworkLORDirichletCUDA(&d, dv, g_stream), "PatchworkLORDirichletCUDA");
+    CheckRet(PatchworkLORCompactCUDA((long)nnz, dkeep, dv, dpipe, g_stream), "PatchworkLORCompactCUDA");
+    CHECK_CUDA(cudaMemsetAsync(dcount, 0, sizeof(unsigned long long), g_stream));
+    CountBitDiff<<<1024, 256, 0, g_stream>>>(nnz, dfused, dpipe, dcount);
+    CHECK_CUDA(cudaGetLastError());
+    CHECK_CUDA(cudaMemcpyAsync(&bad, dcount, sizeof(bad), cudaMemcpyDeviceToHost, g_stream));
+    CHECK_CUDA(cudaStreamSynchronize(g_stream));
+    for (int r = 0; r < REPS; r++) {
+      CHECK_CUDA(cudaEventRecord(ev[0], g_stream));
+      CheckRet(PatchworkLORGatherCSRCUDA(&d, axis_only, dAe, drow, dfused, g_stream), "PatchworkLORGatherCSRCUDA");
+      CHECK_CUDA(cudaEventRecord(ev[1], g_stream));
+      CheckRet(PatchworkLORGatherCUDA(&d, dAe, dv, g_stream), "PatchworkLORGatherCUDA");
+      CHECK_CUDA(cudaEventRecord(ev[2], g_stream));
+      CheckRet(PatchworkLORDirichletCUDA(&d, dv, g_stream), "PatchworkLORDirichletCUDA");
+      CHECK_CUDA(cudaEventRecord(ev[3], g_stream));
+      CheckRet(PatchworkLORCompactCUDA((long)nnz, dkeep, dv, dpipe, g_stream), "PatchworkLORCompactCUDA");
+      CHECK_CUDA(cudaEventRecord(ev[4], g_stream));
+      CHECK_CUDA(cudaEventSynchronize(ev[4]));
+      CHECK_CUDA(cudaEventElapsedTime(&ms, ev[0], ev[1]));
+      tf += ms / REPS;
+      CHECK_CUDA(cudaEventElapsedTime(&ms, ev[1], ev[2]));
+      tg += ms / REPS;
+      CHECK_CUDA(cudaEventElapsedTime(&ms, ev[2], ev[3]));
+      td += ms / REPS;
+      CHECK_CUDA(cudaEventElapsedTime(&ms, ev[3], ev[4]));
+      tc += ms / REPS;
+    }
+    snprintf(name, sizeof(name), "gather-csr 3D k=4 large 50x50x50 (%zu rows, %lld entries) dirichlet=1 rule=vertex axis_only=%d fused = GPU Gather, Dirichlet, Compact (bitwise)", nrow, nnz, axis_only);
+    Check(bad == 0, name, (double)bad, 0);
+    const double tp = (double)tg + td + tc;
+    printf("# gather-csr timing 3D k=4 %zu rows axis_only=%d: fused %.3f ms (%.2f GDoF/s); Gather + Dirichlet + Compact %.3f ms (%.2f GDoF/s; %.3f + %.3f + %.3f ms); fused %.2fx\n", nrow, axis_only, tf, nrow / (tf * 1e6), tp, nrow / (tp * 1e6), tg, td, tc, tp / tf);
+    CHECK_CUDA(cudaFree(drow_ll));
+    CHECK_CUDA(cudaFree(drow));
+    CHECK_CUDA(cudaFree(dkeep));
+    CHECK_CUDA(cudaFree(dcount));
+    CHECK_CUDA(cudaFree(dfused));
+    CHECK_CUDA(cudaFree(dpipe));
+  }
+  for (cudaEvent_t &e : ev) CHECK_CUDA(cudaEventDestroy(e));
+  CHECK_CUDA(cudaFree(dAe));
+  CHECK_CUDA(cudaFree(dv));
+}
+
 int main(int argc, char **argv)
 {
   bool      quick;
@@ -831,6 +1125,7 @@ int main(int argc, char **argv)
 
   if (start >= 0) return start;
   TestErrors();
+  TestGatherCSRErrors();
   { /* the pattern on small whole grids (also under --quick, for compute-sanitizer) */
     const Geo G3 = {"whole", {3, 2, 2}, {1, 1, 1}, {0, 0, 0}, 0}, G2 = {"whole", {4, 3, 1}, {1, 1, 1}, {0, 0, 0}, 0};
     for (int dirichlet = 0; dirichlet <= 1; dirichlet++)
@@ -896,6 +1191,8 @@ int main(int argc, char **argv)
   }
   TestPlexEmpty();
   TestPlex(quick);
+  TestGatherCSR(quick);
+  if (!quick) GatherCSRLarge();
   CHECK_CUDA(cudaStreamDestroy(g_stream));
   CHECK_CUDA(cudaDeviceSynchronize());
   /* one line, last: the scripts take it as the summary */

@@ -3,9 +3,10 @@
    by the kernels of lor_kernel.h, A1 macro-element matrices, A2 rank-local rows without duplicates,
    A4 Dirichlet elimination on those rows, and placed by MatSetValuesCOO() (A3: every row is the
    rank's own, so no entry travels), on the device when the matrix lives there. On one rank the
-   pattern is the matrix's CSR, computed from the grid (by the kernels for a device matrix), and the
-   values are written into its value array (PETSc's COO setup sorts on the host and keeps two 8-byte
-   maps per entry: 3 s and 0.9 GB at 8M rows). */
+   pattern is the matrix's CSR, computed from the grid (by the kernels for a device matrix), and A2,
+   A4 and A3 are one pass (GatherCSR) into its value array (PETSc's COO setup sorts on the host and
+   keeps two 8-byte maps per entry: 3 s and 0.9 GB at 8M rows; the rows x slots array and the map of
+   the separate steps cost 650 bytes of traffic and 440 bytes of memory per row in 3D). */
 #include "lorimpl.h"
 #include <patchwork/basis1d.h>
 #include <patchwork/vec_kernel.h>
@@ -340,9 +341,13 @@ static PetscErrorCode CreatePatternWhole(PC pc)
   long long              *rowptr, nnz = 0;
   int                    *cols;
   PetscInt               *cj;
+  PetscBool               fused;
 
   PetscFunctionBegin;
   PetscCall(CreateMatrix(pc));
+  /* a seqaij(cusparse) matrix takes the values by GatherCSR (PCLORAssemble()): no map from rows x slots */
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)lor->A, &fused, MATSEQAIJ, MATSEQAIJCUSPARSE, ""));
+  fused = (PetscBool)(fused && sizeof(PetscInt) == sizeof(int));
   PetscCall(PetscMalloc1(nrow + 1, &rowptr));
   if (lor->device) {
 #if defined(PATCHWORK_HAVE_CUDA)
@@ -355,7 +360,7 @@ static PetscErrorCode CreatePatternWhole(PC pc)
     PatchworkCallKernel(PatchworkDeviceMalloc((size_t)(nrow + 1) * sizeof(long long), (void **)&rowptr_d));
     PatchworkCallKernel(PatchworkLORPatternCountCUDA(d, lor->axis_only, rowptr_d, &nnz, stream));
     PatchworkCallKernel(PatchworkDeviceMalloc((size_t)PetscMax(nnz, 1) * sizeof(int), (void **)&cols_d));
-    PatchworkCallKernel(PatchworkDeviceMalloc((size_t)PetscMax(nnz, 1) * sizeof(long long), (void **)&lor->keep));
+    if (!fused) PatchworkCallKernel(PatchworkDeviceMalloc((size_t)PetscMax(nnz, 1) * sizeof(long long), (void **)&lor->keep));
     PatchworkCallKernel(PatchworkLORPatternFillCUDA(d, lor->axis_only, rowptr_d, cols_d, lor->keep, stream));
     PetscCall(InnerIsPatchAMG(pc, &devcsr));
     if (devcsr && lor->devcsr_req) PetscCall(PetscObjectTypeCompare((PetscObject)lor->A, MATSEQAIJCUSPARSE, &devcsr)); /* not for -lor_mat_type sell etc. */
@@ -376,7 +381,7 @@ static PetscErrorCode CreatePatternWhole(PC pc)
   } else {
     nnz = PatchworkLORPatternCountRef(d, lor->axis_only, rowptr);
     PetscCall(PetscMalloc1(nnz, &cols));
-    PetscCall(PetscMalloc1(nnz, &lor->keep));
+    if (!fused) PetscCall(PetscMalloc1(nnz, &lor->keep));
     PatchworkLORPatternFillRef(d, lor->axis_only, rowptr, cols, lor->keep);
   }
 #if defined(PETSC_USE_64BIT_INDICES)
@@ -549,72 +554,14 @@ static PetscErrorCode CheckGaussLobatto(PC_LOR *lor, const PetscScalar *xc)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode PCLORAssemble(PC pc)
+/* A3 of the rows x slots route: the stored entries in the pattern's order (the keep map), written into
+   the matrix's value array (a CSR pattern with 64-bit PetscInt) or placed by MatSetValuesCOO(); vals
+   is freed */
+static PetscErrorCode SetValuesCOO(PC pc, double *vals)
 {
-  PC_LOR                 *lor = (PC_LOR *)pc->data;
-  const PatchworkLORDesc *d   = &lor->desc;
-  const size_t            ncoord = (size_t)d->dim * d->coord_size[0] * d->coord_size[1] * d->coord_size[2];
-  const size_t            nAe    = (size_t)PatchworkLORMacroCount(d) * PatchworkLORMacroNodes(d) * PatchworkLORSlots(d);
-  const PetscScalar      *xc;
-  PetscBool               owned;
-  Vec                     cvec;
-  double                 *Ae = NULL, *vals = NULL;
+  PC_LOR *lor = (PC_LOR *)pc->data;
 
   PetscFunctionBegin;
-  PetscCall(GetBoxCoordinates(lor, &xc, &owned, &cvec));
-  if (!lor->from_tensor) PetscCall(CheckGaussLobatto(lor, xc));
-  if (lor->device) {
-#if defined(PATCHWORK_HAVE_CUDA)
-    void   *stream;
-    double *xd = NULL;
-
-    PetscCall(PatchworkGetDeviceStream(&stream));
-    PatchworkCallKernel(PatchworkDeviceMalloc(ncoord * sizeof(double), (void **)&xd));
-    PatchworkCallKernel(PatchworkDeviceMalloc(nAe * sizeof(double), (void **)&Ae));
-    PatchworkCallKernel(PatchworkDeviceMalloc((size_t)lor->ncoo * sizeof(double), (void **)&vals));
-    PatchworkCallKernel(PatchworkDeviceCopyToDevice(xd, xc, ncoord * sizeof(double), stream));
-    PetscCall(PetscLogCpuToGpu(ncoord * sizeof(double)));
-    PetscCall(PetscLogEventBegin(PATCHWORK_LORMacro, pc, 0, 0, 0));
-    PetscCall(PetscLogGpuTimeBegin());
-    PatchworkCallKernel(PatchworkLORMacroCUDA(d, xd, Ae, stream));
-    PetscCall(PetscLogGpuTimeEnd());
-    PetscCall(PetscLogEventEnd(PATCHWORK_LORMacro, pc, 0, 0, 0));
-    PetscCall(PetscLogEventBegin(PATCHWORK_LORGather, pc, 0, 0, 0));
-    PetscCall(PetscLogGpuTimeBegin());
-    PatchworkCallKernel(PatchworkLORGatherCUDA(d, Ae, vals, stream));
-    PetscCall(PetscLogGpuTimeEnd());
-    PetscCall(PetscLogEventEnd(PATCHWORK_LORGather, pc, 0, 0, 0));
-    PetscCall(PetscLogEventBegin(PATCHWORK_LORDirichlet, pc, 0, 0, 0));
-    PetscCall(PetscLogGpuTimeBegin());
-    PatchworkCallKernel(PatchworkLORDirichletCUDA(d, vals, stream));
-    PetscCall(PetscLogGpuTimeEnd());
-    PetscCall(PetscLogEventEnd(PATCHWORK_LORDirichlet, pc, 0, 0, 0));
-    /* cudaFree waits for the kernels, so the host coordinates may go after it */
-    PatchworkCallKernel(PatchworkDeviceFree(Ae));
-    PatchworkCallKernel(PatchworkDeviceFree(xd));
-#else
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "A device matrix, but Patchwork was built without CUDA");
-#endif
-  } else {
-    (void)ncoord;
-    PetscCall(PetscMalloc1(nAe, &Ae));
-    PetscCall(PetscMalloc1(lor->ncoo, &vals));
-    PetscCall(PetscLogEventBegin(PATCHWORK_LORMacro, pc, 0, 0, 0));
-    PatchworkLORMacroRef(d, (const double *)xc, Ae);
-    PetscCall(PetscLogEventEnd(PATCHWORK_LORMacro, pc, 0, 0, 0));
-    PetscCall(PetscLogEventBegin(PATCHWORK_LORGather, pc, 0, 0, 0));
-    PatchworkLORGatherRef(d, Ae, vals);
-    PetscCall(PetscLogEventEnd(PATCHWORK_LORGather, pc, 0, 0, 0));
-    PetscCall(PetscLogEventBegin(PATCHWORK_LORDirichlet, pc, 0, 0, 0));
-    PatchworkLORDirichletRef(d, vals);
-    PetscCall(PetscLogEventEnd(PATCHWORK_LORDirichlet, pc, 0, 0, 0));
-    PetscCall(PetscFree(Ae));
-  }
-  if (owned) PetscCall(PetscFree(xc));
-  else PetscCall(VecRestoreArrayRead(cvec, &xc));
-
-  /* A3: the stored entries in the pattern's order, written into the matrix's value array (CSR
-     pattern) or placed by PETSc */
   PetscCall(PetscLogEventBegin(PATCHWORK_LORSetValues, pc, 0, 0, 0));
 #if defined(PATCHWORK_HAVE_CUDA)
   if (lor->device) {
@@ -622,15 +569,13 @@ PetscErrorCode PCLORAssemble(PC pc)
     PetscScalar *v;
 
     PetscCall(PatchworkGetDeviceStream(&stream));
-    if (lor->devcsr) PetscCall(PCPatchAMGMatDeviceGetValues(lor->A, (double **)&v));
-    else if (lor->csr) PetscCall(MatSeqAIJCUSPARSEGetArrayWrite(lor->A, &v));
+    if (lor->csr) PetscCall(MatSeqAIJCUSPARSEGetArrayWrite(lor->A, &v));
     else PatchworkCallKernel(PatchworkDeviceMalloc((size_t)lor->nkeep * sizeof(double), (void **)&v));
     PetscCall(PetscLogGpuTimeBegin());
     PatchworkCallKernel(PatchworkLORCompactCUDA((long)lor->nkeep, lor->keep, vals, (double *)v, stream));
     PetscCall(PetscLogGpuTimeEnd());
     PatchworkCallKernel(PatchworkDeviceFree(vals));
-    if (lor->devcsr) PetscCall(PCPatchAMGMatDeviceRestoreValues(lor->A, (double **)&v));
-    else if (lor->csr) PetscCall(MatSeqAIJCUSPARSERestoreArrayWrite(lor->A, &v));
+    if (lor->csr) PetscCall(MatSeqAIJCUSPARSERestoreArrayWrite(lor->A, &v));
     else {
       PetscCall(MatSetValuesCOO(lor->A, v, INSERT_VALUES));
       PatchworkCallKernel(PatchworkDeviceFree(v));
@@ -651,5 +596,145 @@ PetscErrorCode PCLORAssemble(PC pc)
     }
   }
   PetscCall(PetscLogEventEnd(PATCHWORK_LORSetValues, pc, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The CSR route's row starts and value array (one rank, int indices: the kernels' ABI): the device
+   CSR handed to PCPATCHAMG, an aijcusparse matrix's, or a host seqaij matrix's; restore with
+   PutCSRValues() */
+static PetscErrorCode GetCSRValues(PC_LOR *lor, const int **rowptr, double **v)
+{
+  PetscFunctionBegin;
+  if (lor->devcsr) {
+    const PatchworkCSRMatrix *M;
+
+    PetscCall(PCPatchAMGMatGetDeviceCSR(lor->A, &M));
+    *rowptr = M->ptr;
+    PetscCall(PCPatchAMGMatDeviceGetValues(lor->A, v));
+  } else if (lor->device) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    const PetscInt *ia, *ja;
+
+    PetscCall(MatSeqAIJCUSPARSEGetIJ(lor->A, PETSC_FALSE, &ia, &ja));
+    *rowptr = (const int *)ia;
+    PetscCall(MatSeqAIJCUSPARSEGetArrayWrite(lor->A, (PetscScalar **)v));
+#endif
+  } else {
+    PetscInt        n;
+    const PetscInt *ia, *ja;
+    PetscBool       done;
+
+    PetscCall(MatGetRowIJ(lor->A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCLOR could not read its matrix's rows");
+    *rowptr = (const int *)ia;
+    PetscCall(MatSeqAIJGetArrayWrite(lor->A, (PetscScalar **)v));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode PutCSRValues(PC_LOR *lor, const int **rowptr, double **v)
+{
+  PetscFunctionBegin;
+  if (lor->devcsr) PetscCall(PCPatchAMGMatDeviceRestoreValues(lor->A, v));
+  else if (lor->device) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    const PetscInt *ia = (const PetscInt *)*rowptr, *ja = NULL;
+
+    PetscCall(MatSeqAIJCUSPARSERestoreArrayWrite(lor->A, (PetscScalar **)v));
+    PetscCall(MatSeqAIJCUSPARSERestoreIJ(lor->A, PETSC_FALSE, &ia, &ja));
+#endif
+  } else {
+    PetscInt        n;
+    const PetscInt *ia = (const PetscInt *)*rowptr, *ja = NULL;
+    PetscBool       done;
+
+    PetscCall(MatSeqAIJRestoreArrayWrite(lor->A, (PetscScalar **)v));
+    PetscCall(MatRestoreRowIJ(lor->A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  }
+  *rowptr = NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The values: A1 macro matrices, then on the CSR route (one rank, the pattern the matrix's CSR)
+   A2, A4 and A3 in one pass straight into the matrix's value array (GatherCSR), else A2 and A4 into
+   rows x slots and A3 by MatSetValuesCOO() */
+PetscErrorCode PCLORAssemble(PC pc)
+{
+  PC_LOR                 *lor = (PC_LOR *)pc->data;
+  const PatchworkLORDesc *d   = &lor->desc;
+  const size_t            ncoord = (size_t)d->dim * d->coord_size[0] * d->coord_size[1] * d->coord_size[2];
+  const size_t            nAe    = (size_t)PatchworkLORMacroCount(d) * PatchworkLORMacroNodes(d) * PatchworkLORSlots(d);
+  const PetscBool         fused  = (PetscBool)(lor->csr && sizeof(PetscInt) == sizeof(int));
+  const PetscScalar      *xc;
+  PetscBool               owned;
+  Vec                     cvec;
+  double                 *Ae = NULL, *vals = NULL, *v = NULL;
+  const int              *rowptr = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(GetBoxCoordinates(lor, &xc, &owned, &cvec));
+  if (!lor->from_tensor) PetscCall(CheckGaussLobatto(lor, xc));
+  if (lor->device) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    void   *stream;
+    double *xd = NULL;
+
+    PetscCall(PatchworkGetDeviceStream(&stream));
+    PatchworkCallKernel(PatchworkDeviceMalloc(ncoord * sizeof(double), (void **)&xd));
+    PatchworkCallKernel(PatchworkDeviceMalloc(nAe * sizeof(double), (void **)&Ae));
+    if (!fused) PatchworkCallKernel(PatchworkDeviceMalloc((size_t)lor->ncoo * sizeof(double), (void **)&vals));
+    PatchworkCallKernel(PatchworkDeviceCopyToDevice(xd, xc, ncoord * sizeof(double), stream));
+    PetscCall(PetscLogCpuToGpu(ncoord * sizeof(double)));
+    PetscCall(PetscLogEventBegin(PATCHWORK_LORMacro, pc, 0, 0, 0));
+    PetscCall(PetscLogGpuTimeBegin());
+    PatchworkCallKernel(PatchworkLORMacroCUDA(d, xd, Ae, stream));
+    PetscCall(PetscLogGpuTimeEnd());
+    PetscCall(PetscLogEventEnd(PATCHWORK_LORMacro, pc, 0, 0, 0));
+    PetscCall(PetscLogEventBegin(PATCHWORK_LORGather, pc, 0, 0, 0));
+    PetscCall(PetscLogGpuTimeBegin());
+    if (fused) {
+      PetscCall(GetCSRValues(lor, &rowptr, &v));
+      PatchworkCallKernel(PatchworkLORGatherCSRCUDA(d, (int)lor->axis_only, Ae, rowptr, v, stream));
+    } else PatchworkCallKernel(PatchworkLORGatherCUDA(d, Ae, vals, stream));
+    PetscCall(PetscLogGpuTimeEnd());
+    PetscCall(PetscLogEventEnd(PATCHWORK_LORGather, pc, 0, 0, 0));
+    if (fused) PetscCall(PutCSRValues(lor, &rowptr, &v));
+    else {
+      PetscCall(PetscLogEventBegin(PATCHWORK_LORDirichlet, pc, 0, 0, 0));
+      PetscCall(PetscLogGpuTimeBegin());
+      PatchworkCallKernel(PatchworkLORDirichletCUDA(d, vals, stream));
+      PetscCall(PetscLogGpuTimeEnd());
+      PetscCall(PetscLogEventEnd(PATCHWORK_LORDirichlet, pc, 0, 0, 0));
+    }
+    /* cudaFree waits for the kernels, so the host coordinates may go after it */
+    PatchworkCallKernel(PatchworkDeviceFree(Ae));
+    PatchworkCallKernel(PatchworkDeviceFree(xd));
+#else
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "A device matrix, but Patchwork was built without CUDA");
+#endif
+  } else {
+    (void)ncoord;
+    PetscCall(PetscMalloc1(nAe, &Ae));
+    if (!fused) PetscCall(PetscMalloc1(lor->ncoo, &vals));
+    PetscCall(PetscLogEventBegin(PATCHWORK_LORMacro, pc, 0, 0, 0));
+    PatchworkLORMacroRef(d, (const double *)xc, Ae);
+    PetscCall(PetscLogEventEnd(PATCHWORK_LORMacro, pc, 0, 0, 0));
+    PetscCall(PetscLogEventBegin(PATCHWORK_LORGather, pc, 0, 0, 0));
+    if (fused) {
+      PetscCall(GetCSRValues(lor, &rowptr, &v));
+      PatchworkLORGatherCSRRef(d, (int)lor->axis_only, Ae, rowptr, v);
+      PetscCall(PutCSRValues(lor, &rowptr, &v));
+    } else PatchworkLORGatherRef(d, Ae, vals);
+    PetscCall(PetscLogEventEnd(PATCHWORK_LORGather, pc, 0, 0, 0));
+    if (!fused) {
+      PetscCall(PetscLogEventBegin(PATCHWORK_LORDirichlet, pc, 0, 0, 0));
+      PatchworkLORDirichletRef(d, vals);
+      PetscCall(PetscLogEventEnd(PATCHWORK_LORDirichlet, pc, 0, 0, 0));
+    }
+    PetscCall(PetscFree(Ae));
+  }
+  if (owned) PetscCall(PetscFree(xc));
+  else PetscCall(VecRestoreArrayRead(cvec, &xc));
+  if (!fused) PetscCall(SetValuesCOO(pc, vals));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
