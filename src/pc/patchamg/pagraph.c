@@ -84,13 +84,13 @@ PetscErrorCode PCPatchAMGGatherCoordinates(PC pc, const PC_PatchAMGGraph *H, Pet
   double               *x;
   PetscScalar          *vals;
   const PetscScalar    *ga;
-  PetscBool             any = g->coord ? PETSC_TRUE : PETSC_FALSE;
+  int                   any = g->coord ? 1 : 0; /* an int: MPIU_BOOL is deprecated since PETSc 3.24 */
   Vec                   v;
 
   PetscFunctionBegin;
   PetscCall(PetscFree(pa->gathered_coords));
   PetscCall(PetscObjectGetComm((PetscObject)pc, &comm));
-  PetscCallMPI(MPIU_Allreduce(MPI_IN_PLACE, &any, 1, MPIU_BOOL, MPI_LOR, comm));
+  PetscCallMPI(MPIU_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_LOR, comm));
   if (!any) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCallMPI(MPIU_Allreduce(MPI_IN_PLACE, &dim, 1, MPIU_INT, MPI_MAX, comm)); /* a rank without rows has none */
   PetscCallMPI(MPI_Scan(&nc, &cstart, 1, MPIU_INT, MPI_SUM, comm));
