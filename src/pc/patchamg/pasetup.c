@@ -563,6 +563,8 @@ PetscErrorCode PCPatchAMGSetUpRelaxationsAndCoarse(PC pc, const PC_PatchAMGGraph
 /* Optional checks (-pc_patchamg_check): symmetry, and definiteness by a few CG steps */
 static PetscErrorCode CheckMatrix(Mat A)
 {
+  MPI_Comm           comm = PetscObjectComm((PetscObject)A);
+  Mat                B; /* A, or an assembled copy of it: MatIsSymmetric needs one */
   PetscBool          sym;
   KSP                ksp;
   PC                 none;
@@ -570,24 +572,24 @@ static PetscErrorCode CheckMatrix(Mat A)
   KSPConvergedReason reason;
 
   PetscFunctionBegin;
-  PetscCall(PCPatchAMGMatGetAIJ(A, &A)); /* MatIsSymmetric needs an assembled matrix */
-  PetscCall(MatIsSymmetric(A, 1e-10, &sym));
-  PetscCheck(sym, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "PCPATCHAMG needs a symmetric positive definite matrix: this one is not symmetric (-pc_patchamg_check)");
-  PetscCall(MatCreateVecs(A, &x, &b));
+  PetscCall(PCPatchAMGMatGetAIJ(A, &B));
+  PetscCall(MatIsSymmetric(B, 1e-10, &sym));
+  PetscCheck(sym, comm, PETSC_ERR_ARG_WRONG, "PCPATCHAMG needs a symmetric positive definite matrix: this one is not symmetric (-pc_patchamg_check)");
+  PetscCall(MatCreateVecs(B, &x, &b));
   PetscCall(VecSet(b, 1.0));
-  PetscCall(KSPCreate(PetscObjectComm((PetscObject)A), &ksp));
+  PetscCall(KSPCreate(comm, &ksp));
   PetscCall(KSPSetType(ksp, KSPCG));
   PetscCall(KSPGetPC(ksp, &none));
   PetscCall(PCSetType(none, PCJACOBI));
-  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPSetOperators(ksp, B, B));
   PetscCall(KSPSetTolerances(ksp, 1e-30, 0, PETSC_DEFAULT, 30));
   PetscCall(KSPSolve(ksp, b, x));
   PetscCall(KSPGetConvergedReason(ksp, &reason));
   PetscCall(KSPDestroy(&ksp));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&b));
-  PetscCall(MatDestroy(&A));
-  PetscCheck(reason != KSP_DIVERGED_INDEFINITE_MAT && reason != KSP_DIVERGED_INDEFINITE_PC, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "PCPATCHAMG needs a symmetric positive definite matrix: CG found a direction of negative curvature (-pc_patchamg_check)");
+  PetscCall(MatDestroy(&B));
+  PetscCheck(reason != KSP_DIVERGED_INDEFINITE_MAT && reason != KSP_DIVERGED_INDEFINITE_PC, comm, PETSC_ERR_ARG_WRONG, "PCPATCHAMG needs a symmetric positive definite matrix: CG found a direction of negative curvature (-pc_patchamg_check)");
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
