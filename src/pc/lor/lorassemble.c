@@ -223,15 +223,14 @@ PetscErrorCode PCLORCreateMatrixCOO(PC pc, PetscCount n, PetscInt ci[], PetscInt
 /* The matrix of a CSR pattern (rows of this rank, columns ascending within each row): preallocated
    by row lengths, its column indices copied in whole (no per-row insertion), and on the device the
    copy of the structure that the values are written into. A matrix type other than
-   (Seq)AIJ(CUSPARSE), e.g. -lor_mat_type sell, gets the same entries as a COO pattern instead
-   (lor->csr false). The values stay unset until PCLORAssemble(). */
+   (Seq)AIJ(CUSPARSE) (lor->csr false, as CreatePatternWhole() found), e.g. -lor_mat_type sell, gets
+   the same entries as a COO pattern instead. The values stay unset until PCLORAssemble(). */
 static PetscErrorCode PreallocateCSR(PC pc, PetscInt nrow, const long long rowptr[], PetscInt cj[])
 {
   PC_LOR   *lor = (PC_LOR *)pc->data;
   PetscInt *nnz;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)lor->A, &lor->csr, MATSEQAIJ, MATSEQAIJCUSPARSE, ""));
   if (!lor->csr) {
     PetscInt *ci;
 
@@ -286,6 +285,13 @@ static PetscErrorCode RowsAreWholeGrid(PC pc, PetscBool *whole)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The CSR route's values come by GatherCSR (PCLORAssemble()), which takes int row starts: no map from
+   rows x slots is kept */
+static inline PetscBool GatherIntoCSR(const PC_LOR *lor)
+{
+  return (PetscBool)(lor->csr && sizeof(PetscInt) == sizeof(int));
+}
+
 #if defined(PATCHWORK_HAVE_CUDA)
 /* Whether the inner PC is (or the options make it) PCPATCHAMG */
 static PetscErrorCode InnerIsPatchAMG(PC pc, PetscBool *is)
@@ -324,7 +330,6 @@ static PetscErrorCode CreateDeviceCSR(PC pc, PetscInt nrow, long long nnz, long 
   PetscCall(MatDestroy(&lor->A));
   PetscCall(PCPatchAMGMatCreateDevice(&M, PETSC_FALSE, &lor->A));
   lor->devcsr = PETSC_TRUE;
-  lor->csr    = PETSC_TRUE;
   lor->nkeep  = (PetscCount)nnz;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -341,13 +346,10 @@ static PetscErrorCode CreatePatternWhole(PC pc)
   long long              *rowptr, nnz = 0;
   int                    *cols;
   PetscInt               *cj;
-  PetscBool               fused;
 
   PetscFunctionBegin;
   PetscCall(CreateMatrix(pc));
-  /* a seqaij(cusparse) matrix takes the values by GatherCSR (PCLORAssemble()): no map from rows x slots */
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)lor->A, &fused, MATSEQAIJ, MATSEQAIJCUSPARSE, ""));
-  fused = (PetscBool)(fused && sizeof(PetscInt) == sizeof(int));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)lor->A, &lor->csr, MATSEQAIJ, MATSEQAIJCUSPARSE, "")); /* the pattern can be its CSR */
   PetscCall(PetscMalloc1(nrow + 1, &rowptr));
   if (lor->device) {
 #if defined(PATCHWORK_HAVE_CUDA)
@@ -360,11 +362,10 @@ static PetscErrorCode CreatePatternWhole(PC pc)
     PatchworkCallKernel(PatchworkDeviceMalloc((size_t)(nrow + 1) * sizeof(long long), (void **)&rowptr_d));
     PatchworkCallKernel(PatchworkLORPatternCountCUDA(d, lor->axis_only, rowptr_d, &nnz, stream));
     PatchworkCallKernel(PatchworkDeviceMalloc((size_t)PetscMax(nnz, 1) * sizeof(int), (void **)&cols_d));
-    if (!fused) PatchworkCallKernel(PatchworkDeviceMalloc((size_t)PetscMax(nnz, 1) * sizeof(long long), (void **)&lor->keep));
+    if (!GatherIntoCSR(lor)) PatchworkCallKernel(PatchworkDeviceMalloc((size_t)PetscMax(nnz, 1) * sizeof(long long), (void **)&lor->keep));
     PatchworkCallKernel(PatchworkLORPatternFillCUDA(d, lor->axis_only, rowptr_d, cols_d, lor->keep, stream));
     PetscCall(InnerIsPatchAMG(pc, &devcsr));
-    if (devcsr && lor->devcsr_req) PetscCall(PetscObjectTypeCompare((PetscObject)lor->A, MATSEQAIJCUSPARSE, &devcsr)); /* not for -lor_mat_type sell etc. */
-    if (devcsr && lor->devcsr_req) {
+    if (devcsr && lor->devcsr_req && lor->csr) { /* aijcusparse (not -lor_mat_type sell etc.) */
       PetscCall(CreateDeviceCSR(pc, nrow, nnz, rowptr_d, cols_d, stream));
       PetscCall(SetSymmetry(lor));
       PetscCall(PetscFree(rowptr));
@@ -381,7 +382,7 @@ static PetscErrorCode CreatePatternWhole(PC pc)
   } else {
     nnz = PatchworkLORPatternCountRef(d, lor->axis_only, rowptr);
     PetscCall(PetscMalloc1(nnz, &cols));
-    if (!fused) PetscCall(PetscMalloc1(nnz, &lor->keep));
+    if (!GatherIntoCSR(lor)) PetscCall(PetscMalloc1(nnz, &lor->keep));
     PatchworkLORPatternFillRef(d, lor->axis_only, rowptr, cols, lor->keep);
   }
 #if defined(PETSC_USE_64BIT_INDICES)
@@ -664,7 +665,7 @@ PetscErrorCode PCLORAssemble(PC pc)
   const PatchworkLORDesc *d   = &lor->desc;
   const size_t            ncoord = (size_t)d->dim * d->coord_size[0] * d->coord_size[1] * d->coord_size[2];
   const size_t            nAe    = (size_t)PatchworkLORMacroCount(d) * PatchworkLORMacroNodes(d) * PatchworkLORSlots(d);
-  const PetscBool         fused  = (PetscBool)(lor->csr && sizeof(PetscInt) == sizeof(int));
+  const PetscBool         fused  = GatherIntoCSR(lor);
   const PetscScalar      *xc;
   PetscBool               owned;
   Vec                     cvec;
