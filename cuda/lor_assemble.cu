@@ -271,6 +271,48 @@ __device__ __forceinline__ int CellsAlong(int N, int start, int count, int x, in
   return m;
 }
 
+/* A2's sum for slot s of the row of node x: the Ae entries of the macro elements in the range that
+   hold both x and its neighbour, from 0 in lexicographic order (z slowest): exactly the reference's
+   additions; 0 for a neighbour outside the global grid. Gather and GatherCSR share it. */
+template <int DIM, int K>
+__device__ __forceinline__ double SlotSum(const LorGeom &g, const double *__restrict__ Ae, const int x[3], int s)
+{
+  constexpr int S = DIM == 3 ? 27 : 9, N1 = K + 1;
+  const int     o[3] = {s % 3 - 1, (s / 3) % 3 - 1, DIM == 3 ? s / 9 - 1 : 0};
+  int           c0[3] = {0, 0, 0}, nc[3] = {1, 1, 1};
+  bool          inside = true;
+  double        v      = 0;
+#pragma unroll
+  for (int d = 0; d < DIM; d++) {
+    if (x[d] + o[d] < 0 || x[d] + o[d] >= g.nodes[d]) inside = false;
+    nc[d] = CellsAlong<K>(g.N[d], g.cell_start[d], g.mc[d], x[d], o[d], &c0[d]);
+  }
+  auto at = [&](int ix, int iy, int iz) {
+    const int       cx = c0[0] + ix, cy = c0[1] + iy, cz = c0[2] + iz;
+    const long long e  = ((long long)(cz - g.cell_start[2]) * g.mc[1] + (cy - g.cell_start[1])) * g.mc[0] + (cx - g.cell_start[0]);
+    const int       r  = DIM == 3 ? ((x[2] - K * cz) * N1 + x[1] - K * cy) * N1 + x[0] - K * cx : (x[1] - K * cy) * N1 + x[0] - K * cx;
+    return Ae + (e * g.nloc + r) * S + s;
+  };
+  if constexpr (K == 1) {
+    /* every node is a corner of up to 2^dim macro elements: issue all loads, then add in order */
+    double w[8];
+    bool   ok[8];
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+      ok[j] = inside && (j & 1) < nc[0] && ((j >> 1) & 1) < nc[1] && (j >> 2) < nc[2];
+      w[j]  = ok[j] ? *at(j & 1, (j >> 1) & 1, j >> 2) : 0.0;
+    }
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+      if (ok[j]) v += w[j];
+  } else if (inside) {
+    for (int iz = 0; iz < nc[2]; iz++)
+      for (int iy = 0; iy < nc[1]; iy++)
+        for (int ix = 0; ix < nc[0]; ix++) v += *at(ix, iy, iz);
+  }
+  return v;
+}
+
 /* A2: thread t = row*S + s. The block's threads cover consecutive t, so their rows are the block's
    first row plus at most ROW_THREADS/S + 1: one thread decodes that first row (64-bit divisions by
    the box sizes), the others step from it (the integer work, not the memory traffic, bounded this
@@ -278,7 +320,7 @@ __device__ __forceinline__ int CellsAlong(int N, int start, int count, int x, in
 template <int DIM, int K>
 __global__ void __launch_bounds__(ROW_THREADS, K == 1 ? 1 : 8) Gather(const LorGeom g, const double *__restrict__ Ae, double *__restrict__ vals)
 {
-  constexpr int   S = DIM == 3 ? 27 : 9, N1 = K + 1;
+  constexpr int   S = DIM == 3 ? 27 : 9;
   const long long total = g.nrow * S;
   __shared__ int  first[3];
 
@@ -305,39 +347,7 @@ __global__ void __launch_bounds__(ROW_THREADS, K == 1 ? 1 : 8) Gather(const LorG
         x[2]++;
       }
     }
-    const int o[3] = {s % 3 - 1, (s / 3) % 3 - 1, DIM == 3 ? s / 9 - 1 : 0};
-    int       c0[3] = {0, 0, 0}, nc[3] = {1, 1, 1};
-    bool      inside = true;
-    double    v      = 0;
-#pragma unroll
-    for (int d = 0; d < DIM; d++) {
-      if (x[d] + o[d] < 0 || x[d] + o[d] >= g.nodes[d]) inside = false;
-      nc[d] = CellsAlong<K>(g.N[d], g.cell_start[d], g.mc[d], x[d], o[d], &c0[d]);
-    }
-    auto at = [&](int ix, int iy, int iz) {
-      const int       cx = c0[0] + ix, cy = c0[1] + iy, cz = c0[2] + iz;
-      const long long e  = ((long long)(cz - g.cell_start[2]) * g.mc[1] + (cy - g.cell_start[1])) * g.mc[0] + (cx - g.cell_start[0]);
-      const int       r  = DIM == 3 ? ((x[2] - K * cz) * N1 + x[1] - K * cy) * N1 + x[0] - K * cx : (x[1] - K * cy) * N1 + x[0] - K * cx;
-      return Ae + (e * g.nloc + r) * S + s;
-    };
-    if constexpr (K == 1) {
-      /* every node is a corner of up to 2^dim macro elements: issue all loads, then add in order */
-      double w[8];
-      bool   ok[8];
-#pragma unroll
-      for (int j = 0; j < 8; j++) {
-        ok[j] = inside && (j & 1) < nc[0] && ((j >> 1) & 1) < nc[1] && (j >> 2) < nc[2];
-        w[j]  = ok[j] ? *at(j & 1, (j >> 1) & 1, j >> 2) : 0.0;
-      }
-#pragma unroll
-      for (int j = 0; j < 8; j++)
-        if (ok[j]) v += w[j];
-    } else if (inside) {
-      for (int iz = 0; iz < nc[2]; iz++)
-        for (int iy = 0; iy < nc[1]; iy++)
-          for (int ix = 0; ix < nc[0]; ix++) v += *at(ix, iy, iz);
-    }
-    vals[t] = v;
+    vals[t] = SlotSum<DIM, K>(g, Ae, x, s);
   }
 }
 
@@ -351,7 +361,7 @@ __global__ void __launch_bounds__(ROW_THREADS, K == 1 ? 1 : 8) Gather(const LorG
 template <int DIM, int K>
 __global__ void __launch_bounds__(ROW_THREADS) GatherCSR(const LorGeom g, const __grid_constant__ PatchworkLORDesc d, int axis_only, const double *__restrict__ Ae, const int *__restrict__ rowptr, double *__restrict__ out)
 {
-  constexpr int S = DIM == 3 ? 27 : 9, RPW = 32 / S, N1 = K + 1; /* rows per warp */
+  constexpr int S = DIM == 3 ? 27 : 9, RPW = 32 / S; /* rows per warp */
   const int     lane = (int)(threadIdx.x & 31), grp = lane / S, s = lane % S;
   const long long warps = (long long)gridDim.x * (ROW_THREADS / 32);
 
@@ -374,20 +384,7 @@ __global__ void __launch_bounds__(ROW_THREADS) GatherCSR(const LorGeom g, const 
       out[pos] = 1.0;
       continue;
     }
-    const int o[3] = {s % 3 - 1, (s / 3) % 3 - 1, DIM == 3 ? s / 9 - 1 : 0};
-    int       c0[3] = {0, 0, 0}, nc[3] = {1, 1, 1};
-    double    v = 0;
-#pragma unroll
-    for (int dd = 0; dd < DIM; dd++) nc[dd] = CellsAlong<K>(g.N[dd], g.cell_start[dd], g.mc[dd], x[dd], o[dd], &c0[dd]);
-    for (int iz = 0; iz < nc[2]; iz++)
-      for (int iy = 0; iy < nc[1]; iy++)
-        for (int ix = 0; ix < nc[0]; ix++) {
-          const int       cx = c0[0] + ix, cy = c0[1] + iy, cz = c0[2] + iz;
-          const long long e  = ((long long)(cz - g.cell_start[2]) * g.mc[1] + (cy - g.cell_start[1])) * g.mc[0] + (cx - g.cell_start[0]);
-          const int       r  = DIM == 3 ? ((x[2] - K * cz) * N1 + x[1] - K * cy) * N1 + x[0] - K * cx : (x[1] - K * cy) * N1 + x[0] - K * cx;
-          v += Ae[(e * g.nloc + r) * S + s];
-        }
-    out[pos] = v;
+    out[pos] = SlotSum<DIM, K>(g, Ae, x, s);
   }
 }
 
