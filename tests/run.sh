@@ -172,6 +172,7 @@ run unit/amg_products     $B/tests/unit/test_amg_products
 run unit/amg_csr          $B/tests/unit/test_amg_csr
 run unit/amg_strength     $B/tests/unit/test_amg_strength
 run unit/lor_gather       $B/tests/unit/test_lor_gather
+run unit/q1_element       $B/tests/unit/test_q1_element
 run unit/hanging_ref      $B/tests/unit/test_hanging_ref
 
 # --- the operator against an independently assembled AIJ matrix, serial and parallel
@@ -598,6 +599,7 @@ if command -v valgrind >/dev/null 2>&1; then
   run valgrind/amg_csr      valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_amg_csr --quick
   run valgrind/amg_strength valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_amg_strength --quick
   run valgrind/lor_gather   valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_lor_gather --quick
+  run valgrind/q1_element   valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_q1_element
   run valgrind/hanging_ref  valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_hanging_ref
   run valgrind/p1         valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $B/tests/mat/test_p1
