@@ -14,12 +14,16 @@
             computes its element matrix with PatchworkQ1ElementMatrix and atomically adds it into
             vals[row*27 + slot] directly (vals zeroed first), then A4 as above
      ratio  total / generic (below 1: the macro-element assembly is faster)
+     fused  PatchworkLORMacroCSRCUDA: A1 to A4 in one pass into the one-rank CSR (pattern from
+            PatchworkLORPatternCountCUDA), no Ae; "f/gen" its time / generic, "diff f" max |fused -
+            (A1 + GatherCSR)| / max |entry| (rounding: ~1e-15)
      diff   max |vals_macro - vals_generic| / max |vals_macro|, a sanity check (rounding: ~1e-15);
             "diff A1at" the same with A1at's Ae gathered
    Each time is the median of --reps timed runs (CUDA events) after 2 warm-up runs.
 
-   Usage: bench_lor_kernels [--quick] [--reps N] [--k K] [--size DOF]
-     --quick: 1M DoF only; --k, --size: only that degree / one grid of about DOF nodes */
+   Usage: bench_lor_kernels [--quick] [--reps N] [--k K] [--size DOF] [--rule gauss|vertex]
+     --quick: 1M DoF only; --k, --size: only that degree / one grid of about DOF nodes; --rule: the
+     sub-elements' quadrature (default gauss; PCLOR's default is vertex) */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
@@ -50,6 +54,7 @@ __global__ void FillCoords(int nx, int ny, int nz, double *x)
 }
 
 /* The generic assembly: thread t = one Q1 element of the whole grid (nodes n[0] x n[1] x n[2]) */
+template <bool VERTEX>
 __global__ void __launch_bounds__(128) Generic(int nx, int ny, int nz, const double *__restrict__ coords, double alpha, double beta, double *__restrict__ vals)
 {
   const int       ex = nx - 1, ey = ny - 1, ez = nz - 1;
@@ -65,7 +70,7 @@ __global__ void __launch_bounds__(128) Generic(int nx, int ny, int nz, const dou
 #pragma unroll
       for (int d = 0; d < 3; d++) xv[3 * a + d] = coords[3 * node[a] + d];
     }
-    PatchworkQ1ElementMatrix(3, xv, alpha, beta, Ke);
+    PatchworkQ1ElementMatrixRule(3, xv, alpha, beta, VERTEX, Ke);
 #pragma unroll
     for (int a = 0; a < 8; a++)
 #pragma unroll
@@ -78,6 +83,7 @@ __global__ void __launch_bounds__(128) Generic(int nx, int ny, int nz, const dou
 
 /* A1 with atomics: thread t = one sub-element of the whole grid's macro elements (N^3 cells, k^3
    sub-elements each, sub-element fastest), its element matrix atomically added into Ae (zeroed) */
+template <bool VERTEX>
 __global__ void __launch_bounds__(128) MacroAtomic(int k, int N, const double *__restrict__ coords, double alpha, double beta, double *__restrict__ Ae)
 {
   const int       n = k + 1, nsub = k * k * k, nloc = n * n * n, nx = k * N + 1;
@@ -97,7 +103,7 @@ __global__ void __launch_bounds__(128) MacroAtomic(int k, int N, const double *_
       for (int d = 0; d < 3; d++) xv[3 * a + d] = coords[3 * p + d];
       loc[a] = (l[2] * n + l[1]) * n + l[0];
     }
-    PatchworkQ1ElementMatrix(3, xv, alpha, beta, Ke);
+    PatchworkQ1ElementMatrixRule(3, xv, alpha, beta, VERTEX, Ke);
     double *A = Ae + e * nloc * 27;
 #pragma unroll
     for (int a = 0; a < 8; a++)
@@ -107,6 +113,12 @@ __global__ void __launch_bounds__(128) MacroAtomic(int k, int N, const double *_
         atomicAdd(A + (long long)loc[a] * 27 + slot, Ke[a * 8 + b]);
       }
   }
+}
+
+/* the pattern's row starts as int (the CSR's) */
+__global__ void RowptrToInt(long long n, const long long *in, int *out)
+{
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) out[i] = (int)in[i];
 }
 
 /* out[0] = max |a - b|, out[1] = max |a| as the bits of nonnegative doubles (ordered like the values) */
@@ -123,7 +135,7 @@ __global__ void MaxDiff(long long n, const double *__restrict__ a, const double 
 
 int main(int argc, char **argv)
 {
-  int                 reps = 5, konly = 0, ndev = 0;
+  int                 reps = 5, konly = 0, ndev = 0, vertex = 0;
   bool                quick = false;
   std::vector<double> sizes = {1e6, 8e6, 27e6};
 
@@ -132,8 +144,9 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--k") && i + 1 < argc) konly = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--size") && i + 1 < argc) sizes = {atof(argv[++i])};
+    else if (!strcmp(argv[i], "--rule") && i + 1 < argc) vertex = !strcmp(argv[++i], "vertex");
     else {
-      fprintf(stderr, "usage: %s [--quick] [--reps N] [--k K] [--size DOF]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--quick] [--reps N] [--k K] [--size DOF] [--rule gauss|vertex]\n", argv[0]);
       return 2;
     }
   }
@@ -147,8 +160,8 @@ int main(int argc, char **argv)
   cudaDeviceProp p;
   CHECK_CUDA(cudaGetDeviceProperties(&p, 0));
   CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  printf("# device: %s, %d SMs; LOR assembly A1+A2+A4, 3D, whole distorted grid, Dirichlet; median of %d\n", p.name, p.multiProcessorCount, reps);
-  printf("%2s %10s %9s %9s %9s %9s %9s %8s %9s %8s %7s %8s %8s\n", "k", "DoF", "A1 ms", "A1at ms", "A2 ms", "A4 ms", "total ms", "GDoF/s", "gen ms", "gen GDoF", "ratio", "diff", "diff A1at");
+  printf("# device: %s, %d SMs; LOR assembly A1+A2+A4, 3D, whole distorted grid, Dirichlet, %s rule; median of %d\n", p.name, p.multiProcessorCount, vertex ? "vertex" : "Gauss", reps);
+  printf("%2s %10s %9s %9s %9s %9s %9s %8s %9s %8s %7s %8s %8s %9s %8s %7s %8s\n", "k", "DoF", "A1 ms", "A1at ms", "A2 ms", "A4 ms", "total ms", "GDoF/s", "gen ms", "gen GDoF", "ratio", "diff", "diff A1at", "fused ms", "fused GDoF", "f/gen", "diff f");
   for (double size : sizes) {
     for (int k = 1; k <= 8; k++) {
       if (konly && k != konly) continue;
@@ -161,6 +174,7 @@ int main(int argc, char **argv)
       d.dirichlet = 1;
       d.alpha     = 1.0;
       d.beta      = 1.0;
+      d.vertex_rule = vertex;
       for (int dir = 0; dir < 3; dir++) {
         d.nodes[dir]      = n;
         d.cell_start[dir] = 0;
@@ -173,8 +187,10 @@ int main(int argc, char **argv)
       const size_t    bv = (size_t)nrow * 27 * sizeof(double);
       size_t          mfree, mtotal;
       CHECK_CUDA(cudaMemGetInfo(&mfree, &mtotal));
-      if (bx + bAe + 2 * bv + (64u << 20) > mfree) {
-        printf("%2d %10lld skipped: needs %.1f GB, %.1f GB free\n", k, nrow, (bx + bAe + 2 * bv) / 1e9, mfree / 1e9);
+      /* the fused route's CSR (at most 27 entries a row, int row starts, two value arrays) */
+      const size_t bcsr = (size_t)nrow * (27 * 2 * sizeof(double) + sizeof(int) + sizeof(long long));
+      if (bx + bAe + 2 * bv + bcsr + (64u << 20) > mfree) {
+        printf("%2d %10lld skipped: needs %.1f GB, %.1f GB free\n", k, nrow, (bx + bAe + 2 * bv + bcsr) / 1e9, mfree / 1e9);
         fflush(stdout);
         continue;
       }
@@ -196,7 +212,8 @@ int main(int argc, char **argv)
       auto            all     = [&] { a1(); a2(); a4(); };
       auto            gen     = [&] {
         CHECK_CUDA(cudaMemsetAsync(dg, 0, bv, s));
-        Generic<<<gblocks, 128, 0, s>>>(n, n, n, dx, d.alpha, d.beta, dg);
+        if (vertex) Generic<true><<<gblocks, 128, 0, s>>>(n, n, n, dx, d.alpha, d.beta, dg);
+        else Generic<false><<<gblocks, 128, 0, s>>>(n, n, n, dx, d.alpha, d.beta, dg);
         CHECK_CUDA(cudaGetLastError());
         CHECK_CUDA(PatchworkLORDirichletCUDA(&d, dg, s));
       };
@@ -220,13 +237,41 @@ int main(int argc, char **argv)
       const unsigned  ablocks = (unsigned)std::min<long long>((nsubt + 127) / 128, 0x7fffffffLL);
       const double    ta      = TimeIt(reps, s, [&] {
         CHECK_CUDA(cudaMemsetAsync(dAe, 0, bAe, s));
-        MacroAtomic<<<ablocks, 128, 0, s>>>(k, N, dx, d.alpha, d.beta, dAe);
+        if (vertex) MacroAtomic<true><<<ablocks, 128, 0, s>>>(k, N, dx, d.alpha, d.beta, dAe);
+        else MacroAtomic<false><<<ablocks, 128, 0, s>>>(k, N, dx, d.alpha, d.beta, dAe);
         CHECK_CUDA(cudaGetLastError());
       });
       a2();
       a4();
       const double diffa = diff();
-      printf("%2d %10lld %9.3f %9.3f %9.3f %9.3f %9.3f %8.3f %9.3f %8.3f %7.2f %8.1e %8.1e\n", k, nrow, t1, ta, t2, t4, tt, nrow / (tt * 1e-3) / 1e9, tg, nrow / (tg * 1e-3) / 1e9, tt / tg, diff1, diffa);
+      /* the fused route: A1 to A4 straight into the one-rank CSR (PatchworkLORMacroCSRCUDA), against
+         A1 + GatherCSR into the same pattern */
+      long long *drowll, nnz = 0;
+      int       *drow;
+      double    *dcf, *dcp, df, dmaxv;
+      CHECK_CUDA(cudaMalloc((void **)&drowll, (nrow + 1) * sizeof(long long)));
+      CHECK_CUDA(cudaMalloc((void **)&drow, (nrow + 1) * sizeof(int)));
+      CHECK_CUDA(PatchworkLORPatternCountCUDA(&d, 0, drowll, &nnz, s));
+      RowptrToInt<<<4 * p.multiProcessorCount, 256, 0, s>>>(nrow + 1, drowll, drow);
+      CHECK_CUDA(cudaGetLastError());
+      CHECK_CUDA(cudaFree(drowll));
+      CHECK_CUDA(cudaMalloc((void **)&dcf, nnz * sizeof(double)));
+      CHECK_CUDA(cudaMalloc((void **)&dcp, nnz * sizeof(double)));
+      const double tf = TimeIt(reps, s, [&] { CHECK_CUDA(PatchworkLORMacroCSRCUDA(&d, 0, dx, drow, dcf, s)); });
+      a1();
+      CHECK_CUDA(PatchworkLORGatherCSRCUDA(&d, 0, dAe, drow, dcp, s));
+      CHECK_CUDA(cudaMemsetAsync(dmax, 0, 2 * sizeof(unsigned long long), s));
+      MaxDiff<<<4 * p.multiProcessorCount, 256, 0, s>>>(nnz, dcf, dcp, dmax);
+      CHECK_CUDA(cudaGetLastError());
+      CHECK_CUDA(cudaMemcpyAsync(hmax, dmax, sizeof(hmax), cudaMemcpyDeviceToHost, s));
+      CHECK_CUDA(cudaStreamSynchronize(s));
+      memcpy(&df, &hmax[0], sizeof(double));
+      memcpy(&dmaxv, &hmax[1], sizeof(double));
+      printf("%2d %10lld %9.3f %9.3f %9.3f %9.3f %9.3f %8.3f %9.3f %8.3f %7.2f %8.1e %8.1e %9.3f %8.3f %7.2f %8.1e\n", k, nrow, t1, ta, t2, t4, tt, nrow / (tt * 1e-3) / 1e9, tg, nrow / (tg * 1e-3) / 1e9, tt / tg, diff1, diffa, tf,
+             nrow / (tf * 1e-3) / 1e9, tf / tg, dmaxv > 0 ? df / dmaxv : df);
+      CHECK_CUDA(cudaFree(drow));
+      CHECK_CUDA(cudaFree(dcf));
+      CHECK_CUDA(cudaFree(dcp));
       fflush(stdout);
       CHECK_CUDA(cudaFree(dx));
       CHECK_CUDA(cudaFree(dAe));

@@ -10,7 +10,9 @@
       (double atomicAdd on shared memory compiles to a CAS loop on sm_90, ATOMS.CAST.SPIN.64). The
       result is deterministic; it differs from the reference only in the order of the up to 2^dim terms
       of a sum (color order, not z-slowest) and where the element matrices do (nvcc contracts to FMA).
-      The degree is a template parameter. Blocks of 128 threads, three paths:
+      The degree and the rule are template parameters (the vertex rule's closed form,
+      PatchworkQ1ElementMatrixVertex, needs 160 registers and no spills; compiled beside the Gauss
+      loop in one kernel both spilled). Blocks of 128 threads, three paths:
         whole   (k^dim <= 128 but 3D k = 1): a step takes M = 128 / k^dim whole macro elements, the
                 tile their M (k+1)^dim 3^dim entries (at most 91 KB, 3D k = 2);
         layers  (3D k >= 6): a block takes one macro element in steps of 128 / k^2 sub-element layers;
@@ -20,12 +22,27 @@
         direct  (3D k = 1): the macro element is one sub-element, Ae its element matrix spread over the
                 27 slots: a warp writes 8 macro elements' 216 entries at a time through shared memory
                 and copies them out coalesced (54 KB).
-      Two blocks per SM, which the element matrix's 255 registers allow anyway. This replaced the
-      paper's atomicAdd of every sub-element matrix into a zeroed Ae (first version;
+      This replaced the paper's atomicAdd of every sub-element matrix into a zeroed Ae (first version;
       bench/bench_lor_kernels.cu keeps it as "A1at"): on the H200 at 8M DoF that took 9-18 ms against
       3.5 ms for the element matrices alone, the global double atomics being the bottleneck; this
-      kernel takes 5-7 ms. Offsets into Ae are 64-bit: Ae has (k+1)^dim 3^dim doubles per macro
-      element, more than 2^31 entries from about 10M macro elements at k = 1 in 3D.
+      kernel takes 5-7 ms with Gauss points, 1.8-3.0 ms with the vertex rule (H100, 8M DoF). Offsets
+      into Ae are 64-bit: Ae has (k+1)^dim 3^dim doubles per macro element, more than 2^31 entries
+      from about 10M macro elements at k = 1 in 3D.
+   A1-A4 MacroCSR (the one-rank route whose pattern is the matrix's CSR): the same kernel writes the
+      tile's rows into the CSR instead of Ae (EmitRows), with the macro elements taken in 2^dim colors
+      (cell parities), one launch each: a thread per row finds where the row starts and which slots
+      the pattern stores and this macro element holds, then a thread per entry stores it (the first
+      color holding the entry) or adds it with a global reduction (later colors; one per entry and
+      launch, so deterministic). No Ae, no gather: on the H100 at 8M DoF, 3D, distorted cells, 3.6-4.4
+      ms at k = 4..8 against 7.0-7.4 for Macro + GatherCSR (vertex rule). A first version, a warp per
+      row that loaded the row start and read-modified-wrote shared entries one row after the other,
+      took 11-41 ms: the loads' latency, with 12 warps per SM, was the whole cost. Tried and not kept
+      (H100, 8M DoF): owner-computes (a block writes whole the rows of its nodes 0..k-1 per direction,
+      recomputing the halo's sub-elements; no colors, no reductions): 3.2-4.4 ms at k = 4..8 with the
+      vertex rule, 10.8-11.3 with Gauss points, worse on box cells; threads of one ColoredAdd color made
+      consecutive: within 10%, either way. Nsight Compute on a color launch (k = 4): 18.75% occupancy
+      (3 blocks of 4 warps: 160 registers, 58 KB of shared memory), 1.1 TB/s, 39% of the SM's issue
+      rate: latency-bound.
    A2 Gather: one thread per (row, slot) pair, thread t = row*S + s writing vals[t] (coalesced); a
       block's rows are stepped from its first row (one 64-bit decode per block), the degree a template
       parameter, at most 32 registers (8 blocks of 256 per SM: 20% faster than 46 registers; k = 1,
@@ -59,6 +76,10 @@ struct LorGeom {
   long long nmacro, nrow;                     /* macro elements in the cell range, rows in the row box */
   double    alpha, beta;
   int       vertex_rule;                      /* Gauss-Lobatto (vertex) rule of the sub-elements */
+  /* the macro elements of one A1 launch: cells first + stride * i, i < count, per direction (all of
+     the range with stride 1; one parity class, stride 2, for the fused route's colors) */
+  int       first[3], count[3], stride;
+  long long nlaunch;
 };
 
 constexpr int MACRO_THREADS = 128, ROW_THREADS = 256;
@@ -91,25 +112,34 @@ __device__ __forceinline__ bool OnBoundary(const LorGeom &g, const int n[3])
   return false;
 }
 
-/* The element matrix of sub-element (sx,sy,sz) of macro element e (lexicographic in the cell range) */
-template <int DIM, int K>
-__device__ __forceinline__ void SubElementMatrix(const LorGeom &g, const double *__restrict__ coords, long long e, int sx, int sy, int sz, double *Ke)
+/* Cell (macro element) i of the launch, lexicographic over its counts */
+__device__ __forceinline__ void LaunchCell(const LorGeom &g, long long i, int c[3])
 {
-  constexpr int   NV    = 1 << DIM;
-  const long long plane = (long long)g.mc[0] * g.mc[1];
-  const long long ez    = e / plane;
-  const long long r     = e - ez * plane;
-  const int       ey    = (int)(r / g.mc[0]);
-  const int       cx = g.cell_start[0] + (int)(r - (long long)ey * g.mc[0]), cy = g.cell_start[1] + ey, cz = g.cell_start[2] + (int)ez;
-  double          xv[NV * DIM];
+  const long long plane = (long long)g.count[0] * g.count[1];
+  const long long iz    = i / plane;
+  const long long r     = i - iz * plane;
+  const int       iy    = (int)(r / g.count[0]);
+
+  c[0] = g.first[0] + g.stride * (int)(r - (long long)iy * g.count[0]);
+  c[1] = g.first[1] + g.stride * iy;
+  c[2] = g.first[2] + g.stride * (int)iz;
+}
+
+/* The element matrix of sub-element (sx,sy,sz) of the macro element of cell c, with the vertex rule
+   or Gauss points (a template parameter: either alone fits the registers, both together spill) */
+template <int DIM, int K, bool VERTEX>
+__device__ __forceinline__ void SubElementMatrix(const LorGeom &g, const double *__restrict__ coords, const int c[3], int sx, int sy, int sz, double *Ke)
+{
+  constexpr int NV = 1 << DIM;
+  double        xv[NV * DIM];
 
 #pragma unroll
   for (int a = 0; a < NV; a++) {
-    const long long p = BoxIndex(g.coord_start, g.coord_size, K * cx + sx + (a & 1), K * cy + sy + ((a >> 1) & 1), DIM == 3 ? K * cz + sz + ((a >> 2) & 1) : 0);
+    const long long p = BoxIndex(g.coord_start, g.coord_size, K * c[0] + sx + (a & 1), K * c[1] + sy + ((a >> 1) & 1), DIM == 3 ? K * c[2] + sz + ((a >> 2) & 1) : 0);
 #pragma unroll
     for (int i = 0; i < DIM; i++) xv[a * DIM + i] = coords[p * DIM + i];
   }
-  PatchworkQ1ElementMatrixRule(DIM, xv, g.alpha, g.beta, g.vertex_rule, Ke);
+  PatchworkQ1ElementMatrixRule(DIM, xv, g.alpha, g.beta, VERTEX, Ke);
 }
 
 /* Slot of the offset from vertex a to vertex b of a sub-element: per direction (bit of b) - (bit of a) + 1 */
@@ -137,6 +167,9 @@ struct MacroPlan {
   static constexpr int    DPAD = NLOC * S + 1;
   static constexpr int    TILE = DIRECT ? (THREADS / 32) * 8 * DPAD : LAYERS ? RING * LAYER : M * NLOC * S;
   static constexpr size_t SMEM = (size_t)TILE * sizeof(double);
+  /* the fused route: rows of a step (DIRECT: of a warp's round) and their EmitInfo after the tile */
+  static constexpr int    ROWS     = DIRECT ? 8 * NLOC : LAYERS ? (LZ + 1) * N1 * N1 : M * NLOC;
+  static constexpr size_t SMEM_CSR = SMEM + (size_t)(DIRECT ? THREADS / 32 : 1) * 4 * ROWS * sizeof(int);
 };
 
 /* Add the element matrix of sub-element (sx,sy,sz) to the tile (row of vertex a at node index loc(a)),
@@ -161,26 +194,137 @@ __device__ __forceinline__ void ColoredAdd(double *tile, bool active, int sx, in
   }
 }
 
-/* A1 (see the top of the file for the three paths) */
-template <int DIM, int K>
-__global__ void __launch_bounds__(MacroPlan<DIM, K>::THREADS) Macro(const LorGeom g, const double *__restrict__ coords, double *__restrict__ Ae)
+/* Where the fused route writes: the one-rank CSR of the pattern (PatchworkLORPattern*(), axis_only) */
+struct CSROut {
+  PatchworkLORDesc d;
+  int              axis_only;
+  const int       *rowptr;
+  double          *out;
+};
+
+/* What EmitRows needs of each row, computed once per row: where the row starts in the CSR, the
+   slots the pattern stores (their ranks place the entries), those this macro element writes (the
+   neighbour in it too), those it adds to (an earlier color assigned them), and UNIT_ROW for a
+   Dirichlet row (its diagonal alone, 1). Arrays of the rows of a step, in shared memory after the
+   tile (MacroPlan::ROWS). */
+struct EmitInfo {
+  int *pos, *stored, *write, *add;
+  __device__ EmitInfo(int *base, int rows) : pos(base), stored(base + rows), write(base + 2 * rows), add(base + 3 * rows) { }
+};
+constexpr int UNIT_ROW = 1 << 30;
+
+/* The 3^dim-slot mask of the offsets whose per-direction parts (3 bits each, bit o+1) are all set */
+template <int DIM>
+__device__ __forceinline__ int SlotProduct(const int m[3])
+{
+  int r = 0;
+#pragma unroll
+  for (int oz = 0; oz < (DIM == 3 ? 3 : 1); oz++)
+#pragma unroll
+    for (int oy = 0; oy < 3; oy++)
+      if ((DIM == 2 || (m[2] >> oz) & 1) && (m[1] >> oy) & 1) r |= m[0] << (oz * 9 + oy * 3);
+  return r;
+}
+
+/* Slots whose offset is 0 in direction d; slots on an axis through the centre */
+template <int DIM>
+__host__ __device__ constexpr int ZeroOffsetSlots(int d)
+{
+  int r = 0;
+  for (int s = 0; s < (DIM == 3 ? 27 : 9); s++)
+    if ((d == 0 ? s % 3 : d == 1 ? (s / 3) % 3 : s / 9) == 1) r |= 1 << s;
+  return r;
+}
+template <int DIM>
+__host__ __device__ constexpr int AxisSlots(void)
+{
+  int r = 0;
+  for (int s = 0; s < (DIM == 3 ? 27 : 9); s++)
+    if ((s % 3 != 1) + ((s / 3) % 3 != 1) + (DIM == 3 && s / 9 != 1) <= 1) r |= 1 << s;
+  return r;
+}
+
+/* The fused route's write of nrows rows of macro-element matrices into the CSR, by threads t of nt
+   (a block, or a warp for DIRECT; sync() is their barrier). where(i, c, l) gives row i's cell c and
+   its node's local index l, tile(i) its S entries. First a thread per row computes its EmitInfo (one
+   load of the row start each, all in flight together), then a thread per entry writes. The macro
+   elements are processed by colors (cell parities, x fastest, in ascending order, one launch each), so
+   an entry shared by several macro elements is written by them one after the other: the first (the
+   even cell in every direction in which two cells hold the pair) stores it, the later ones add with a
+   global reduction (no load, no wait; one at a time per entry, so the sums are deterministic). What
+   the pattern stores is PatchworkLORSlotStored() in closed form: per direction the offsets whose
+   neighbour is in the grid (and, with Dirichlet, not on the boundary), their product, the axes only
+   with axis_only; a Dirichlet row stores its diagonal alone. */
+template <int DIM, int K, typename Where, typename Tile, typename Sync>
+__device__ __forceinline__ void EmitRows(const LorGeom &g, const CSROut &o, const EmitInfo &info, int t, int nt, int nrows, Where where, Tile tile, Sync sync)
+{
+  constexpr int S = DIM == 3 ? 27 : 9, CENTER = 1 << (S / 2);
+
+  for (int i = t; i < nrows; i += nt) {
+    int  c[3] = {0, 0, 0}, l[3] = {0, 0, 0}, x[3] = {0, 0, 0}, in[3] = {1, 1, 1}, mine[3] = {1, 1, 1}, nf = 0;
+    bool boundary = false;
+
+    where(i, c, l);
+#pragma unroll
+    for (int d = 0; d < DIM; d++) {
+      x[d]     = K * c[d] + l[d];
+      boundary = boundary || x[d] == 0 || x[d] == g.nodes[d] - 1;
+      /* the neighbour in the grid; with Dirichlet (the row inside) not on the boundary */
+      const int lo = o.d.dirichlet ? 2 : 1, hi = o.d.dirichlet ? g.nodes[d] - 3 : g.nodes[d] - 2;
+      in[d]        = (x[d] >= lo) | 2 | (x[d] <= hi) << 2;
+      mine[d]      = (l[d] >= 1) | 2 | (l[d] <= K - 1) << 2;
+      /* another cell holds the pairs of offset 0 in this direction and comes first (it is even) */
+      if (((l[d] == 0 && c[d] > g.cell_start[d]) || (l[d] == K && c[d] + 1 < g.cell_start[d] + g.mc[d])) && (c[d] & 1)) nf |= ZeroOffsetSlots<DIM>(d);
+    }
+    const long long row    = x[0] + (long long)g.nodes[0] * (x[1] + (long long)g.nodes[1] * x[2]);
+    const int       stored = o.d.dirichlet && boundary ? CENTER : SlotProduct<DIM>(in) & (o.axis_only ? AxisSlots<DIM>() : ~0);
+    const int       write  = stored & SlotProduct<DIM>(mine);
+
+    info.pos[i]    = o.rowptr[row];
+    info.stored[i] = stored;
+    info.write[i]  = write | (o.d.dirichlet && boundary ? UNIT_ROW : 0);
+    info.add[i]    = write & nf;
+  }
+  sync();
+  for (int j = t; j < nrows * S; j += nt) {
+    const int i = j / S, s = j % S, w = info.write[i];
+
+    if (!((w >> s) & 1)) continue;
+    double *v = o.out + info.pos[i] + __popc(info.stored[i] & ((1 << s) - 1));
+    if ((info.add[i] >> s) & 1) {
+      if (!(w & UNIT_ROW)) atomicAdd(v, tile(i)[s]);
+    } else *v = w & UNIT_ROW ? 1.0 : tile(i)[s];
+  }
+}
+
+/* A1 (see the top of the file for the three paths); CSR: the fused route, the macro elements of one
+   color, each tile's rows written into the CSR (EmitRows) instead of Ae */
+template <int DIM, int K, bool CSR, bool VERTEX>
+__global__ void __launch_bounds__(MacroPlan<DIM, K>::THREADS) Macro(const LorGeom g, const double *__restrict__ coords, double *__restrict__ Ae, const __grid_constant__ CSROut o)
 {
   using P = MacroPlan<DIM, K>;
   constexpr int NV = P::NV, S = P::S, N1 = P::N1, NSUB = P::NSUB, NLOC = P::NLOC, TILE = P::TILE, THREADS = P::THREADS;
   extern __shared__ double tile[];
   double                   Ke[NV * NV];
+  const int                warp = (int)threadIdx.x / 32;
+  /* the fused route's row information: per warp for DIRECT, else one for the block */
+  EmitInfo info((int *)(tile + TILE) + (P::DIRECT ? warp * 4 * P::ROWS : 0), P::ROWS);
 
   if constexpr (P::DIRECT) {
     /* 3D k = 1: thread = macro element, whose 8 x 27 entries are its element matrix's and zeros. A warp
        writes them through its part of the tile, 8 macro elements per round, then copies the 8 x 216
-       consecutive entries out coalesced. */
+       consecutive entries out coalesced (or writes their 64 rows into the CSR). */
     constexpr int DPAD = P::DPAD, R = 8;
     const int     lane = threadIdx.x % 32;
-    double       *buf  = tile + (threadIdx.x / 32) * R * DPAD;
-    for (long long e0 = blockIdx.x * (long long)THREADS + threadIdx.x - lane; e0 < g.nmacro; e0 += (long long)gridDim.x * THREADS) {
+    double       *buf  = tile + warp * R * DPAD;
+    for (long long e0 = blockIdx.x * (long long)THREADS + threadIdx.x - lane; e0 < g.nlaunch; e0 += (long long)gridDim.x * THREADS) {
       const long long e      = e0 + lane;
-      const bool      active = e < g.nmacro;
-      if (active) SubElementMatrix<DIM, K>(g, coords, e, 0, 0, 0, Ke);
+      const bool      active = e < g.nlaunch;
+      int             c[3];
+      if (active) {
+        LaunchCell(g, e, c);
+        SubElementMatrix<DIM, K, VERTEX>(g, coords, c, 0, 0, 0, Ke);
+      }
       for (int round = 0; round < 32 / R; round++) {
         if (active && lane / R == round) {
           double *B = buf + (lane % R) * DPAD;
@@ -194,29 +338,60 @@ __global__ void __launch_bounds__(MacroPlan<DIM, K>::THREADS) Macro(const LorGeo
         }
         __syncwarp();
         const long long first = e0 + round * R;
-        const int       cnt   = first < g.nmacro ? (int)min((long long)R, g.nmacro - first) * (NLOC * S) : 0;
-        double         *A     = Ae + first * (NLOC * S);
-        for (int i = lane; i < cnt; i += 32) A[i] = buf[(i / (NLOC * S)) * DPAD + i % (NLOC * S)];
+        const int       cnt   = first < g.nlaunch ? (int)min((long long)R, g.nlaunch - first) : 0;
+        if constexpr (CSR) {
+          EmitRows<DIM, K>(
+            g, o, info, lane, 32, cnt * NV,
+            [&](int i, int *cc, int *l) {
+              LaunchCell(g, first + i / NV, cc);
+              l[0] = i & 1;
+              l[1] = (i >> 1) & 1;
+              l[2] = (i >> 2) & 1;
+            },
+            [&](int i) { return buf + (i / NV) * DPAD + (i % NV) * S; }, [] { __syncwarp(); });
+        } else {
+          double *A = Ae + first * (NLOC * S);
+          for (int i = lane; i < cnt * (NLOC * S); i += 32) A[i] = buf[(i / (NLOC * S)) * DPAD + i % (NLOC * S)];
+        }
         __syncwarp();
       }
     }
   } else if constexpr (!P::LAYERS) { /* M whole macro elements per step, tile = their Ae */
-    const long long nstep = (g.nmacro + P::M - 1) / P::M;
+    const long long nstep = (g.nlaunch + P::M - 1) / P::M;
     for (int i = threadIdx.x; i < TILE; i += THREADS) tile[i] = 0;
     __syncthreads();
     for (long long step = blockIdx.x; step < nstep; step += gridDim.x) {
       const long long e0 = step * P::M;
-      const int       m = (int)min((long long)P::M, g.nmacro - e0), t = threadIdx.x, me = t / NSUB, sub = t % NSUB;
+      const int       m = (int)min((long long)P::M, g.nlaunch - e0), t = threadIdx.x, me = t / NSUB, sub = t % NSUB;
       const int       sx = sub % K, sy = (sub / K) % K, sz = DIM == 3 ? sub / (K * K) : 0;
       const bool      active = t < m * NSUB;
+      int             c[3];
 
-      if (active) SubElementMatrix<DIM, K>(g, coords, e0 + me, sx, sy, sz, Ke);
+      if (active) {
+        LaunchCell(g, e0 + me, c);
+        SubElementMatrix<DIM, K, VERTEX>(g, coords, c, sx, sy, sz, Ke);
+      }
       ColoredAdd<DIM>(tile, active, sx, sy, sz, Ke, [&](int a) { return me * NLOC + ((sz + ((a >> 2) & 1)) * N1 + sy + ((a >> 1) & 1)) * N1 + sx + (a & 1); });
-      /* copy out (coalesced) and zero for the next step: each thread its own entries */
-      double *A = Ae + e0 * (NLOC * S);
-      for (int i = threadIdx.x; i < m * NLOC * S; i += THREADS) {
-        A[i]    = tile[i];
-        tile[i] = 0;
+      if constexpr (CSR) {
+        EmitRows<DIM, K>(
+          g, o, info, threadIdx.x, THREADS, m * NLOC,
+          [&](int i, int *cc, int *l) {
+            const int r = i % NLOC;
+            LaunchCell(g, e0 + i / NLOC, cc);
+            l[0] = r % N1;
+            l[1] = (r / N1) % N1;
+            l[2] = DIM == 3 ? r / (N1 * N1) : 0;
+          },
+          [&](int i) { return tile + i * S; }, [] { __syncthreads(); });
+        __syncthreads();
+        for (int i = threadIdx.x; i < m * NLOC * S; i += THREADS) tile[i] = 0;
+      } else {
+        /* copy out (coalesced) and zero for the next step: each thread its own entries */
+        double *A = Ae + e0 * (NLOC * S);
+        for (int i = threadIdx.x; i < m * NLOC * S; i += THREADS) {
+          A[i]    = tile[i];
+          tile[i] = 0;
+        }
       }
       __syncthreads();
     }
@@ -224,21 +399,38 @@ __global__ void __launch_bounds__(MacroPlan<DIM, K>::THREADS) Macro(const LorGeo
     constexpr int LZ = P::LZ, RING = P::RING, LAYER = P::LAYER;
     for (int i = threadIdx.x; i < TILE; i += THREADS) tile[i] = 0;
     __syncthreads();
-    for (long long e = blockIdx.x; e < g.nmacro; e += gridDim.x) {
-      double *A = Ae + e * (NLOC * S);
+    for (long long e = blockIdx.x; e < g.nlaunch; e += gridDim.x) {
+      double *A = CSR ? nullptr : Ae + e * (NLOC * S);
+      int     c[3];
+      LaunchCell(g, e, c);
       for (int z0 = 0; z0 < K; z0 += LZ) {
         const int  nl = min(LZ, K - z0), t = threadIdx.x, sz = z0 + t / (K * K), sy = (t / K) % K, sx = t % K;
         const bool active = t < nl * K * K;
 
-        if (active) SubElementMatrix<DIM, K>(g, coords, e, sx, sy, sz, Ke);
+        if (active) SubElementMatrix<DIM, K, VERTEX>(g, coords, c, sx, sy, sz, Ke);
         ColoredAdd<DIM>(tile, active, sx, sy, sz, Ke, [&](int a) { return ((sz + ((a >> 2) & 1)) % RING * N1 + sy + ((a >> 1) & 1)) * N1 + sx + (a & 1); });
         /* node layers z0 .. z0+nl-1 are complete (layer l takes sub-element layers l-1 and l), and at
-           the end layer K; the last layer of the step stays for the next. Copy out and zero. */
+           the end layer K; the last layer of the step stays for the next. Copy out (or write into the
+           CSR) and zero. */
         const int lo = z0, hi = z0 + nl == K ? K : z0 + nl - 1;
+        if constexpr (CSR) {
+          EmitRows<DIM, K>(
+            g, o, info, threadIdx.x, THREADS, (hi - lo + 1) * N1 * N1,
+            [&](int i, int *cc, int *l) {
+              cc[0] = c[0];
+              cc[1] = c[1];
+              cc[2] = c[2];
+              l[0]  = i % N1;
+              l[1]  = (i / N1) % N1;
+              l[2]  = lo + i / (N1 * N1);
+            },
+            [&](int i) { return tile + ((lo + i / (N1 * N1)) % RING * N1 * N1 + i % (N1 * N1)) * S; }, [] { __syncthreads(); });
+          __syncthreads();
+        }
         for (int i = threadIdx.x; i < (hi - lo + 1) * LAYER; i += THREADS) {
           const int lz = lo + i / LAYER, j = (lz % RING) * LAYER + i % LAYER;
-          A[lo * LAYER + i] = tile[j];
-          tile[j]           = 0;
+          if constexpr (!CSR) A[lo * LAYER + i] = tile[j];
+          tile[j] = 0;
         }
         __syncthreads();
       }
@@ -457,6 +649,12 @@ static cudaError_t MakeGeom(const PatchworkLORDesc *d, int use, LorGeom *g)
   g->alpha  = d->alpha;
   g->beta   = d->beta;
   g->vertex_rule = d->vertex_rule;
+  for (int dir = 0; dir < 3; dir++) {
+    g->first[dir] = g->cell_start[dir];
+    g->count[dir] = g->mc[dir];
+  }
+  g->stride  = 1;
+  g->nlaunch = g->nmacro;
   if ((use & USE_COORDS) && g->nmacro > 0)
     for (int dir = 0; dir < d->dim; dir++) {
       const int lo = k * d->cell_start[dir], hi = k * d->cell_end[dir];
@@ -472,36 +670,43 @@ static unsigned Blocks(long long work, int threads)
   return (unsigned)(need < most ? need : most);
 }
 
-template <int DIM, int K>
-static cudaError_t LaunchMacro(const LorGeom &g, const double *coords, double *Ae, cudaStream_t s)
+template <int DIM, int K, bool CSR, bool VERTEX>
+static cudaError_t LaunchMacroRule(const LorGeom &g, const double *coords, double *Ae, const CSROut &o, cudaStream_t s)
 {
   using P = MacroPlan<DIM, K>;
   static bool attr = false; /* the stage exceeds the default 48 KB of dynamic shared memory */
 
   if (!attr) {
-    const cudaError_t err = cudaFuncSetAttribute(Macro<DIM, K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)P::SMEM);
+    const cudaError_t err = cudaFuncSetAttribute(Macro<DIM, K, CSR, VERTEX>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)(CSR ? P::SMEM_CSR : P::SMEM));
     if (err != cudaSuccess) return err;
     attr = true;
   }
-  const long long steps = P::DIRECT ? (g.nmacro + P::THREADS - 1) / P::THREADS : P::LAYERS ? g.nmacro : (g.nmacro + P::M - 1) / P::M;
-  Macro<DIM, K><<<(unsigned)(steps < 0x7fffffffLL ? steps : 0x7fffffffLL), P::THREADS, P::SMEM, s>>>(g, coords, Ae);
+  const long long steps = P::DIRECT ? (g.nlaunch + P::THREADS - 1) / P::THREADS : P::LAYERS ? g.nlaunch : (g.nlaunch + P::M - 1) / P::M;
+  Macro<DIM, K, CSR, VERTEX><<<(unsigned)(steps < 0x7fffffffLL ? steps : 0x7fffffffLL), P::THREADS, CSR ? P::SMEM_CSR : P::SMEM, s>>>(g, coords, Ae, o);
   return cudaGetLastError();
 }
 
-template <int DIM>
-static cudaError_t MacroDispatch(const LorGeom &g, const double *coords, double *Ae, cudaStream_t s)
+template <int DIM, int K, bool CSR>
+static cudaError_t LaunchMacro(const LorGeom &g, const double *coords, double *Ae, const CSROut &o, cudaStream_t s)
+{
+  return g.vertex_rule ? LaunchMacroRule<DIM, K, CSR, true>(g, coords, Ae, o, s) : LaunchMacroRule<DIM, K, CSR, false>(g, coords, Ae, o, s);
+}
+
+/* A1 into Ae (o unused), or the fused route into the CSR o (g one color's launch) */
+template <int DIM, bool CSR>
+static cudaError_t MacroDispatch(const LorGeom &g, const double *coords, double *Ae, const CSROut &o, cudaStream_t s)
 {
   switch (g.k) {
-  case 1: return LaunchMacro<DIM, 1>(g, coords, Ae, s);
-  case 2: return LaunchMacro<DIM, 2>(g, coords, Ae, s);
-  case 3: return LaunchMacro<DIM, 3>(g, coords, Ae, s);
-  case 4: return LaunchMacro<DIM, 4>(g, coords, Ae, s);
-  case 5: return LaunchMacro<DIM, 5>(g, coords, Ae, s);
-  case 6: return LaunchMacro<DIM, 6>(g, coords, Ae, s);
-  case 7: return LaunchMacro<DIM, 7>(g, coords, Ae, s);
-  case 8: return LaunchMacro<DIM, 8>(g, coords, Ae, s);
-  case 9: return LaunchMacro<DIM, 9>(g, coords, Ae, s);
-  default: return LaunchMacro<DIM, 10>(g, coords, Ae, s); /* k <= PW_MAX_DEGREE = 10, checked */
+  case 1: return LaunchMacro<DIM, 1, CSR>(g, coords, Ae, o, s);
+  case 2: return LaunchMacro<DIM, 2, CSR>(g, coords, Ae, o, s);
+  case 3: return LaunchMacro<DIM, 3, CSR>(g, coords, Ae, o, s);
+  case 4: return LaunchMacro<DIM, 4, CSR>(g, coords, Ae, o, s);
+  case 5: return LaunchMacro<DIM, 5, CSR>(g, coords, Ae, o, s);
+  case 6: return LaunchMacro<DIM, 6, CSR>(g, coords, Ae, o, s);
+  case 7: return LaunchMacro<DIM, 7, CSR>(g, coords, Ae, o, s);
+  case 8: return LaunchMacro<DIM, 8, CSR>(g, coords, Ae, o, s);
+  case 9: return LaunchMacro<DIM, 9, CSR>(g, coords, Ae, o, s);
+  default: return LaunchMacro<DIM, 10, CSR>(g, coords, Ae, o, s); /* k <= PW_MAX_DEGREE = 10, checked */
   }
 }
 
@@ -548,8 +753,9 @@ extern "C" int PatchworkLORMacroCUDA(const PatchworkLORDesc *d, const double *co
 
   if (err != cudaSuccess) return (int)err;
   if (g.nmacro <= 0) return (int)cudaSuccess;
-  if (d->dim == 3) return (int)MacroDispatch<3>(g, coords, Ae, (cudaStream_t)stream);
-  return (int)MacroDispatch<2>(g, coords, Ae, (cudaStream_t)stream);
+  const CSROut o = {};
+  if (d->dim == 3) return (int)MacroDispatch<3, false>(g, coords, Ae, o, (cudaStream_t)stream);
+  return (int)MacroDispatch<2, false>(g, coords, Ae, o, (cudaStream_t)stream);
 }
 
 extern "C" int PatchworkLORGatherCUDA(const PatchworkLORDesc *d, const double *Ae, double *vals, void *stream)
@@ -730,4 +936,36 @@ extern "C" int PatchworkLORGatherCSRCUDA(const PatchworkLORDesc *d, int axis_onl
   if (d->dim == 3) LaunchGatherCSR<3>(g, blocks, (cudaStream_t)stream, *d, axis_only, Ae, rowptr, out);
   else LaunchGatherCSR<2>(g, blocks, (cudaStream_t)stream, *d, axis_only, Ae, rowptr, out);
   return (int)cudaGetLastError();
+}
+
+/* The one-rank CSR route of GatherCSR, from the coordinates: every cell, the row box the whole grid */
+extern "C" int PatchworkLORMacroCSRCUDA(const PatchworkLORDesc *d, int axis_only, const double *coords, const int *rowptr, double *out, void *stream)
+{
+  LorGeom     g;
+  cudaError_t err;
+
+  if (PatternDescBad(d) || !coords || !rowptr || !out) return (int)cudaErrorInvalidValue;
+  for (int i = 0; i < d->dim; i++)
+    if (d->degree < 1 || d->cell_start[i] != 0 || d->cell_end[i] != (d->nodes[i] - 1) / d->degree) return (int)cudaErrorInvalidValue;
+  if ((err = MakeGeom(d, USE_CELLS | USE_COORDS | USE_ROWS, &g)) != cudaSuccess) return (int)err;
+  const CSROut o = {*d, axis_only, rowptr, out};
+  /* the colors one after the other: cells of one parity class per direction share no node */
+  for (int color = 0; color < 1 << d->dim; color++) {
+    g.stride  = 2;
+    g.nlaunch = 1;
+    for (int dir = 0; dir < 3; dir++) {
+      const int p = (color >> dir) & 1;
+      if (dir >= d->dim) {
+        g.first[dir] = 0;
+        g.count[dir] = 1;
+        continue;
+      }
+      g.first[dir] = g.cell_start[dir] + ((g.cell_start[dir] & 1) != p);
+      g.count[dir] = g.first[dir] < g.cell_start[dir] + g.mc[dir] ? (g.cell_start[dir] + g.mc[dir] - g.first[dir] + 1) / 2 : 0;
+      g.nlaunch *= g.count[dir];
+    }
+    if (g.nlaunch <= 0) continue;
+    if ((err = d->dim == 3 ? MacroDispatch<3, true>(g, coords, nullptr, o, (cudaStream_t)stream) : MacroDispatch<2, true>(g, coords, nullptr, o, (cudaStream_t)stream)) != cudaSuccess) return (int)err;
+  }
+  return (int)cudaSuccess;
 }

@@ -226,6 +226,13 @@ int PatchworkLORGatherCUDA(const PatchworkLORDesc *d, const double *Ae, double *
 int PatchworkLORDirichletCUDA(const PatchworkLORDesc *d, double *vals, void *stream);
 int PatchworkLORCompactCUDA(long n, const long long *map, const double *vals, double *out, void *stream);
 int PatchworkLORGatherCSRCUDA(const PatchworkLORDesc *d, int axis_only, const double *Ae, const int *rowptr, double *out, void *stream);
+/* A1 to A4 in one pass on GatherCSR's route (same descriptors, pattern and output), from the node
+   coordinates: no Ae. The macro elements are taken in 2^dim colors (cell parities), one launch each;
+   a block sums a macro element's matrix in shared memory as Macro does and writes its rows into the
+   CSR, the first color that holds an entry storing it and later ones adding (the entries those of the
+   reference's Macro + GatherCSR but for the order of their up to 2^dim sub-element terms and the
+   element matrices' rounding; deterministic). out needs no initialization: every entry is assigned. */
+int PatchworkLORMacroCSRCUDA(const PatchworkLORDesc *d, int axis_only, const double *coords, const int *rowptr, double *out, void *stream);
 /* The same pattern as the reference's, exactly; *nnz comes back to the host */
 int PatchworkLORPatternCountCUDA(const PatchworkLORDesc *d, int axis_only, long long *rowptr, long long *nnz, void *stream);
 int PatchworkLORPatternFillCUDA(const PatchworkLORDesc *d, int axis_only, const long long *rowptr, int *cols, long long *keep, void *stream);

@@ -59,11 +59,19 @@
      fused      bitwise equal to PatchworkLORGatherCSRRef; the output filled with NaN and guarded by
                 CSR_GUARD entries on each side: every entry assigned, the guards untouched;
      pipeline   bitwise equal to PatchworkLOR{Gather,Dirichlet,Compact}CUDA on the same Ae;
+     macro-csr  PatchworkLORMacroCSRCUDA (A1 to A4 from the coordinates, no Ae) into an array filled
+                with NaN and guarded: within the pipeline's tolerance (below) of GatherCSRRef on
+                MacroRef's Ae (an entry sums at most 2^dim sub-element contributions, in another order),
+                every entry assigned, the guards untouched; a second run bitwise equal;
      large      (full run only) 3D k = 4 on 50^3 macro elements (8.1M rows), Ae and the pattern from the
                 GPU: fused = pipeline bitwise, and a timing line per axis_only (informational: the fused
                 kernel against Gather + Dirichlet + Compact, cudaEvent means, GDoF/s = rows / time);
+                and k = 2, 4, 8 at 8.1M rows, the vertex rule with axis_only 0 and 1 and the Gauss rule:
+                MacroCSR = Macro + GatherCSR within that tolerance (relative to the largest entry), with
+                a timing line each;
      errors     NULL descriptor, row boxes that are not the whole grid, bad dim, degree, nodes or cell
-                range, NULL rowptr or out: cudaErrorInvalidValue (1), nothing written.
+                range, NULL rowptr or out (and for MacroCSR NULL coordinates, a coordinate box missing
+                cell nodes): cudaErrorInvalidValue (1), nothing written.
    Also: bad descriptors are refused with cudaErrorInvalidValue, empty ranges are no-ops.
    Prints one line per check, `ok ...` or `FAIL ...`, the worst err/tol last, and exits 0 when all
    pass, 1 otherwise, 77 without a CUDA device.
@@ -87,7 +95,7 @@
 
 /* the worst err / tol over the cases that were compared */
 static double g_worst = 0;
-static char   g_worst_name[256];
+static char   g_worst_name[320];
 
 static void Check(bool ok, const char *name, double err, double tol)
 {
@@ -874,9 +882,10 @@ static void GatherCSRCase(const PatchworkLORDesc *d, const char *label0)
   char         name[320];
 
   std::vector<double> coords, Ae(nAe);
-  MakeCoords(d, coords);
+  const double        R = MakeCoords(d, coords), m = 1 << d->dim, tol = m * DBL_EPSILON * (2 * R + 8 * m);
   PatchworkLORMacroRef(d, coords.data(), Ae.data());
-  double *dAe = DeviceAlloc(nAe), *dv = DeviceAlloc(nv);
+  const double scale = std::max(MaxAbs(Ae), DBL_MIN);
+  double      *dAe = DeviceAlloc(nAe), *dv = DeviceAlloc(nv), *dx = Upload(coords);
   Upload(dAe, Ae);
   for (int axis_only = 0; axis_only <= 1; axis_only++) {
     std::vector<int>       rowptr;
@@ -898,6 +907,30 @@ static void GatherCSRCase(const PatchworkLORDesc *d, const char *label0)
     snprintf(name, sizeof(name), "%s axis_only=%d fused (bitwise = GatherCSRRef, %lld entries; guard entries touched %zu)", label0, axis_only, nnz, guard);
     Check(bad + guard == 0, name, (double)(bad + guard), 0);
 
+    /* the whole assembly from the coordinates: within the pipeline's tolerance of the reference */
+    {
+      std::vector<double> mc(got.size()), again(got.size());
+      double              err = 0;
+      size_t              guard2 = 0, diff = 0;
+
+      FillNaN(dout, got.size());
+      CheckRet(PatchworkLORMacroCSRCUDA(d, axis_only, dx, drow, dout + CSR_GUARD, g_stream), "PatchworkLORMacroCSRCUDA");
+      Download(mc, dout);
+      for (long long i = 0; i < nnz; i++) {
+        const double e = fabs(mc[CSR_GUARD + i] - ref[i]);
+        if (!(e <= err)) err = e == e ? e : INFINITY; /* a NaN left: an entry not written */
+      }
+      for (int i = 0; i < CSR_GUARD; i++) guard2 += !IsGuard(mc[i]) + !IsGuard(mc[CSR_GUARD + nnz + i]);
+      snprintf(name, sizeof(name), "%s axis_only=%d macro-csr (A1-A4 from the coordinates) = GatherCSRRef(MacroRef) (guard entries touched %zu)", label0, axis_only, guard2);
+      Check(err / scale <= tol && guard2 == 0, name, err / scale, tol);
+      FillNaN(dout, got.size());
+      CheckRet(PatchworkLORMacroCSRCUDA(d, axis_only, dx, drow, dout + CSR_GUARD, g_stream), "PatchworkLORMacroCSRCUDA");
+      Download(again, dout);
+      diff = BitDiff(again, mc);
+      snprintf(name, sizeof(name), "%s axis_only=%d macro-csr repeated (bitwise)", label0, axis_only);
+      Check(diff == 0, name, (double)diff, 0);
+    }
+
     FillNaN(dv, nv);
     FillNaN(dpipe, nnz);
     CheckRet(PatchworkLORGatherCUDA(d, dAe, dv, g_stream), "PatchworkLORGatherCUDA");
@@ -916,6 +949,7 @@ static void GatherCSRCase(const PatchworkLORDesc *d, const char *label0)
   }
   CHECK_CUDA(cudaFree(dAe));
   CHECK_CUDA(cudaFree(dv));
+  CHECK_CUDA(cudaFree(dx));
 }
 
 /* 3D and 2D, degrees 1..8 and 10 (quick: 3D k = 1 and 4, 2D k = 2 and 5), whole non-cubic grids,
@@ -1005,10 +1039,26 @@ static void TestGatherCSRErrors(void)
   ReportRet(PatchworkLORGatherCSRCUDA(&b, 0, dv, drow, dv, g_stream), cudaErrorInvalidValue, "gather-csr cell range beyond the grid");
   ReportRet(PatchworkLORGatherCSRCUDA(&d, 0, dv, NULL, dv, g_stream), cudaErrorInvalidValue, "gather-csr NULL rowptr");
   ReportRet(PatchworkLORGatherCSRCUDA(&d, 0, dv, drow, NULL, g_stream), cudaErrorInvalidValue, "gather-csr NULL out");
+  /* the whole assembly from the coordinates refuses the same, and NULL coordinates */
+  ReportRet(PatchworkLORMacroCSRCUDA(NULL, 0, dv, drow, dv, g_stream), cudaErrorInvalidValue, "macro-csr NULL descriptor");
+  MakeDesc(3, 2, P, 1, 1.0, 1.0, &b);
+  ReportRet(PatchworkLORMacroCSRCUDA(&b, 0, dv, drow, dv, g_stream), cudaErrorInvalidValue, "macro-csr row box inside the grid (a rank's part)");
+  b             = d;
+  b.cell_end[0] = d.cell_end[0] + 1;
+  ReportRet(PatchworkLORMacroCSRCUDA(&b, 0, dv, drow, dv, g_stream), cudaErrorInvalidValue, "macro-csr cell range beyond the grid");
+  b              = d;
+  b.coord_size[0] = d.coord_size[0] - 1;
+  ReportRet(PatchworkLORMacroCSRCUDA(&b, 0, dv, drow, dv, g_stream), cudaErrorInvalidValue, "macro-csr coordinate box misses cell nodes");
+  b        = d;
+  b.degree = PW_MAX_DEGREE + 1;
+  ReportRet(PatchworkLORMacroCSRCUDA(&b, 0, dv, drow, dv, g_stream), cudaErrorInvalidValue, "macro-csr degree 11");
+  ReportRet(PatchworkLORMacroCSRCUDA(&d, 0, NULL, drow, dv, g_stream), cudaErrorInvalidValue, "macro-csr NULL coordinates");
+  ReportRet(PatchworkLORMacroCSRCUDA(&d, 0, dv, NULL, dv, g_stream), cudaErrorInvalidValue, "macro-csr NULL rowptr");
+  ReportRet(PatchworkLORMacroCSRCUDA(&d, 0, dv, drow, NULL, g_stream), cudaErrorInvalidValue, "macro-csr NULL out");
   CHECK_CUDA(cudaStreamSynchronize(g_stream));
   CHECK_CUDA(cudaGetLastError());
   CHECK_CUDA(cudaMemcpy(back, dv, sizeof(back), cudaMemcpyDeviceToHost));
-  Result(!memcmp(back, sentinel, sizeof(back)), "errors gather-csr: the refused calls wrote nothing");
+  Result(!memcmp(back, sentinel, sizeof(back)), "errors gather-csr and macro-csr: the refused calls wrote nothing");
   CHECK_CUDA(cudaFree(dv));
   CHECK_CUDA(cudaFree(drow));
 }
@@ -1118,6 +1168,102 @@ static void GatherCSRLarge(void)
   CHECK_CUDA(cudaFree(dv));
 }
 
+/* max |a - b| and max |b| over n entries (NaN: infinity), as the bits of non-negative doubles */
+__global__ void MaxAbsDiff(long long n, const double *a, const double *b, unsigned long long *out)
+{
+  double e = 0, m = 0;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    const double t = fabs(a[i] - b[i]);
+    e              = t <= e ? e : t == t ? t : INFINITY;
+    m              = fmax(m, fabs(b[i]));
+  }
+  atomicMax(&out[0], (unsigned long long)__double_as_longlong(e));
+  atomicMax(&out[1], (unsigned long long)__double_as_longlong(m));
+}
+
+/* Large 3D cases of the whole assembly from the coordinates (full run only): k = 2, 4, 8 at about 8M
+   rows, Dirichlet, distorted nodes; the vertex rule with axis_only 0 and 1, the Gauss rule with 0.
+   PatchworkLORMacroCSRCUDA against PatchworkLORMacroCUDA + PatchworkLORGatherCSRCUDA (the route it
+   replaces): max difference relative to max |Ae| within the pipeline's tolerance (a check), and a
+   timing line (informational: means of REPS runs after a warm-up, GDoF/s = rows / time). */
+static void MacroCSRLarge(void)
+{
+  const int REPS = 5;
+  char      name[320];
+
+  for (int k : {2, 4, 8})
+    for (int rule = 1; rule >= 0; rule--)
+      for (int axis_only = 0; axis_only <= rule; axis_only++) {
+        const int        N = 200 / k;
+        const Geo        G = {"large", {N, N, N}, {1, 1, 1}, {0, 0, 0}, 0};
+        PatchworkLORDesc d;
+
+        MakeDesc(3, k, G, 1, 1.0, 1.0, &d);
+        d.vertex_rule = rule;
+        const int    S = PatchworkLORSlots(&d), nloc = PatchworkLORMacroNodes(&d);
+        const size_t nrow = (size_t)PatchworkLORRowCount(&d), nAe = (size_t)PatchworkLORMacroCount(&d) * nloc * S;
+
+        std::vector<double> coords;
+        const double        R = MakeCoords(&d, coords), tol = 8 * DBL_EPSILON * (2 * R + 64);
+        double             *dx = Upload(coords), *dAe = DeviceAlloc(nAe);
+        std::vector<double>().swap(coords);
+        long long          *drow_ll, nnz = 0;
+        int                *drow;
+        unsigned long long *dmax, hmax[2] = {0, 0};
+
+        CHECK_CUDA(cudaMalloc((void **)&drow_ll, (nrow + 1) * sizeof(long long)));
+        CHECK_CUDA(cudaMalloc((void **)&drow, (nrow + 1) * sizeof(int)));
+        CHECK_CUDA(cudaMalloc((void **)&dmax, 2 * sizeof(unsigned long long)));
+        CheckRet(PatchworkLORPatternCountCUDA(&d, axis_only, drow_ll, &nnz, g_stream), "PatchworkLORPatternCountCUDA");
+        RowptrToInt<<<1024, 256, 0, g_stream>>>((long long)nrow + 1, drow_ll, drow);
+        CHECK_CUDA(cudaGetLastError());
+        double *dfused = DeviceAlloc(nnz), *dpipe = DeviceAlloc(nnz);
+        auto    pipe  = [&] {
+          CheckRet(PatchworkLORMacroCUDA(&d, dx, dAe, g_stream), "PatchworkLORMacroCUDA");
+          CheckRet(PatchworkLORGatherCSRCUDA(&d, axis_only, dAe, drow, dpipe, g_stream), "PatchworkLORGatherCSRCUDA");
+        };
+        auto fused = [&] { CheckRet(PatchworkLORMacroCSRCUDA(&d, axis_only, dx, drow, dfused, g_stream), "PatchworkLORMacroCSRCUDA"); };
+        /* the mean of REPS runs after a warm-up, ms */
+        auto time = [&](auto f) {
+          cudaEvent_t a, b;
+          float       ms = 0;
+          CHECK_CUDA(cudaEventCreate(&a));
+          CHECK_CUDA(cudaEventCreate(&b));
+          f();
+          CHECK_CUDA(cudaEventRecord(a, g_stream));
+          for (int r = 0; r < REPS; r++) f();
+          CHECK_CUDA(cudaEventRecord(b, g_stream));
+          CHECK_CUDA(cudaEventSynchronize(b));
+          CHECK_CUDA(cudaEventElapsedTime(&ms, a, b));
+          CHECK_CUDA(cudaEventDestroy(a));
+          CHECK_CUDA(cudaEventDestroy(b));
+          return (double)ms / REPS;
+        };
+        FillNaN(dfused, nnz);
+        const double tp = time(pipe), tf = time(fused);
+        CHECK_CUDA(cudaMemsetAsync(dmax, 0, 2 * sizeof(unsigned long long), g_stream));
+        MaxAbsDiff<<<1024, 256, 0, g_stream>>>(nnz, dfused, dpipe, dmax);
+        CHECK_CUDA(cudaGetLastError());
+        CHECK_CUDA(cudaMemcpyAsync(hmax, dmax, sizeof(hmax), cudaMemcpyDeviceToHost, g_stream));
+        CHECK_CUDA(cudaStreamSynchronize(g_stream));
+        double err, big;
+        memcpy(&err, &hmax[0], sizeof(double));
+        memcpy(&big, &hmax[1], sizeof(double));
+        /* max |Ae| <= max |assembled| (a diagonal entry sums positive ones): relative to the latter */
+        snprintf(name, sizeof(name), "macro-csr 3D k=%d large %dx%dx%d (%zu rows, %lld entries) dirichlet=1 rule=%s axis_only=%d = Macro + GatherCSR", k, N, N, N, nrow, nnz, rule ? "vertex" : "gauss", axis_only);
+        Check(err <= tol * big, name, err / std::max(big, DBL_MIN), tol);
+        printf("# macro-csr timing 3D k=%d %zu rows rule=%s axis_only=%d: fused %.3f ms (%.2f GDoF/s); Macro + GatherCSR %.3f ms (%.2f GDoF/s); fused %.2fx\n", k, nrow, rule ? "vertex" : "gauss", axis_only, tf, nrow / (tf * 1e6), tp, nrow / (tp * 1e6), tp / tf);
+        fflush(stdout);
+        CHECK_CUDA(cudaFree(drow_ll));
+        CHECK_CUDA(cudaFree(drow));
+        CHECK_CUDA(cudaFree(dmax));
+        CHECK_CUDA(cudaFree(dfused));
+        CHECK_CUDA(cudaFree(dpipe));
+        CHECK_CUDA(cudaFree(dAe));
+        CHECK_CUDA(cudaFree(dx));
+      }
+}
+
 int main(int argc, char **argv)
 {
   bool      quick;
@@ -1193,6 +1339,7 @@ int main(int argc, char **argv)
   TestPlex(quick);
   TestGatherCSR(quick);
   if (!quick) GatherCSRLarge();
+  if (!quick) MacroCSRLarge();
   CHECK_CUDA(cudaStreamDestroy(g_stream));
   CHECK_CUDA(cudaDeviceSynchronize());
   /* one line, last: the scripts take it as the summary */

@@ -412,8 +412,9 @@ PetscErrorCode PCLORGetInnerPC(PC pc, PC *inner)
   The matrix is assembled by macro element (A1), gathered into the rank's rows without duplicates
   (A2), Dirichlet rows and columns eliminated (A4) and placed with `MatSetValuesCOO()` (A3), on the
   GPU when the matrix is a device matrix; a new `PCSetUp()` on the same grid only recomputes values.
-  `-log_view` shows PWLORPattern, PWLORMacro, PWLORGather, PWLORDirichlet, PWLORSetValues,
-  PWLORInnerSetUp and PWLORApply.
+  On one rank the pattern is the matrix's CSR and the values are written into it in place: on the GPU
+  by one pass from the node coordinates (A1 to A4, logged as PWLORMacro). `-log_view` shows
+  PWLORPattern, PWLORMacro, PWLORGather, PWLORDirichlet, PWLORSetValues, PWLORInnerSetUp and PWLORApply.
 
   Level: beginner
 

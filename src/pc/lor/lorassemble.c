@@ -656,9 +656,10 @@ static PetscErrorCode PutCSRValues(PC_LOR *lor, const int **rowptr, double **v)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The values: A1 macro matrices, then on the CSR route (one rank, the pattern the matrix's CSR)
-   A2, A4 and A3 in one pass straight into the matrix's value array (GatherCSR), else A2 and A4 into
-   rows x slots and A3 by MatSetValuesCOO() */
+/* The values. On the CSR route (one rank, the pattern the matrix's CSR) the GPU computes A1 to A4 in
+   one pass straight into the matrix's value array (MacroCSR, no Ae; logged as PWLORMacro), the CPU A1
+   then A2, A4 and A3 in one pass (GatherCSR); else A1, A2 and A4 into rows x slots and A3 by
+   MatSetValuesCOO() */
 PetscErrorCode PCLORAssemble(PC pc)
 {
   PC_LOR                 *lor = (PC_LOR *)pc->data;
@@ -682,25 +683,27 @@ PetscErrorCode PCLORAssemble(PC pc)
 
     PetscCall(PatchworkGetDeviceStream(&stream));
     PatchworkCallKernel(PatchworkDeviceMalloc(ncoord * sizeof(double), (void **)&xd));
-    PatchworkCallKernel(PatchworkDeviceMalloc(nAe * sizeof(double), (void **)&Ae));
-    if (!fused) PatchworkCallKernel(PatchworkDeviceMalloc((size_t)lor->ncoo * sizeof(double), (void **)&vals));
+    if (!fused) {
+      PatchworkCallKernel(PatchworkDeviceMalloc(nAe * sizeof(double), (void **)&Ae));
+      PatchworkCallKernel(PatchworkDeviceMalloc((size_t)lor->ncoo * sizeof(double), (void **)&vals));
+    }
     PatchworkCallKernel(PatchworkDeviceCopyToDevice(xd, xc, ncoord * sizeof(double), stream));
     PetscCall(PetscLogCpuToGpu(ncoord * sizeof(double)));
     PetscCall(PetscLogEventBegin(PATCHWORK_LORMacro, pc, 0, 0, 0));
     PetscCall(PetscLogGpuTimeBegin());
-    PatchworkCallKernel(PatchworkLORMacroCUDA(d, xd, Ae, stream));
+    if (fused) { /* A1 to A4 in one pass, no Ae: the macro elements' rows go straight into the CSR */
+      PetscCall(GetCSRValues(lor, &rowptr, &v));
+      PatchworkCallKernel(PatchworkLORMacroCSRCUDA(d, (int)lor->axis_only, xd, rowptr, v, stream));
+    } else PatchworkCallKernel(PatchworkLORMacroCUDA(d, xd, Ae, stream));
     PetscCall(PetscLogGpuTimeEnd());
     PetscCall(PetscLogEventEnd(PATCHWORK_LORMacro, pc, 0, 0, 0));
-    PetscCall(PetscLogEventBegin(PATCHWORK_LORGather, pc, 0, 0, 0));
-    PetscCall(PetscLogGpuTimeBegin());
-    if (fused) {
-      PetscCall(GetCSRValues(lor, &rowptr, &v));
-      PatchworkCallKernel(PatchworkLORGatherCSRCUDA(d, (int)lor->axis_only, Ae, rowptr, v, stream));
-    } else PatchworkCallKernel(PatchworkLORGatherCUDA(d, Ae, vals, stream));
-    PetscCall(PetscLogGpuTimeEnd());
-    PetscCall(PetscLogEventEnd(PATCHWORK_LORGather, pc, 0, 0, 0));
     if (fused) PetscCall(PutCSRValues(lor, &rowptr, &v));
     else {
+      PetscCall(PetscLogEventBegin(PATCHWORK_LORGather, pc, 0, 0, 0));
+      PetscCall(PetscLogGpuTimeBegin());
+      PatchworkCallKernel(PatchworkLORGatherCUDA(d, Ae, vals, stream));
+      PetscCall(PetscLogGpuTimeEnd());
+      PetscCall(PetscLogEventEnd(PATCHWORK_LORGather, pc, 0, 0, 0));
       PetscCall(PetscLogEventBegin(PATCHWORK_LORDirichlet, pc, 0, 0, 0));
       PetscCall(PetscLogGpuTimeBegin());
       PatchworkCallKernel(PatchworkLORDirichletCUDA(d, vals, stream));
