@@ -895,17 +895,15 @@ extern "C" int PatchworkLORPatternCountCUDA(const PatchworkLORDesc *d, int axis_
   const long long    nrow  = PatchworkLORRowCount(d);
   size_t             bytes = 0;
   void              *tmp   = nullptr;
-  long long         *len   = nullptr;
   cudaError_t        err;
 
   *nnz = 0;
   if ((err = cub::DeviceScan::ExclusiveSum(nullptr, bytes, (const long long *)nullptr, (long long *)nullptr, nrow + 1, s)) != cudaSuccess) return (int)err;
   if ((err = cudaMallocAsync(&tmp, bytes, s)) != cudaSuccess) return (int)err;
-  if ((err = cudaMallocAsync((void **)&len, (size_t)(nrow + 1) * sizeof(long long), s)) != cudaSuccess) return (int)err;
-  PatternCount<<<Blocks(nrow + 1, 256), 256, 0, s>>>(*d, axis_only, nrow, len);
-  if ((err = cudaGetLastError()) == cudaSuccess) err = cub::DeviceScan::ExclusiveSum(tmp, bytes, len, rowptr, nrow + 1, s);
+  /* the row lengths into rowptr, then scanned in place (CUB's scans allow d_in == d_out) */
+  PatternCount<<<Blocks(nrow + 1, 256), 256, 0, s>>>(*d, axis_only, nrow, rowptr);
+  if ((err = cudaGetLastError()) == cudaSuccess) err = cub::DeviceScan::ExclusiveSum(tmp, bytes, rowptr, rowptr, nrow + 1, s);
   if (err == cudaSuccess) err = cudaMemcpyAsync(nnz, rowptr + nrow, sizeof(long long), cudaMemcpyDeviceToHost, s);
-  cudaFreeAsync(len, s);
   cudaFreeAsync(tmp, s);
   if (err == cudaSuccess) err = cudaStreamSynchronize(s);
   return (int)err;
