@@ -325,12 +325,14 @@ static PetscErrorCode P1GlobalRows(DM dm, PetscInt *orstart, PetscInt *onown, Pe
    (this loop asks 6-7 cones of each of 1.6M tetrahedra at 275K vertices). A stratum whose points all have
    cones of one size (cells, faces, edges of a simplex mesh) has them side by side in that array, in point
    order (the section's offsets add up the sizes); PlexConesCreate() checks that at the stratum's ends and
-   then GetCone() computes the offset instead of asking the section. */
+   then GetCone() computes the offset instead of asking the section. direct: strata s = 0 .. dim-1 are the
+   heights 0 .. dim-1, with the cone sizes of a simplex (SimplexVerticesDirect()) */
 typedef struct {
   PetscSection    sec;
   const PetscInt *cones;
   PetscInt        nstrata;
   PetscInt        start[3], end[3], off[3], size[3]; /* point p of [start, end): cone at off + size (p - start) */
+  PetscBool       direct;
 } PlexCones;
 
 static PetscErrorCode PlexConesCreate(DM dm, PetscInt dim, PlexCones *pc)
@@ -343,6 +345,7 @@ static PetscErrorCode PlexConesCreate(DM dm, PetscInt dim, PlexCones *pc)
   PetscCall(DMPlexGetCones(dm, &cones));
   pc->cones   = cones;
   pc->nstrata = 0;
+  pc->direct  = PETSC_FALSE;
   PetscCall(PetscSectionGetPermutation(pc->sec, &perm));
   if (perm) PetscFunctionReturn(PETSC_SUCCESS);
   for (PetscInt h = 0; h < PetscMin(dim, 3); h++) {
@@ -361,6 +364,9 @@ static PetscErrorCode PlexConesCreate(DM dm, PetscInt dim, PlexCones *pc)
     pc->size[pc->nstrata]  = size;
     pc->nstrata++;
   }
+  pc->direct = (PetscBool)(pc->nstrata == dim); /* then stratum s is height s */
+  for (PetscInt s = 0; s < pc->nstrata; s++)
+    if (pc->size[s] != (s == dim - 1 ? 2 : dim + 1 - s)) pc->direct = PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -437,6 +443,43 @@ static PetscErrorCode SimplexVertices(const PlexCones *pc, PetscInt dim, PetscIn
     PetscCheck(v[3] >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Tetrahedron %" PetscInt_FMT ": its second face has no fourth vertex", c);
   }
   PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The cone of point p of height h when p is in that stratum (pc->direct), else NULL */
+static inline const PetscInt *DirectCone(const PlexCones *pc, PetscInt h, PetscInt p)
+{
+  const PetscInt q = p - pc->start[h];
+
+  return q >= 0 && q < pc->end[h] - pc->start[h] ? pc->cones + pc->off[h] + pc->size[h] * q : NULL;
+}
+
+/* SimplexVertices() on a mesh whose strata hold the cones side by side (pc->direct), without the search
+   for each point's stratum: the same vertices in the same order. PETSC_FALSE where a cone leaves the
+   strata or no fourth vertex turns up: SimplexVertices() then says what is wrong */
+static inline PetscBool SimplexVerticesDirect(const PlexCones *pc, PetscInt dim, PetscInt c, PetscInt v[])
+{
+  const PetscInt *cone = DirectCone(pc, 0, c), *face, *e0, *e1;
+
+  if (!cone) return PETSC_FALSE;
+  face = dim == 3 ? DirectCone(pc, 1, cone[0]) : cone;
+  if (!face) return PETSC_FALSE;
+  e0 = DirectCone(pc, dim - 1, face[0]);
+  e1 = DirectCone(pc, dim - 1, face[1]);
+  if (!e0 || !e1) return PETSC_FALSE;
+  v[0] = e0[0];
+  v[1] = e0[1];
+  v[2] = e1[0] == v[0] || e1[0] == v[1] ? e1[1] : e1[0];
+  if (dim == 3) {
+    v[3] = -1;
+    if (!(face = DirectCone(pc, 1, cone[1]))) return PETSC_FALSE;
+    for (PetscInt k = 0; k < 3 && v[3] < 0; k++) {
+      if (!(e0 = DirectCone(pc, 2, face[k]))) return PETSC_FALSE;
+      for (PetscInt l = 0; l < 2; l++)
+        if (e0[l] != v[0] && e0[l] != v[1] && e0[l] != v[2]) v[3] = e0[l];
+    }
+    if (v[3] < 0) return PETSC_FALSE;
+  }
+  return PETSC_TRUE;
 }
 
 /* What a matrix of PatchworkDMPlexAssembleP1() keeps for its values (composed on it, freed with it): the
@@ -664,8 +707,8 @@ static PetscErrorCode P1CtxCreate(DM dm, PetscInt dim, PetscInt patch_bytes, Pet
       const PetscInt c = owned ? owned[i] : cStart + i;
       PetscInt       v[4];
 
-      if (depth == dim) PetscCall(SimplexVertices(&pc, dim, c, v));
-      else PetscCall(CellVertices(dm, vStart, vEnd, n, c, v));
+      if (depth != dim) PetscCall(CellVertices(dm, vStart, vEnd, n, c, v));
+      else if (!pc.direct || !SimplexVerticesDirect(&pc, dim, c, v)) PetscCall(SimplexVertices(&pc, dim, c, v));
       for (PetscInt k = 0; k < n; k++) {
         PetscCheck(v[k] >= vStart && v[k] < vEnd, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cell %" PetscInt_FMT ": point %" PetscInt_FMT " is not a vertex", c, v[k]);
         cells[(size_t)i * n + k] = (int)lidx[v[k] - vStart];
@@ -708,21 +751,21 @@ static PetscErrorCode P1CtxCreate(DM dm, PetscInt dim, PetscInt patch_bytes, Pet
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Sort key[] with idx[] along, for the short rows of a mesh's graph (PetscSortIntWithArray() costs a call
-   and a partition per row) */
-static inline void SortShort(PetscInt n, PetscInt key[], PetscInt idx[])
-{
-  for (PetscInt i = 1; i < n; i++) {
-    const PetscInt k = key[i], x = idx[i];
-    PetscInt       j = i - 1;
+/* A hint to load what a later iteration writes (PetscPrefetchBlock() needs <xmmintrin.h>, which PETSc 3.26's
+   headers do not include where they define its hints) */
+#if defined(__GNUC__) || defined(__clang__)
+  #define Prefetch(p) __builtin_prefetch(p, 1)
+#else
+  #define Prefetch(p) ((void)(p))
+#endif
 
-    for (; j >= 0 && key[j] > k; j--) {
-      key[j + 1] = key[j];
-      idx[j + 1] = idx[j];
-    }
-    key[j + 1] = k;
-    idx[j + 1] = x;
-  }
+/* The count of the first w keys below kj: w fixed, so that the compiler vectorizes the loop */
+static inline PetscInt CountBelow(PetscInt w, const PetscInt key[], PetscInt kj)
+{
+  PetscInt k = 0;
+
+  for (PetscInt i = 0; i < w; i++) k += key[i] < kj;
+  return k;
 }
 
 /* The pattern as a COO list for MatSetPreallocationCOO(), in the order that spares PETSc most of its
@@ -799,7 +842,10 @@ static PetscErrorCode P1Preallocate(Mat B, P1Ctx *ctx, const PetscInt grow[])
       }
   } else {
     /* each vertex's place in that order, where its row starts in the list; then row by row (in the
-       layout's order, which keeps the rows' neighbours near) the columns sorted by their place */
+       layout's order, which keeps the rows' neighbours near) the columns sorted by their place. For the
+       short rows of a mesh, the rank of a column is the count of smaller places in its row (no two alike),
+       over 16 or 32 keys padded with the largest PetscInt, in vector compares without branches (an
+       insertion sort mispredicts a branch at about every step); longer rows sorted */
     PetscCall(PetscMalloc2(nv, &place, nv, &start));
     for (PetscInt i = 0; i < nv; i++) {
       const int r = (int)order[i];
@@ -809,17 +855,26 @@ static PetscErrorCode P1Preallocate(Mat B, P1Ctx *ctx, const PetscInt grow[])
       maxlen = PetscMax(maxlen, L->rowptr[r + 1] - L->rowptr[r]);
     }
     PetscCall(PetscMalloc1(nnz, &ctx->vals_pos));
-    PetscCall(PetscMalloc2(maxlen, &key, maxlen, &idx));
+    PetscCall(PetscMalloc2(PetscMax(maxlen, 32), &key, maxlen, &idx));
     for (int r = 0; r < nv; r++) {
       const long long z0  = L->rowptr[r];
       const PetscInt  len = (PetscInt)(L->rowptr[r + 1] - z0);
 
-      for (PetscInt j = 0; j < len; j++) {
-        key[j] = place[L->col[z0 + j]];
-        idx[j] = j;
+      if (r + 4 < nv) { /* the list's rows are scattered: ask for a later row's place early */
+        Prefetch(ci + start[r + 4]);
+        Prefetch(cj + start[r + 4]);
       }
-      if (len > 32) PetscCall(PetscSortIntWithArray(len, key, idx));
-      else SortShort(len, key, idx);
+      for (PetscInt j = 0; j < len; j++) key[j] = place[L->col[z0 + j]];
+      if (len <= 16) {
+        for (PetscInt j = len; j < 16; j++) key[j] = PETSC_MAX_INT;
+        for (PetscInt j = 0; j < len; j++) idx[CountBelow(16, key, key[j])] = j;
+      } else if (len <= 32) {
+        for (PetscInt j = len; j < 32; j++) key[j] = PETSC_MAX_INT;
+        for (PetscInt j = 0; j < len; j++) idx[CountBelow(32, key, key[j])] = j;
+      } else {
+        for (PetscInt j = 0; j < len; j++) idx[j] = j;
+        PetscCall(PetscSortIntWithArray(len, key, idx));
+      }
       for (PetscInt j = 0; j < len; j++) {
         const long long k = start[r] + j;
 
@@ -1025,6 +1080,7 @@ static PetscErrorCode P1Register(void)
 static PetscErrorCode P1OnDevice(Mat B, PetscBool *device)
 {
   PetscFunctionBegin;
+  (void)B; /* without CUDA */
   *device = PETSC_FALSE;
 #if defined(PATCHWORK_HAVE_CUDA)
   PetscCall(PetscObjectTypeCompareAny((PetscObject)B, device, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, ""));
@@ -1126,9 +1182,11 @@ PetscErrorCode PatchworkDMPlexAssembleP1(DM dm, PetscReal lambda, Vec sigma, Mat
   PetscCall(MatSetType(B, mtype ? mtype : MATAIJ));
   PetscCall(PetscObjectTypeCompareAny((PetscObject)B, &isaij, MATSEQAIJ, MATMPIAIJ, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, MATSEQAIJKOKKOS, MATMPIAIJKOKKOS, ""));
   if (!isaij) {
-    const char *t;
+    const char *type;
+    char        t[64];
 
-    PetscCall(MatGetType(B, &t));
+    PetscCall(MatGetType(B, &type));
+    PetscCall(PetscStrncpy(t, type, sizeof(t))); /* the type's name goes with B */
     PetscCall(MatDestroy(&B));
     PetscCall(PetscFree(gidx));
     PetscCall(PetscLogEventEnd(P1_SetUp, dm, 0, 0, 0));
