@@ -42,7 +42,12 @@
       vertex rule, 10.8-11.3 with Gauss points, worse on box cells; threads of one ColoredAdd color made
       consecutive: within 10%, either way. Nsight Compute on a color launch (k = 4): 18.75% occupancy
       (3 blocks of 4 warps: 160 registers, 58 KB of shared memory), 1.1 TB/s, 39% of the SM's issue
-      rate: latency-bound.
+      rate. More blocks do not help: __launch_bounds__ for 4 or 5 blocks per SM (128 or 102 registers,
+      spills) made it 10-40% slower at every k. Where the time goes (k = 4, 4.35 ms): the reductions
+      hardly count (storing instead of adding, a wrong result, 4.27 ms); without any global write
+      (loads and arithmetic kept) 2.6 ms, so the writes, partial sectors of rows that up to 8 launches
+      touch, take about 40%, and the rest is more than A1 with Ae (2.0 ms): the 8 launches and the row
+      information.
    A2 Gather: one thread per (row, slot) pair, thread t = row*S + s writing vals[t] (coalesced); a
       block's rows are stepped from its first row (one 64-bit decode per block), the degree a template
       parameter, at most 32 registers (8 blocks of 256 per SM: 20% faster than 46 registers; k = 1,
