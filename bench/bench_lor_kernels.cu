@@ -17,6 +17,10 @@
      fused  PatchworkLORMacroCSRCUDA: A1 to A4 in one pass into the one-rank CSR (pattern from
             PatchworkLORPatternCountCUDA), no Ae; "f/gen" its time / generic, "diff f" max |fused -
             (A1 + GatherCSR)| / max |entry| (rounding: ~1e-15)
+     count, fill  the one-rank CSR pattern's kernels: PatchworkLORPatternCountCUDA (row lengths, their
+            scan, nnz to the host) and PatchworkLORPatternFillCUDA (columns, int32); "alloc" the host
+            wall time of cudaMalloc + cudaFree of the pattern's columns and values (once, not a median);
+            "first GDoF" = rows / (count + fill + alloc + fused), the first assembly of a new grid
      diff   max |vals_macro - vals_generic| / max |vals_macro|, a sanity check (rounding: ~1e-15);
             "diff A1at" the same with A1at's Ae gathered
    Each time is the median of --reps timed runs (CUDA events) after 2 warm-up runs.
@@ -161,7 +165,7 @@ int main(int argc, char **argv)
   CHECK_CUDA(cudaGetDeviceProperties(&p, 0));
   CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   printf("# device: %s, %d SMs; LOR assembly A1+A2+A4, 3D, whole distorted grid, Dirichlet, %s rule; median of %d\n", p.name, p.multiProcessorCount, vertex ? "vertex" : "Gauss", reps);
-  printf("%2s %10s %9s %9s %9s %9s %9s %8s %9s %8s %7s %8s %8s %9s %8s %7s %8s\n", "k", "DoF", "A1 ms", "A1at ms", "A2 ms", "A4 ms", "total ms", "GDoF/s", "gen ms", "gen GDoF", "ratio", "diff", "diff A1at", "fused ms", "fused GDoF", "f/gen", "diff f");
+  printf("%2s %10s %9s %9s %9s %9s %9s %8s %9s %8s %7s %8s %8s %9s %8s %7s %8s %8s %8s %8s %8s\n", "k", "DoF", "A1 ms", "A1at ms", "A2 ms", "A4 ms", "total ms", "GDoF/s", "gen ms", "gen GDoF", "ratio", "diff", "diff A1at", "fused ms", "fused GDoF", "f/gen", "diff f", "count ms", "fill ms", "alloc ms", "first GDoF");
   for (double size : sizes) {
     for (int k = 1; k <= 8; k++) {
       if (konly && k != konly) continue;
@@ -252,6 +256,20 @@ int main(int argc, char **argv)
       CHECK_CUDA(cudaMalloc((void **)&drowll, (nrow + 1) * sizeof(long long)));
       CHECK_CUDA(cudaMalloc((void **)&drow, (nrow + 1) * sizeof(int)));
       CHECK_CUDA(PatchworkLORPatternCountCUDA(&d, 0, drowll, &nnz, s));
+      const double tcount = TimeIt(reps, s, [&] { CHECK_CUDA(PatchworkLORPatternCountCUDA(&d, 0, drowll, &nnz, s)); });
+      double       tfill, talloc;
+      {
+        int    *dcols;
+        double *dvals;
+        CHECK_CUDA(cudaStreamSynchronize(s));
+        const double w0 = WallSeconds();
+        CHECK_CUDA(cudaMalloc((void **)&dcols, nnz * sizeof(int)));
+        CHECK_CUDA(cudaMalloc((void **)&dvals, nnz * sizeof(double)));
+        CHECK_CUDA(cudaFree(dvals));
+        talloc = (WallSeconds() - w0) * 1e3;
+        tfill  = TimeIt(reps, s, [&] { CHECK_CUDA(PatchworkLORPatternFillCUDA(&d, 0, drowll, dcols, NULL, s)); });
+        CHECK_CUDA(cudaFree(dcols));
+      }
       RowptrToInt<<<4 * p.multiProcessorCount, 256, 0, s>>>(nrow + 1, drowll, drow);
       CHECK_CUDA(cudaGetLastError());
       CHECK_CUDA(cudaFree(drowll));
@@ -267,8 +285,8 @@ int main(int argc, char **argv)
       CHECK_CUDA(cudaStreamSynchronize(s));
       memcpy(&df, &hmax[0], sizeof(double));
       memcpy(&dmaxv, &hmax[1], sizeof(double));
-      printf("%2d %10lld %9.3f %9.3f %9.3f %9.3f %9.3f %8.3f %9.3f %8.3f %7.2f %8.1e %8.1e %9.3f %8.3f %7.2f %8.1e\n", k, nrow, t1, ta, t2, t4, tt, nrow / (tt * 1e-3) / 1e9, tg, nrow / (tg * 1e-3) / 1e9, tt / tg, diff1, diffa, tf,
-             nrow / (tf * 1e-3) / 1e9, tf / tg, dmaxv > 0 ? df / dmaxv : df);
+      printf("%2d %10lld %9.3f %9.3f %9.3f %9.3f %9.3f %8.3f %9.3f %8.3f %7.2f %8.1e %8.1e %9.3f %8.3f %7.2f %8.1e %8.3f %8.3f %8.3f %8.3f\n", k, nrow, t1, ta, t2, t4, tt, nrow / (tt * 1e-3) / 1e9, tg, nrow / (tg * 1e-3) / 1e9, tt / tg, diff1, diffa, tf,
+             nrow / (tf * 1e-3) / 1e9, tf / tg, dmaxv > 0 ? df / dmaxv : df, tcount, tfill, talloc, nrow / ((tcount + tfill + talloc + tf) * 1e-3) / 1e9);
       CHECK_CUDA(cudaFree(drow));
       CHECK_CUDA(cudaFree(dcf));
       CHECK_CUDA(cudaFree(dcp));
