@@ -47,7 +47,10 @@
       hardly count (storing instead of adding, a wrong result, 4.27 ms); without any global write
       (loads and arithmetic kept) 2.6 ms, so the writes, partial sectors of rows that up to 8 launches
       touch, take about 40%, and the rest is more than A1 with Ae (2.0 ms): the 8 launches and the row
-      information.
+      information. Nsight Compute counts 57% excess global sectors (the 2^dim dim coordinate loads of a
+      warp's sub-elements span several node rows), but they hit L1: staging a step's coordinates in
+      shared memory, loaded coalesced, took 186-198 registers and made the kernel 5-15% slower at
+      k = 3..5 (held to 3 blocks per SM; 15-30% at 2 blocks), equal at k = 6..8.
    A2 Gather: one thread per (row, slot) pair, thread t = row*S + s writing vals[t] (coalesced); a
       block's rows are stepped from its first row (one 64-bit decode per block), the degree a template
       parameter, at most 32 registers (8 blocks of 256 per SM: 20% faster than 46 registers; k = 1,
