@@ -45,6 +45,7 @@ typedef struct {
   PetscInt     cells;       /* n: cubes per direction (3D), cells out from the hole (annulus) */
   PetscInt     refine;      /* DMRefine() steps */
   PetscBool    hierarchy;   /* keep the coarse meshes of the refinements (DMSetCoarseDM()) */
+  PetscBool    interpolate; /* create edges and faces (DMRefine() needs them; P1 assembly does not) */
   PetscInt     seed;        /* irregular: random order and displacements */
   PetscReal    length;      /* L: side of the box (3D) */
   PetscReal    perturb;     /* irregular: largest displacement per coordinate, in units of h = L/n */
@@ -58,6 +59,7 @@ static inline void TetsOptionsDefault(TetsOptions *o)
   o->cells       = 8;
   o->refine      = 0;
   o->hierarchy   = PETSC_FALSE;
+  o->interpolate = PETSC_TRUE;
   o->seed        = 1;
   o->length      = 4;
   o->perturb     = 0.3;
@@ -73,6 +75,7 @@ static inline PetscErrorCode TetsOptionsSetFromOptions(MPI_Comm comm, TetsOption
   PetscCall(PetscOptionsInt("-cells", "Cubes per direction (3D); cells from the hole to the boundary (annulus)", NULL, o->cells, &o->cells, NULL));
   PetscCall(PetscOptionsInt("-refine", "Regular refinements of the coarse mesh (DMRefine)", NULL, o->refine, &o->refine, NULL));
   PetscCall(PetscOptionsBool("-refine_hierarchy", "Keep the coarse meshes of -refine as the fine mesh's hierarchy (DMGetCoarseDM), for -pc_patchamg_hierarchy geometric", NULL, o->hierarchy, &o->hierarchy, NULL));
+  PetscCall(PetscOptionsBool("-interpolate", "Create the mesh's edges and faces (needed by -refine); without them a large mesh is built in a fraction of the time and memory", NULL, o->interpolate, &o->interpolate, NULL));
   PetscCall(PetscOptionsInt("-seed", "Seed of the irregular mesh", NULL, o->seed, &o->seed, NULL));
   PetscCall(PetscOptionsReal("-length", "Side of the box (3D)", NULL, o->length, &o->length, NULL));
   PetscCall(PetscOptionsReal("-perturb", "Irregular mesh: vertex displacement per coordinate, in units of the cube size", NULL, o->perturb, &o->perturb, NULL));
@@ -80,6 +83,7 @@ static inline PetscErrorCode TetsOptionsSetFromOptions(MPI_Comm comm, TetsOption
   PetscOptionsEnd();
   PetscCheck(o->cells >= 1, comm, PETSC_ERR_ARG_OUTOFRANGE, "-cells must be >= 1");
   PetscCheck(o->refine >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "-refine must be >= 0");
+  PetscCheck(o->interpolate || o->refine == 0, comm, PETSC_ERR_ARG_INCOMP, "-refine needs the interpolated mesh: give -interpolate 0 with -refine 0 (a larger -cells instead)");
   PetscCheck(o->blobs_base == TETS_REGULAR || o->blobs_base == TETS_IRREGULAR, comm, PETSC_ERR_ARG_WRONG, "-blobs_base is regular or irregular");
   PetscCheck(o->perturb >= 0 && o->perturb < 0.5, comm, PETSC_ERR_ARG_OUTOFRANGE, "-perturb must be in [0, 0.5)");
   PetscCheck(o->sigma_ratio > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "-sigma_ratio must be positive");
@@ -279,7 +283,7 @@ static inline PetscErrorCode TetsCreateMesh(MPI_Comm comm, const TetsOptions *o,
     if (dim == 2) PetscCall(TetsAnnulusCells(o, &nv, &nc, &cells, &x));
     else PetscCall(TetsBoxCells(o, irregular, &nv, &nc, &cells, &x));
   }
-  PetscCall(DMPlexCreateFromCellListPetsc(comm, dim, nc, nv, dim + 1, PETSC_TRUE, cells, dim, x, dm));
+  PetscCall(DMPlexCreateFromCellListPetsc(comm, dim, nc, nv, dim + 1, o->interpolate, cells, dim, x, dm));
   PetscCall(PetscFree(cells));
   PetscCall(PetscFree(x));
   PetscCall(PetscObjectSetName((PetscObject)*dm, TetsMeshTypes[o->type]));

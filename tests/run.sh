@@ -454,6 +454,8 @@ run tets/regular-patchamg   tets_its 1 25 -mesh regular -cells 8 -refine 2 -pc_t
 run tets/irregular-patchamg tets_its 1 35 -mesh irregular -cells 24 -pc_type patchamg
 run tets/blobs100-patchamg  tets_its 1 70 -mesh blobs -cells 24 -sigma_ratio 100 -pc_type patchamg
 run tets/annulus-patchamg   tets_its 1 45 -mesh annulus -cells 64 -sigma_ratio 10 -pc_type patchamg
+# the Kuhn mesh built directly at 16^3 cubes without edges and faces (-interpolate 0, how large meshes are made)
+run tets/regular-uninterpolated tets_its 1 25 -mesh regular -cells 16 -interpolate 0 -pc_type patchamg
 # geometry-informed aggregation (-coordinates: PCSetCoordinates with the vertices), the same bounds
 run tets/irregular-patchamg-coords tets_its 1 35 -mesh irregular -cells 24 -pc_type patchamg -coordinates
 run tets/blobs100-patchamg-coords  tets_its 1 70 -mesh blobs -cells 24 -sigma_ratio 100 -pc_type patchamg -coordinates
