@@ -769,6 +769,16 @@ static PetscErrorCode BadInput(MPI_Comm comm)
   PetscCall(MixedMesh(comm, &dm));
   PetscCall(TryAssemble(dm, 1.0, NULL, "mixed triangles and quadrilaterals", "mixes cell types"));
   PetscCall(DMDestroy(&dm));
+  { /* without edges (not interpolated: the cells' types come from their cone sizes) */
+    PetscMPIInt     rank;
+    const PetscInt  quad[4] = {0, 1, 3, 2};
+    const PetscReal x[8]    = {0, 0, 1, 0, 0, 1, 1, 1};
+
+    PetscCallMPI(MPI_Comm_rank(comm, &rank));
+    PetscCall(DMPlexCreateFromCellListPetsc(comm, 2, rank ? 0 : 1, rank ? 0 : 4, 4, PETSC_FALSE, quad, 2, x, &dm));
+    PetscCall(TryAssemble(dm, 1.0, NULL, "a quadrilateral, not interpolated", "the DMPlex has quadrilateral cells"));
+    PetscCall(DMDestroy(&dm));
+  }
   PetscCall(DMDACreate2d(comm, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_BOX, 4, 4, PETSC_DECIDE, PETSC_DECIDE, 1, 1, NULL, NULL, &dm));
   PetscCall(DMSetUp(dm));
   PetscCall(TryAssemble(dm, 1.0, NULL, "DMDA", "needs a DMPlex"));
