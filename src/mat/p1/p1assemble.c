@@ -715,11 +715,16 @@ static PetscErrorCode P1CtxCreate(DM dm, PetscInt dim, PetscInt patch_bytes, Pet
 
     PetscCall(PetscMemzero(&pc, sizeof(pc)));
     if (depth == dim) PetscCall(PlexConesCreate(dm, dim, &pc));
+    else if (depth == 1) PetscCall(PlexConesCreate(dm, 1, &pc)); /* the cells' cones are their vertices */
     for (PetscInt i = 0; i < nowned; i++) {
       const PetscInt c = owned ? owned[i] : cStart + i;
       PetscInt       v[4];
 
-      if (depth != dim) PetscCall(CellVertices(dm, vStart, vEnd, n, c, v));
+      if (depth == 1 && pc.nstrata == 1 && pc.size[0] == n && c >= pc.start[0] && c < pc.end[0]) {
+        const PetscInt *cone = pc.cones + pc.off[0] + n * (c - pc.start[0]);
+
+        for (PetscInt k = 0; k < n; k++) v[k] = cone[k];
+      } else if (depth != dim) PetscCall(CellVertices(dm, vStart, vEnd, n, c, v));
       else if (!pc.direct || !SimplexVerticesDirect(&pc, dim, c, v)) PetscCall(SimplexVertices(&pc, dim, c, v));
       for (PetscInt k = 0; k < n; k++) {
         PetscCheck(v[k] >= vStart && v[k] < vEnd, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cell %" PetscInt_FMT ": point %" PetscInt_FMT " is not a vertex", c, v[k]);
