@@ -315,6 +315,15 @@ run pcmg/mpi-n2                  vp_mpi 2 3 3 8 -pc_type mg -mg_levels_pc_type j
 run pcmg/sor-table3              $B/tests/mat/test_mg_sor
 run vertexpatch/err-levels       expect_fail "cannot be coarsened to 5 levels" $B/examples/poisson -dim 2 -degree 2 -cells 8 $VP -pc_vertexpatch_levels 5
 run vertexpatch/err-natural      expect_fail "Dirichlet conditions only" $B/examples/poisson -dim 2 -degree 2 -cells 8 $VP -mat_patchwork_bc natural
+# level counts 0 and 1: PCVERTEXPATCH refuses 0 with a clear error (also as a PCMG smoother) and ignores
+# PCMG's -pc_mg_levels; -pc_type mg -pc_mg_levels 0 itself is not tested: PETSc's own PCSetFromOptions_MG()
+# (3.18 to 3.26) reads level 0 of the empty level array that PCMGSetLevels(pc, 0) made, a SEGV before
+# any Patchwork code runs
+run vertexpatch/err-levels-0     expect_fail "Number of levels must be positive" $B/examples/poisson -dim 2 -degree 2 -cells 8 $VP -pc_vertexpatch_levels 0
+run vertexpatch/mg-levels-0      vp_its 2 3 8 1 12 -pc_mg_levels 0
+run vertexpatch/mg-levels-1      vp_its 2 3 8 1 12 -pc_mg_levels 1
+run vertexpatch/levels-1-2-cells vp_its 2 3 2 1 3 -pc_vertexpatch_levels 1
+run pcmg/err-smoother-levels-0   expect_fail "Number of levels must be positive" $B/examples/poisson -dim 2 -degree 3 -cells 8 -pc_type mg -mg_levels_ksp_type richardson -mg_levels_pc_type vertexpatch -mg_levels_pc_vertexpatch_levels 0
 
 # --- PCLOR: CG iterations bounded in the degree and the mesh size (BoomerAMG, CPU hypre)
 # lor_its DIM C1 C2 [OPTIONS]: CG to 1e-8 for k = 2..8 on C1 and C2 cells per direction; the counts
@@ -363,6 +372,20 @@ run lor/gauss-rule        $B/examples/lor -dim 2 -degree 5 -cells 6 -pc_lor_quad
 run lor/mpi-n2            bash -c "$MPIEXEC -n 2 $B/examples/lor -dim 3 -degree 4 -cells 4 -ksp_view | grep -e 'rows, [0-9]* nonzeros' -e 'summary:.*CONVERGED'"
 run lor/help              bash -c "$B/examples/lor -help | grep -e '-pc_lor_quadrature' -e '-pc_lor_degree'"
 run lor/malloc-dump       no_leaks $B/examples/lor -dim 2 -degree 3 -cells 4
+# same_its_sell CMD...: with -lor_mat_type sell (a type PETSc's COO fallback cannot preallocate by
+# itself, see PreallocateSELL()) the run ends with the iterations of the AIJ run
+same_its_sell() {
+  local a s out
+  a=$("$@" | sed -n 's/^summary:.* its=\([0-9]*\) reason=CONVERGED.*/\1/p')
+  out=$("$@" -lor_mat_type sell 2>&1) || { echo "$out"; return 1; }
+  echo "$out" | grep summary:
+  s=$(echo "$out" | sed -n 's/^summary:.* its=\([0-9]*\) reason=CONVERGED.*/\1/p')
+  echo "iterations: aij ${a:-none}, sell ${s:-none}"
+  [ -n "$a" ] && [ "$a" = "$s" ]
+}
+run lor/sell              same_its_sell $B/examples/lor -dim 3 -degree 3 -cells 4
+run lor/sell-n2           same_its_sell $MPIEXEC -n 2 $B/examples/lor -dim 3 -degree 4 -cells 4
+run lor/plex-sell-n2      same_its_sell $MPIEXEC -n 2 $B/examples/shell -dim 2 -degree 4 -cells 6 -pc_type lor -ksp_rtol 1e-8
 
 # --- the plugin route: a PETSc program never linked against Patchwork
 run dll/without-plugin    bash -c "$B/tests/dll/plain_dll; test \$? = 2"
@@ -585,6 +608,8 @@ if command -v valgrind >/dev/null 2>&1; then
                             $B/tests/mat/test_lor_plex -dm_plex_simplex 0 -dm_plex_dim 2 -dm_plex_box_faces 2,2 -tree_cell 0 -kmax 3
   run valgrind/lor        valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
     $B/examples/lor -dim 3 -degree 3 -cells 2
+  run valgrind/lor-sell   valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+    $B/examples/lor -dim 2 -degree 3 -cells 4 -lor_mat_type sell
   run valgrind/plex       valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -kmin 2 -kmax 2 -curved -variable -dirichlet
   run valgrind/plex-hanging valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \

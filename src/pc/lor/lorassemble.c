@@ -197,12 +197,72 @@ static PetscErrorCode SetSymmetry(PC_LOR *lor)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Row lengths for a SELL matrix before its COO pattern. PETSc has no COO preallocation of SELL's own
+   (3.18 to 3.26 at least): MatSetPreallocationCOO() falls back to MatPreallocatorPreallocate(), whose
+   MatXAIJSetPreallocation() preallocates AIJ, BAIJ, SBAIJ, IS and HYPRE but not SELL, so SELL keeps its
+   default (5 entries per row) and the zero fill that follows stops at "New nonzero ... caused a
+   malloc". rowlen: exact lengths of this rank's rows when the caller has them (one rank, no
+   off-diagonal block), else they are counted by an AIJ matrix with PETSc's own COO preallocation,
+   which sends off-rank entries and merges repeated ones. Other types are left to
+   MatSetPreallocationCOO(). */
+static PetscErrorCode PreallocateSELL(Mat A, PetscCount n, const PetscInt ci[], const PetscInt cj[], const PetscInt rowlen[])
+{
+  void (*coo)(void) = NULL, (*seq)(void) = NULL, (*mpi)(void) = NULL;
+  PetscInt        m, N, *dnz, *onz, *ti, *tj;
+  Mat             C, Ad, Ao;
+  const PetscInt *ia, *ja;
+  PetscBool       done, isseq;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatSetPreallocationCOO_C", &coo));
+  PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatSeqSELLSetPreallocation_C", &seq));
+  PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatMPISELLSetPreallocation_C", &mpi));
+  if (coo || (!seq && !mpi)) PetscFunctionReturn(PETSC_SUCCESS); /* not SELL, or a PETSc whose SELL has COO of its own */
+  if (rowlen) {
+    PetscCall(MatSeqSELLSetPreallocation(A, 0, rowlen));
+    PetscCall(MatMPISELLSetPreallocation(A, 0, rowlen, 0, NULL));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(MatGetLocalSize(A, &m, NULL));
+  PetscCall(MatGetSize(A, &N, NULL));
+  PetscCall(MatCreate(PetscObjectComm((PetscObject)A), &C));
+  PetscCall(MatSetSizes(C, m, m, N, N));
+  PetscCall(MatSetType(C, MATAIJ));
+  PetscCall(PetscMalloc2(n, &ti, n, &tj)); /* MatSetPreallocationCOO() may change the indices it gets */
+  PetscCall(PetscArraycpy(ti, ci, n));
+  PetscCall(PetscArraycpy(tj, cj, n));
+  PetscCall(MatSetPreallocationCOO(C, n, ti, tj));
+  PetscCall(PetscFree2(ti, tj));
+  PetscCall(PetscObjectTypeCompare((PetscObject)C, MATSEQAIJ, &isseq));
+  if (isseq) {
+    Ad = C;
+    Ao = NULL;
+  } else PetscCall(MatMPIAIJGetSeqAIJ(C, &Ad, &Ao, NULL));
+  PetscCall(PetscCalloc2(m, &dnz, m, &onz));
+  for (PetscInt b = 0; b < 2; b++) {
+    Mat       B = b ? Ao : Ad;
+    PetscInt *len = b ? onz : dnz, mb;
+
+    if (!B) continue;
+    PetscCall(MatGetRowIJ(B, 0, PETSC_FALSE, PETSC_FALSE, &mb, &ia, &ja, &done));
+    PetscCheck(done && mb == m, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCLOR could not read the row lengths of its COO pattern");
+    for (PetscInt i = 0; i < m; i++) len[i] = ia[i + 1] - ia[i];
+    PetscCall(MatRestoreRowIJ(B, 0, PETSC_FALSE, PETSC_FALSE, &mb, &ia, &ja, &done));
+  }
+  PetscCall(MatDestroy(&C));
+  PetscCall(MatSeqSELLSetPreallocation(A, 0, dnz));
+  PetscCall(MatMPISELLSetPreallocation(A, 0, dnz, 0, onz));
+  PetscCall(PetscFree2(dnz, onz));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The COO pattern (ci, cj) of the created matrix; offproc: some entries belong to rows of other ranks
-   (PETSc sends them) */
-static PetscErrorCode PreallocateCOO(PC_LOR *lor, PetscCount n, PetscInt ci[], PetscInt cj[], PetscBool offproc)
+   (PETSc sends them); rowlen: see PreallocateSELL() */
+static PetscErrorCode PreallocateCOO(PC_LOR *lor, PetscCount n, PetscInt ci[], PetscInt cj[], PetscBool offproc, const PetscInt rowlen[])
 {
   PetscFunctionBegin;
   lor->csr = PETSC_FALSE;
+  PetscCall(PreallocateSELL(lor->A, n, ci, cj, rowlen));
   if (!offproc) PetscCall(MatSetOption(lor->A, MAT_NO_OFF_PROC_ENTRIES, PETSC_TRUE));
   PetscCall(MatSetPreallocationCOO(lor->A, n, ci, cj));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -215,7 +275,7 @@ PetscErrorCode PCLORCreateMatrixCOO(PC pc, PetscCount n, PetscInt ci[], PetscInt
 
   PetscFunctionBegin;
   PetscCall(CreateMatrix(pc));
-  PetscCall(PreallocateCOO(lor, n, ci, cj, offproc));
+  PetscCall(PreallocateCOO(lor, n, ci, cj, offproc, NULL));
   PetscCall(SetSymmetry(lor));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -231,18 +291,19 @@ static PetscErrorCode PreallocateCSR(PC pc, PetscInt nrow, const long long rowpt
   PetscInt *nnz;
 
   PetscFunctionBegin;
+  PetscCall(PetscMalloc1(nrow, &nnz));
+  for (PetscInt r = 0; r < nrow; r++) nnz[r] = (PetscInt)(rowptr[r + 1] - rowptr[r]);
   if (!lor->csr) {
     PetscInt *ci;
 
     PetscCall(PetscMalloc1(rowptr[nrow], &ci));
     for (PetscInt r = 0; r < nrow; r++)
       for (long long e = rowptr[r]; e < rowptr[r + 1]; e++) ci[e] = r;
-    PetscCall(PreallocateCOO(lor, (PetscCount)rowptr[nrow], ci, cj, PETSC_FALSE));
+    PetscCall(PreallocateCOO(lor, (PetscCount)rowptr[nrow], ci, cj, PETSC_FALSE, nnz));
     PetscCall(PetscFree(ci));
+    PetscCall(PetscFree(nnz));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(PetscMalloc1(nrow, &nnz));
-  for (PetscInt r = 0; r < nrow; r++) nnz[r] = (PetscInt)(rowptr[r + 1] - rowptr[r]);
   PetscCall(MatSeqAIJSetPreallocation(lor->A, 0, nnz));
   PetscCall(PetscFree(nnz));
   PetscCall(MatSeqAIJSetColumnIndices(lor->A, cj));
