@@ -410,7 +410,10 @@ static PetscErrorCode Cycle(PC pc, PetscInt l, PetscBool zero_guess)
   }
   if (zero_guess) PetscCall(Zero(vp, Global(L, VP_X)));
   PetscCall(Smooth(vp, L, PETSC_FALSE));
-  if (l == 0) PetscFunctionReturn(PETSC_SUCCESS); /* one level: the smoother alone */
+  if (l == 0) { /* one level: the smoother alone; the colors again in reverse make it symmetric (for CG) */
+    if (vp->symmetric && vp->type == PATCHWORK_VP_MULTIPLICATIVE) PetscCall(Smooth(vp, L, PETSC_TRUE));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(Residual(vp, L));
   PetscCall(Restrict(vp, L, VP_R, &vp->levels[l - 1]));
   PetscCall(Cycle(pc, l - 1, PETSC_TRUE));
