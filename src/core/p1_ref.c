@@ -9,11 +9,7 @@
 
 /* Load what a later iteration reads: the graph loops below wait on scattered reads of arrays larger than
    the cache, not on arithmetic (the hints took a third off them at 2.1M vertices) */
-#if defined(__GNUC__) || defined(__clang__)
-  #define Prefetch(p) __builtin_prefetch(p)
-#else
-  #define Prefetch(p) ((void)(p))
-#endif
+#define Prefetch(p) PW_PREFETCH(p, 0)
 
 /* The positions of the n columns v[] in the sorted row col[lo..hi) (-1 where missing): for the short rows of
    a mesh one branch-free pass over the row, each position the count of the row's columns below the one

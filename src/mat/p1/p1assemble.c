@@ -457,7 +457,7 @@ static PetscErrorCode SimplexVertices(const PlexCones *pc, PetscInt dim, PetscIn
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The cone of point p of height h when p is in that stratum (pc->direct), else NULL */
+/* The cone of point p of stratum h (as PlexConesCreate() found them) when p is in it, else NULL */
 static inline const PetscInt *DirectCone(const PlexCones *pc, PetscInt h, PetscInt p)
 {
   const PetscInt q = p - pc->start[h];
@@ -721,11 +721,11 @@ static PetscErrorCode P1CtxCreate(DM dm, PetscInt dim, PetscInt patch_bytes, Pet
       const PetscInt c = owned ? owned[i] : cStart + i;
       PetscInt       v[4];
 
-      if (depth == 1 && pc.nstrata == 1 && pc.size[0] == n && c >= pc.start[0] && c < pc.end[0]) {
-        const PetscInt *cone = pc.cones + pc.off[0] + n * (c - pc.start[0]);
+      const PetscInt *cone = depth == 1 && pc.nstrata == 1 && pc.size[0] == n ? DirectCone(&pc, 0, c) : NULL;
 
+      if (cone)
         for (PetscInt k = 0; k < n; k++) v[k] = cone[k];
-      } else if (depth != dim) PetscCall(CellVertices(dm, vStart, vEnd, n, c, v));
+      else if (depth != dim) PetscCall(CellVertices(dm, vStart, vEnd, n, c, v));
       else if (!pc.direct || !SimplexVerticesDirect(&pc, dim, c, v)) PetscCall(SimplexVertices(&pc, dim, c, v));
       for (PetscInt k = 0; k < n; k++) {
         PetscCheck(v[k] >= vStart && v[k] < vEnd, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cell %" PetscInt_FMT ": point %" PetscInt_FMT " is not a vertex", c, v[k]);
@@ -768,14 +768,6 @@ static PetscErrorCode P1CtxCreate(DM dm, PetscInt dim, PetscInt patch_bytes, Pet
   *ogrow = grow;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
-
-/* A hint to load what a later iteration writes (PetscPrefetchBlock() needs <xmmintrin.h>, which PETSc 3.26's
-   headers do not include where they define its hints) */
-#if defined(__GNUC__) || defined(__clang__)
-  #define Prefetch(p) __builtin_prefetch(p, 1)
-#else
-  #define Prefetch(p) ((void)(p))
-#endif
 
 /* The count of the first w keys below kj: w fixed, so that the compiler vectorizes the loop */
 static inline PetscInt CountBelow(PetscInt w, const PetscInt key[], PetscInt kj)
@@ -879,8 +871,8 @@ static PetscErrorCode P1Preallocate(Mat B, P1Ctx *ctx, const PetscInt grow[])
       const PetscInt  len = (PetscInt)(L->rowptr[r + 1] - z0);
 
       if (r + 4 < nv) { /* the list's rows are scattered: ask for a later row's place early */
-        Prefetch(ci + start[r + 4]);
-        Prefetch(cj + start[r + 4]);
+        PW_PREFETCH(ci + start[r + 4], 1);
+        PW_PREFETCH(cj + start[r + 4], 1);
       }
       for (PetscInt j = 0; j < len; j++) key[j] = place[L->col[z0 + j]];
       if (len <= 16) {
@@ -913,8 +905,8 @@ static PetscErrorCode P1Preallocate(Mat B, P1Ctx *ctx, const PetscInt grow[])
   if (ctx->listcsr && nghost == 0) {
     PetscInt *rnnz;
 
-    PetscCall(PetscCalloc1(nv, &rnnz));
-    for (long long z = 0; z < nnz; z++) rnnz[ci[z]]++;
+    PetscCall(PetscMalloc1(nv, &rnnz));
+    for (int r = 0; r < nv; r++) rnnz[grow[r] - rstart] = (PetscInt)(L->rowptr[r + 1] - L->rowptr[r]);
     PetscCall(MatSeqAIJSetPreallocation(B, 0, rnnz));
     PetscCall(PetscFree(rnnz));
     PetscCall(MatSeqAIJSetColumnIndices(B, cj));
