@@ -86,6 +86,11 @@ extern "C" int PatchworkDeviceCopyToDevice(void *dst, const void *src, size_t by
   return bytes ? (int)cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, (cudaStream_t)stream) : (int)cudaSuccess;
 }
 
+extern "C" int PatchworkDeviceCopy(void *dst, const void *src, size_t bytes, void *stream)
+{
+  return bytes ? (int)cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, (cudaStream_t)stream) : (int)cudaSuccess;
+}
+
 extern "C" int PatchworkDeviceCopyToHost(void *dst, const void *src, size_t bytes, void *stream)
 {
   cudaError_t err;

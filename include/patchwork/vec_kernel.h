@@ -36,6 +36,8 @@ int PatchworkDeviceFree(void *p);
 int PatchworkDeviceMemzero(void *p, size_t bytes, void *stream);
 /* host to device copy in a stream (the host buffer must stay alive until the stream has run) */
 int PatchworkDeviceCopyToDevice(void *dst, const void *src, size_t bytes, void *stream);
+/* device to device copy in a stream */
+int PatchworkDeviceCopy(void *dst, const void *src, size_t bytes, void *stream);
 /* device to host copy, complete on return (waits for the stream's earlier work) */
 int PatchworkDeviceCopyToHost(void *dst, const void *src, size_t bytes, void *stream);
 

@@ -899,9 +899,9 @@ static PetscErrorCode P1Preallocate(Mat B, P1Ctx *ctx, const PetscInt grow[])
   PetscCall(PetscFree(order));
   /* One rank (no other rank's rows): the list is sorted by row and, in each row, by column, so it is the
      CSR of a sequential matrix; taking it as such spares PETSc's COO preallocation (at 912K vertices on
-     this 2-core machine PWP1Preallocate 0.78 -> 0.30 s). MATSEQAIJ only: aijcusparse would take it too
-     (its device CSR made on first access, the values copied there), not yet tested on a GPU. */
-  PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQAIJ, &ctx->listcsr));
+     this 2-core machine PWP1Preallocate 0.78 -> 0.30 s). aijcusparse takes it too: its device CSR is made
+     here, once, and the patch kernel then writes the values straight into it (no COO gather, no buffer). */
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)B, &ctx->listcsr, MATSEQAIJ, MATSEQAIJCUSPARSE, ""));
   if (ctx->listcsr && nghost == 0) {
     PetscInt *rnnz;
 
@@ -913,6 +913,18 @@ static PetscErrorCode P1Preallocate(Mat B, P1Ctx *ctx, const PetscInt grow[])
     PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
     PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
     PetscCall(MatSetOption(B, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_TRUE));
+#if defined(PATCHWORK_HAVE_CUDA)
+    {
+      PetscBool          cusparse;
+      const PetscScalar *a;
+
+      PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQAIJCUSPARSE, &cusparse));
+      if (cusparse) { /* the device CSR, made now: MatSeqAIJCUSPARSEGetArrayWrite() needs it */
+        PetscCall(MatSeqAIJCUSPARSEGetArrayRead(B, &a));
+        PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(B, &a));
+      }
+    }
+#endif
   } else {
     ctx->listcsr = PETSC_FALSE;
     PetscCall(MatSetPreallocationCOO(B, (PetscCount)nnz, ci, cj));
@@ -952,7 +964,7 @@ static PetscErrorCode P1CtxUpload(P1Ctx *ctx)
     if (ctx->vals_pos) UPLOAD(ctx->dev.vals_pos, ctx->vals_pos, nnz);
     if (ctx->sigma_map) UPLOAD(ctx->dev.sigma_map, ctx->sigma_map, L->ncell);
     PatchworkP1LayoutDesc(L, &d);
-    PatchworkCallKernel(PatchworkDeviceMalloc((size_t)(nnz ? nnz : 1) * sizeof(double), (void **)&ctx->dev.vals));
+    if (!ctx->listcsr) PatchworkCallKernel(PatchworkDeviceMalloc((size_t)(nnz ? nnz : 1) * sizeof(double), (void **)&ctx->dev.vals)); /* a list CSR's: at the first reassembly */
     PatchworkCallKernel(PatchworkDeviceMalloc(PatchworkP1WorkBytes(&d), &ctx->dev.work));
     ctx->dev.ready = PETSC_TRUE;
   }
@@ -962,13 +974,15 @@ static PetscErrorCode P1CtxUpload(P1Ctx *ctx)
 }
 #endif
 
-/* The values on the device, by the patch kernel into ctx->dev.vals. h has host pointers; its sigma is in
-   memory of type smt (a host Vec's array is copied over) */
-static PetscErrorCode ValuesDevice(Mat A, P1Ctx *ctx, const PatchworkP1Desc *h, PetscMemType smt, PatchworkP1Errors *err)
+/* The values on the device, by the patch kernel into ctx->dev.vals; a new matrix whose CSR is the list
+   (listcsr) gets them straight into its device values (on an error it is destroyed). h has host pointers;
+   its sigma is in memory of type smt (a host Vec's array is copied over) */
+static PetscErrorCode ValuesDevice(Mat A, P1Ctx *ctx, const PatchworkP1Desc *h, PetscMemType smt, PetscBool fresh, PatchworkP1Errors *err)
 {
 #if defined(PATCHWORK_HAVE_CUDA)
   PatchworkP1Desc d = *h;
   void           *stream;
+  const PetscBool direct = (PetscBool)(ctx->listcsr && fresh);
 
   PetscFunctionBegin;
   PetscCall(P1CtxUpload(ctx));
@@ -992,7 +1006,16 @@ static PetscErrorCode ValuesDevice(Mat A, P1Ctx *ctx, const PatchworkP1Desc *h, 
 
   PetscCall(PetscLogEventBegin(P1_Values, A, 0, 0, 0));
   PetscCall(PetscLogGpuTimeBegin());
-  PatchworkCallKernel(PatchworkP1AssembleCUDA(&d, ctx->dev.vals, ctx->dev.work, err, stream)); /* waits for the stream: err */
+  if (direct) {
+    PetscScalar *a;
+
+    PetscCall(MatSeqAIJCUSPARSEGetArrayWrite(A, &a));
+    PatchworkCallKernel(PatchworkP1AssembleCUDA(&d, (double *)a, ctx->dev.work, err, stream)); /* waits for the stream: err */
+    PetscCall(MatSeqAIJCUSPARSERestoreArrayWrite(A, &a));
+  } else {
+    if (!ctx->dev.vals) PatchworkCallKernel(PatchworkDeviceMalloc((size_t)(d.nnz ? d.nnz : 1) * sizeof(double), (void **)&ctx->dev.vals));
+    PatchworkCallKernel(PatchworkP1AssembleCUDA(&d, ctx->dev.vals, ctx->dev.work, err, stream));
+  }
   PetscCall(PetscLogGpuTimeEnd());
   PetscCall(PetscLogGpuFlops((h->dim == 3 ? 150.0 : 60.0) * (PetscLogDouble)h->ncell));
   PetscCall(PetscLogEventEnd(P1_Values, A, 0, 0, 0));
@@ -1002,6 +1025,7 @@ static PetscErrorCode ValuesDevice(Mat A, P1Ctx *ctx, const PatchworkP1Desc *h, 
   (void)ctx;
   (void)h;
   (void)smt;
+  (void)fresh;
   (void)err;
   SETERRQ(PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "A device matrix, but Patchwork was built without CUDA");
 #endif
@@ -1056,7 +1080,7 @@ static PetscErrorCode P1Values(Mat A, P1Ctx *ctx, PetscReal lambda, Vec sigma, P
       d.sigma = ctx->sigma_buf;
     }
   }
-  if (device) PetscCall(ValuesDevice(A, ctx, &d, smt, &err));
+  if (device) PetscCall(ValuesDevice(A, ctx, &d, smt, fresh, &err));
   else if (ctx->csr && fresh) { /* straight into a new matrix (destroyed on error) */
     PetscCall(MatSeqAIJGetArrayWrite(A, &vals));
     PetscCall(ValuesHost(A, &d, vals, &err));
@@ -1072,11 +1096,19 @@ static PetscErrorCode P1Values(Mat A, P1Ctx *ctx, PetscReal lambda, Vec sigma, P
   bad[0] = err.degenerate;
   bad[1] = err.missing;
   PetscCall(MPIU_Allreduce(MPI_IN_PLACE, bad, 2, MPI_LONG_LONG, MPI_SUM, PetscObjectComm((PetscObject)A)));
-  if (!bad[0] && !bad[1] && !(ctx->csr && fresh)) {
+  if (!bad[0] && !bad[1] && !(ctx->csr && fresh) && !(device && ctx->listcsr && fresh)) {
     PetscCall(PetscLogEventBegin(P1_SetValues, A, 0, 0, 0));
     if (device) {
 #if defined(PATCHWORK_HAVE_CUDA)
-      PetscCall(MatSetValuesCOO(A, ctx->dev.vals, INSERT_VALUES));
+      if (ctx->listcsr) { /* the matrix's own rows, in the same order */
+        PetscScalar *a;
+        void        *stream;
+
+        PetscCall(PatchworkGetDeviceStream(&stream));
+        PetscCall(MatSeqAIJCUSPARSEGetArrayWrite(A, &a));
+        PatchworkCallKernel(PatchworkDeviceCopy(a, ctx->dev.vals, (size_t)d.nnz * sizeof(double), stream));
+        PetscCall(MatSeqAIJCUSPARSERestoreArrayWrite(A, &a));
+      } else PetscCall(MatSetValuesCOO(A, ctx->dev.vals, INSERT_VALUES));
 #endif
     } else if (ctx->csr || ctx->listcsr) { /* the matrix's own rows, in the same order */
       PetscScalar *a;
