@@ -5,7 +5,7 @@ static const char help[] = "Poisson problem -div(grad u) = f on the unit box wit
                            "  -cells <8>   cells per direction\n"
                            "  -rhs <sine>  sine: the manufactured solution above; one: f = 1 (no exact solution; as in Cui et al. 2024)\n"
                            "  -fmg         start from one full multigrid cycle of -pc_type vertexpatch\n"
-                           "  -pc_type mg  PETSc's PCMG on the Patchwork hierarchy (PCMGSetPatchworkHierarchy())\n"
+                           "  -pc_type mg  PETSc's PCMG on the Patchwork hierarchy (PCMGSetPatchworkHierarchy()), -pc_mg_levels of it\n"
                            "Every PETSc option works too: -ksp_type, -pc_type, -dm_vec_type cuda, -log_view, ...\n"
                            "The last line is 'summary: key=value ...' for scripts.\n";
 
@@ -207,11 +207,18 @@ int main(int argc, char **argv)
   PetscCall(KSPSetTolerances(ksp, 1e-10, PETSC_DEFAULT, PETSC_DEFAULT, 10000));
   PetscCall(KSPSetFromOptions(ksp));
   {
-    PetscBool ismg;
+    PetscBool   ismg, set;
+    PetscInt    nlevels = PETSC_DECIDE;
+    const char *prefix;
 
-    /* PETSc's PCMG on the Patchwork hierarchy: matrix-free levels and transfers */
+    /* PETSc's PCMG on the Patchwork hierarchy: matrix-free levels and transfers, as many as -pc_mg_levels
+       asks (PCMG has read it, but makes its levels without operators), else as many as the grid allows */
     PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCMG, &ismg));
-    if (ismg) PetscCall(PCMGSetPatchworkHierarchy(pc, PETSC_DECIDE));
+    if (ismg) {
+      PetscCall(PCGetOptionsPrefix(pc, &prefix));
+      PetscCall(PetscOptionsGetInt(NULL, prefix, "-pc_mg_levels", &nlevels, &set));
+      PetscCall(PCMGSetPatchworkHierarchy(pc, set ? nlevels : PETSC_DECIDE));
+    }
   }
   PetscCall(KSPSetUp(ksp));
   PetscCall(VecSet(u, 0.0));

@@ -325,6 +325,15 @@ run vertexpatch/mg-levels-1      vp_its 2 3 8 1 12 -pc_mg_levels 1
 run vertexpatch/levels-1-2-cells vp_its 2 3 2 1 3 -pc_vertexpatch_levels 1
 # one level with -pc_vertexpatch_symmetric: the reverse sweep makes it symmetric, so CG converges (it stalled)
 run vertexpatch/levels-1-cg      vp_its 2 3 8 1 12 -pc_vertexpatch_levels 1 -pc_vertexpatch_symmetric -ksp_type cg -ksp_pc_side left -ksp_max_it 200
+# examples/poisson -pc_type mg builds the Patchwork hierarchy with -pc_mg_levels levels (it ignored them)
+mg_levels() {
+  local n=$1 out
+  out=$($B/examples/poisson -dim 3 -degree 2 -cells 8 -pc_type mg -pc_mg_levels "$n" -ksp_view 2>&1) || { echo "$out"; return 1; }
+  echo "$out" | grep -E 'levels=|^summary'
+  echo "$out" | grep -q "levels=$n cycles" && echo "$out" | grep -q 'reason=CONVERGED'
+}
+run pcmg/levels-2                mg_levels 2
+run pcmg/err-levels-9            expect_fail "cannot be coarsened to 9 levels" $B/examples/poisson -dim 3 -degree 2 -cells 8 -pc_type mg -pc_mg_levels 9
 run pcmg/err-smoother-levels-0   expect_fail "Number of levels must be positive" $B/examples/poisson -dim 2 -degree 3 -cells 8 -pc_type mg -mg_levels_ksp_type richardson -mg_levels_pc_type vertexpatch -mg_levels_pc_vertexpatch_levels 0
 
 # --- PCLOR: CG iterations bounded in the degree and the mesh size (BoomerAMG, CPU hypre)
