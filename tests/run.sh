@@ -237,6 +237,27 @@ run mat/plex-refine-check-n3  $MPIEXEC -n 3 $PREF -dm_plex_dim 3 -dm_plex_box_fa
 run mat/plex-refine-check-control $PREF -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -tree_cell 13 -kmax 3
 run mat/plex-refine-refusals  $PREF -refusals
 run mat/plex-refine-refusals-n2 $MPIEXEC -n 2 $PREF -refusals
+# two levels (-refine_cells2: cells of the first tree split again, before distributing): the 2x2 centre of
+# 4x4 cells, then the children of one of them with the two coarse cells they hang on (coarse and fine cells
+# in one call: hanging vertices reused, old hanging edges kept under their coarse parents), or the four
+# children at the centre; in 3D the centre of 3^3 cells, then its 8 children with its 18 face and edge
+# neighbours (points hang on points of the first split), or a corner cell and a face neighbour of the centre
+# (old hanging faces and edges carried over, the shared face conforming again); the tree's check, the
+# operator, Gmsh meshes, 2 ranks; a child at an unsplit coarse cell is refused (2:1 balance), at a face (2D)
+# and at an edge only (3D)
+C2_3D=1,3,4,5,7,9,10,11,12,13,14,15,16,18,20,21,22,24,26,27,28,29,30,31,32,33
+run mat/plex-refine2-check-2d $PREF -dm_plex_dim 2 -dm_plex_box_faces 4,4 -refine_cells 5,6,9,10 -refine_cells2 1,4,12,13,14,15 -random_orientations -expect_levels2
+run mat/plex-refine2-check-3d $PREF -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 13 -refine_cells2 $C2_3D -random_orientations -expect_levels2
+run mat/plex-refine2-check-carry $PREF -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 13 -refine_cells2 0,13 -random_orientations
+run mat/plex-refine2-check-n2 $MPIEXEC -n 2 $PREF -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 13 -refine_cells2 $C2_3D -random_orientations -expect_levels2 -kmax 3
+run mat/plex-refine2-2d       $PLEX -dm_plex_dim 2 -dm_plex_box_faces 4,4 -refine_cells 5,6,9,10 -refine_cells2 1,4,12,13,14,15 -kmax 8 -curved -variable -dirichlet
+run mat/plex-refine2-2d-centre $PLEX -dm_plex_dim 2 -dm_plex_box_faces 4,4 -refine_cells 5,6,9,10 -refine_cells2 14,19,21,24 -kmax 6 -variable
+run mat/plex-refine2-3d       $PLEX -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 13 -refine_cells2 $C2_3D -kmax 3 -curved -variable
+run mat/plex-refine2-3d-carry $PLEX -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 13 -refine_cells2 0,13 -kmax 4 -curved -variable -dirichlet
+run mat/plex-refine2-gmsh-3d  $PLEX -gmsh_rotated -gmsh_path $R/refine2-rotated-3d.msh -dm_plex_dim 3 -gmsh_cells 3 -refine_cells 13 -refine_cells2 $(seq -s, 0 25),26,29 -kmax 3 -variable
+run mat/plex-refine2-n2       $MPIEXEC -n 2 $PLEX -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 13 -refine_cells2 $C2_3D -kmax 3 -curved -variable -dirichlet
+run mat/plex-refine2-refused-2d   expect_fail "2:1 balance" $PREF -dm_plex_dim 2 -dm_plex_box_faces 4,4 -refine_cells 5,6,9,10 -refine_cells2 12
+run mat/plex-refine2-refused-edge expect_fail "edge [0-9]* hangs on edge [0-9]* of the coarser cell" $PREF -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 4,10,12,13,14,16,22 -refine_cells2 46
 # the curved shell example: order k+1 on curved cells with the variable coefficient; 2 ranks agree
 shell_mpi() {
   local a b
@@ -629,6 +650,8 @@ if command -v valgrind >/dev/null 2>&1; then
                             $PREF -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -refine_cells 0,1,2,3,4,5,6 -random_orientations -expect_edge_only -kmax 2
   run valgrind/plex-refine-refusals valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $PREF -refusals
+  run valgrind/plex-refine2 valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+                            $PLEX -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 13 -refine_cells2 $C2_3D -kmax 2 -curved -variable
   run valgrind/shell-refine valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $B/examples/shell -dim 2 -degree 2 -cells 4 -refine_shell 0.75
   run valgrind/amg_graph  valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_amg_graph --quick

@@ -67,19 +67,42 @@ PetscErrorCode PatchworkTestTreeRefine(DM *dm, PetscInt cell)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode PatchworkTestRefineCells(DM *dm, PetscInt n, const PetscInt cells[])
+/* The tree of the serial DMPlex dm with cells[0..n-1] split */
+static PetscErrorCode SplitSerial(DM dm, PetscInt n, const PetscInt cells[], DM *tree)
 {
-  DM          tree;
   DMLabel     marked;
   PetscMPIInt rank;
 
   PetscFunctionBeginUser;
-  PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)*dm), &rank));
+  PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)dm), &rank));
   PetscCall(DMLabelCreate(PETSC_COMM_SELF, "split", &marked));
   if (rank == 0) /* the serial mesh lives on rank 0 */
     for (PetscInt i = 0; i < n; i++) PetscCall(DMLabelSetValue(marked, cells[i], 1));
-  PetscCall(PatchworkDMPlexRefineCells(*dm, marked, 1, &tree));
+  PetscCall(PatchworkDMPlexRefineCells(dm, marked, 1, tree));
   PetscCall(DMLabelDestroy(&marked));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode PatchworkTestRefineCells(DM *dm, PetscInt n, const PetscInt cells[])
+{
+  PetscFunctionBeginUser;
+  PetscCall(PatchworkTestRefineCells2(dm, n, cells, 0, NULL));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode PatchworkTestRefineCells2(DM *dm, PetscInt n, const PetscInt cells[], PetscInt n2, const PetscInt cells2[])
+{
+  DM tree;
+
+  PetscFunctionBeginUser;
+  PetscCall(SplitSerial(*dm, n, cells, &tree));
+  if (n2) { /* a second level, on the serial tree */
+    DM tree2;
+
+    PetscCall(SplitSerial(tree, n2, cells2, &tree2));
+    PetscCall(DMDestroy(&tree));
+    tree = tree2;
+  }
   PetscCall(ReplaceDistributed(dm, tree));
   PetscFunctionReturn(0);
 }

@@ -16,6 +16,9 @@ PetscErrorCode PatchworkTestTreeRefine(DM *dm, PetscInt cell);
    Create *dm with -dm_distribute 0. */
 PetscErrorCode PatchworkTestRefineCells(DM *dm, PetscInt n, const PetscInt cells[]);
 
+/* The same, then cells2[0..n2-1] of that tree split again (before distributing): two levels */
+PetscErrorCode PatchworkTestRefineCells2(DM *dm, PetscInt n, const PetscInt cells[], PetscInt n2, const PetscInt cells2[]);
+
 /* Move every vertex x of dm to map(x), in the global and the local coordinates alike, in place (PETSc
    3.26 cannot rebuild the local coordinates of a tree, which has no coordinate field) */
 PetscErrorCode PatchworkTestMapVertices(DM dm, void (*map)(PetscInt dim, const PetscReal x[], PetscReal y[], void *ctx), void *ctx);

@@ -15,6 +15,8 @@ static const char help[] = "Compares the Patchwork tensor-product operator on a 
                            "                              (-curved then moves the vertices: the tree has no coordinate field)\n"
                            "  -refine_cells <c0,c1,...>   split these cells by PatchworkDMPlexRefineCells() (then distribute):\n"
                            "                              hanging faces and edges of several split cells, as with -tree_cell\n"
+                           "  -refine_cells2 <c0,...>     then split these cells of that tree too (before distributing): two\n"
+                           "                              levels of refinement, 1-irregular\n"
                            "  -tol <1e-12>                relative tolerance\n"
                            "plus the DMPlex options (-dm_plex_dim, -dm_plex_box_faces, ...).\n\n";
 
@@ -28,6 +30,7 @@ typedef struct {
   PetscBool curved, variable, vecs, dirichlet, gll, gmsh;
   PetscInt  extra, tree_cell, nrefine, refine[64];
   PetscReal alpha, beta, tol;
+  PetscInt  nrefine2, refine2[64];
 } Options;
 
 static PetscReal Diffusion(PetscInt dim, const PetscReal x[])
@@ -181,7 +184,22 @@ static PetscErrorCode CreateMesh(MPI_Comm comm, const Options *o, DM *dm)
   PetscCall(DMSetType(*dm, DMPLEX));
   PetscCall(DMSetFromOptions(*dm));
   if (o->tree_cell >= 0) PetscCall(PatchworkTestTreeRefine(dm, o->tree_cell)); /* hanging nodes */
-  if (o->nrefine) PetscCall(PatchworkTestRefineCells(dm, o->nrefine, o->refine));
+  if (o->nrefine) PetscCall(PatchworkTestRefineCells2(dm, o->nrefine, o->refine, o->nrefine2, o->refine2));
+  if (o->nrefine2) { /* once: how many points hang (a second level hangs on points of the first) */
+    static PetscBool shown = PETSC_FALSE;
+    PetscInt         pStart, pEnd, nhang = 0;
+
+    PetscCall(DMPlexGetChart(*dm, &pStart, &pEnd));
+    for (PetscInt p = pStart; p < pEnd; p++) {
+      PetscInt parent;
+
+      PetscCall(DMPlexGetTreeParent(*dm, p, &parent, NULL));
+      if (parent != p) nhang++;
+    }
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &nhang, 1, MPIU_INT, MPI_SUM, comm));
+    if (!shown) PetscCall(PetscPrintf(comm, "%" PetscInt_FMT " + %" PetscInt_FMT " cells split: %" PetscInt_FMT " points hang (summed over ranks)\n", o->nrefine, o->nrefine2, nhang));
+    shown = PETSC_TRUE;
+  }
   { /* the boundary of the unit box by geometry, before any map: an independent boundary label */
     DMLabel  label;
     PetscInt fStart, fEnd, dim;
@@ -410,6 +428,9 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-tree_cell", &o.tree_cell, NULL));
   o.nrefine = (PetscInt)(sizeof(o.refine) / sizeof(o.refine[0]));
   PetscCall(PetscOptionsGetIntArray(NULL, NULL, "-refine_cells", o.refine, &o.nrefine, NULL));
+  o.nrefine2 = (PetscInt)(sizeof(o.refine2) / sizeof(o.refine2[0]));
+  PetscCall(PetscOptionsGetIntArray(NULL, NULL, "-refine_cells2", o.refine2, &o.nrefine2, NULL));
+  PetscCheck(!o.nrefine2 || o.nrefine, PETSC_COMM_WORLD, PETSC_ERR_ARG_INCOMP, "-refine_cells2 splits cells of the tree that -refine_cells makes: give both");
   PetscCheck(o.tree_cell < 0 || !o.nrefine, PETSC_COMM_WORLD, PETSC_ERR_ARG_INCOMP, "Give -tree_cell or -refine_cells, not both");
   for (PetscInt k = kmin; k <= kmax; k++) {
     PetscReal em, ed;

@@ -6,6 +6,8 @@ static const char help[] = "Checks PatchworkDMPlexRefineCells() without the Patc
                            "A wrong childID, orientation or vertex of the tree breaks one of the two. Also the refusals.\n"
                            "Options:\n"
                            "  -refine_cells <c0,c1,...>  the cells of the serial box mesh to split\n"
+                           "  -refine_cells2 <c0,...>    then these cells of that tree (before distributing): two levels\n"
+                           "  -expect_levels2            fail unless some point hangs on a point the first split made (two levels)\n"
                            "  -kmin <1>, -kmax <4>       range of degrees\n"
                            "  -random_orientations       turn every edge, face and cell of the box mesh by a random orientation\n"
                            "                             (DMPlexOrientPoint()) before splitting, so that the parents are seen in\n"
@@ -147,10 +149,43 @@ static PetscErrorCode CreateBox(MPI_Comm comm, PetscBool random, DM *dm)
   PetscFunctionReturn(0);
 }
 
-/* What hangs in the tree: points with a parent, and cells with a hanging face, or a hanging edge only */
-static PetscErrorCode Census(DM dm, PetscInt *hanging, PetscInt *facecells, PetscInt *edgeonly)
+static PetscReal box_h = 1; /* the smallest cell width of the box mesh */
+
+/* Whether point p is a point of the second level: narrower than the box mesh's cells in every direction */
+static PetscErrorCode SecondLevel(DM dm, PetscInt p, PetscBool *fine)
 {
-  PetscInt dim, cStart, cEnd, pStart, pEnd, fStart, fEnd, eStart, eEnd, c[3];
+  DM           cdm;
+  PetscSection csec;
+  Vec          coords;
+  PetscScalar *x = NULL;
+  PetscInt     n, dim;
+  PetscReal    extent = 0;
+
+  PetscFunctionBegin;
+  PetscCall(DMGetCoordinateDim(dm, &dim));
+  PetscCall(DMGetCoordinateDM(dm, &cdm));
+  PetscCall(DMGetLocalSection(cdm, &csec));
+  PetscCall(DMGetCoordinatesLocal(dm, &coords));
+  PetscCall(DMPlexVecGetClosure(cdm, csec, coords, p, &n, &x));
+  for (PetscInt d = 0; d < dim; d++) {
+    PetscReal lo = PETSC_MAX_REAL, hi = PETSC_MIN_REAL;
+
+    for (PetscInt i = 0; i < n / dim; i++) {
+      lo = PetscMin(lo, PetscRealPart(x[i * dim + d]));
+      hi = PetscMax(hi, PetscRealPart(x[i * dim + d]));
+    }
+    extent = PetscMax(extent, hi - lo);
+  }
+  PetscCall(DMPlexVecRestoreClosure(cdm, csec, coords, p, &n, &x));
+  *fine = (PetscBool)(extent < 0.75 * box_h);
+  PetscFunctionReturn(0);
+}
+
+/* What hangs in the tree: points with a parent, cells with a hanging face, or a hanging edge only, and
+   the points whose parent is a point of the second level (made by the first split) */
+static PetscErrorCode Census(DM dm, PetscInt *hanging, PetscInt *facecells, PetscInt *edgeonly, PetscInt *deep)
+{
+  PetscInt dim, cStart, cEnd, pStart, pEnd, fStart, fEnd, eStart, eEnd, c[4];
 
   PetscFunctionBegin;
   PetscCall(DMGetDimension(dm, &dim));
@@ -158,12 +193,16 @@ static PetscErrorCode Census(DM dm, PetscInt *hanging, PetscInt *facecells, Pets
   PetscCall(DMPlexGetHeightStratum(dm, 0, &cStart, &cEnd));
   PetscCall(DMPlexGetHeightStratum(dm, 1, &fStart, &fEnd));
   PetscCall(DMPlexGetDepthStratum(dm, 1, &eStart, &eEnd));
-  c[0] = c[1] = c[2] = 0;
+  c[0] = c[1] = c[2] = c[3] = 0;
   for (PetscInt p = pStart; p < pEnd; p++) {
-    PetscInt parent;
+    PetscInt  parent;
+    PetscBool fine;
 
     PetscCall(DMPlexGetTreeParent(dm, p, &parent, NULL));
-    if (parent != p) c[0]++;
+    if (parent == p) continue;
+    c[0]++;
+    PetscCall(SecondLevel(dm, parent, &fine));
+    if (fine) c[3]++;
   }
   for (PetscInt cell = cStart; cell < cEnd; cell++) {
     PetscInt *cl = NULL, ncl;
@@ -183,7 +222,8 @@ static PetscErrorCode Census(DM dm, PetscInt *hanging, PetscInt *facecells, Pets
     if (face) c[1]++;
     else if (edge) c[2]++;
   }
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, c, 3, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)dm)));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, c, 4, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)dm)));
+  *deep      = c[3];
   *hanging   = c[0];
   *facecells = c[1];
   *edgeonly  = c[2];
@@ -324,8 +364,8 @@ static PetscErrorCode Expect(PetscErrorCode code, const char what[], const char 
   PetscFunctionReturn(0);
 }
 
-/* Refine dm's cell 0 and expect a refusal */
-static PetscErrorCode TryRefine(DM dm, const char what[], const char words[])
+/* Refine dm's cell `cell` and expect a refusal */
+static PetscErrorCode TryRefineCell(DM dm, PetscInt cell, const char what[], const char words[])
 {
   DMLabel        marked;
   DM             tree = NULL;
@@ -333,13 +373,20 @@ static PetscErrorCode TryRefine(DM dm, const char what[], const char words[])
 
   PetscFunctionBeginUser;
   PetscCall(DMLabelCreate(PETSC_COMM_SELF, "split", &marked));
-  PetscCall(DMLabelSetValue(marked, 0, 1));
+  PetscCall(DMLabelSetValue(marked, cell, 1));
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
   code = PatchworkDMPlexRefineCells(dm, marked, 1, &tree);
   PetscCall(PetscPopErrorHandler());
   PetscCall(Expect(code, what, words));
   PetscCall(DMDestroy(&tree));
   PetscCall(DMLabelDestroy(&marked));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode TryRefine(DM dm, const char what[], const char words[])
+{
+  PetscFunctionBeginUser;
+  PetscCall(TryRefineCell(dm, 0, what, words));
   PetscFunctionReturn(0);
 }
 
@@ -350,7 +397,8 @@ static PetscErrorCode Refusals(MPI_Comm comm)
 
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_size(comm, &size));
-  /* a tree: split once, then again */
+  /* a tree: split cell 0 of 2x2 cells, then its child at the box's centre (tree cell 3 + 2), which hangs on
+     both unsplit neighbours (2:1 balance) */
   PetscCall(PetscOptionsSetValue(NULL, "-dm_plex_dim", "2"));
   PetscCall(PetscOptionsSetValue(NULL, "-dm_plex_box_faces", "2,2"));
   PetscCall(PetscOptionsSetValue(NULL, "-dm_plex_simplex", "0"));
@@ -363,11 +411,11 @@ static PetscErrorCode Refusals(MPI_Comm comm)
     PetscCall(PatchworkDMPlexRefineCells(dm, marked, 1, &tree));
     PetscCall(DMLabelDestroy(&marked));
   }
-  PetscCall(TryRefine(tree, "a tree", "already a tree"));
+  PetscCall(TryRefineCell(tree, 5, "a child at a coarse cell", "2:1 balance"));
   PetscCall(DMDestroy(&tree));
   /* PETSc's own tree (DMPlexTreeRefineCell()) */
   PetscCall(PatchworkTestTreeRefine(&dm, 0));
-  if (size == 1) PetscCall(TryRefine(dm, "DMPlexTreeRefineCell()'s tree", "already a tree"));
+  if (size == 1) PetscCall(TryRefine(dm, "DMPlexTreeRefineCell()'s tree", "did not make"));
   PetscCall(DMDestroy(&dm));
   /* triangles (two, on rank 0) */
   {
@@ -404,8 +452,8 @@ int main(int argc, char **argv)
 {
   MPI_Comm  comm;
   DM        dm;
-  PetscInt  kmin = 1, kmax = MAXK, cells[64], ncells = 64, tree_cell = -1, hanging, facecells, edgeonly, nc0, nc1;
-  PetscBool random = PETSC_FALSE, expect_edge = PETSC_FALSE, refusals = PETSC_FALSE;
+  PetscInt  kmin = 1, kmax = MAXK, cells[64], ncells = 64, cells2[64], ncells2 = 64, tree_cell = -1, hanging, facecells, edgeonly, nc0, nc1, deep = 0;
+  PetscBool random = PETSC_FALSE, expect_edge = PETSC_FALSE, refusals = PETSC_FALSE, expect_levels2 = PETSC_FALSE;
   PetscReal tol = 1e-12;
 
   PetscFunctionBeginUser;
@@ -415,6 +463,8 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-kmin", &kmin, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-kmax", &kmax, NULL));
   PetscCall(PetscOptionsGetIntArray(NULL, NULL, "-refine_cells", cells, &ncells, NULL));
+  PetscCall(PetscOptionsGetIntArray(NULL, NULL, "-refine_cells2", cells2, &ncells2, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_levels2", &expect_levels2, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-random_orientations", &random, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_edge_only", &expect_edge, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-refusals", &refusals, NULL));
@@ -428,11 +478,17 @@ int main(int argc, char **argv)
   }
 
   PetscCall(CreateBox(comm, random, &dm));
+  {
+    PetscInt faces[3] = {1, 1, 1}, nfaces = 3;
+
+    PetscCall(PetscOptionsGetIntArray(NULL, NULL, "-dm_plex_box_faces", faces, &nfaces, NULL));
+    for (PetscInt d = 0; d < nfaces; d++) box_h = PetscMin(box_h, 1.0 / faces[d]);
+  }
   PetscCall(DMPlexGetHeightStratum(dm, 0, NULL, &nc0));
   if (tree_cell >= 0) { /* a control for the check itself: PETSc's own tree */
     PetscCall(PatchworkTestTreeRefine(&dm, tree_cell));
     ncells = 1;
-  } else PetscCall(PatchworkTestRefineCells(&dm, ncells, cells)); /* split, then distribute */
+  } else PetscCall(PatchworkTestRefineCells2(&dm, ncells, cells, ncells2, cells2)); /* split (twice), then distribute */
   PetscCall(DMPlexGetHeightStratum(dm, 0, NULL, &nc1));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &nc0, 1, MPIU_INT, MPI_SUM, comm));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &nc1, 1, MPIU_INT, MPI_SUM, comm));
@@ -440,13 +496,18 @@ int main(int argc, char **argv)
     PetscInt dim;
 
     PetscCall(DMGetDimension(dm, &dim));
-    if (nc1 != nc0 + ncells * ((1 << dim) - 1)) {
-      PetscCall(PetscPrintf(comm, "FAIL: %" PetscInt_FMT " cells after splitting %" PetscInt_FMT " of %" PetscInt_FMT "\n", nc1, ncells, nc0));
+    if (nc1 != nc0 + (ncells + ncells2) * ((1 << dim) - 1)) {
+      PetscCall(PetscPrintf(comm, "FAIL: %" PetscInt_FMT " cells after splitting %" PetscInt_FMT " + %" PetscInt_FMT " of %" PetscInt_FMT "\n", nc1, ncells, ncells2, nc0));
       failures++;
     }
   }
-  PetscCall(Census(dm, &hanging, &facecells, &edgeonly));
-  PetscCall(PetscPrintf(comm, "%" PetscInt_FMT " cells split: %" PetscInt_FMT " points hang (summed over ranks); %" PetscInt_FMT " cells have a hanging face, %" PetscInt_FMT " a hanging edge only\n", ncells, hanging, facecells, edgeonly));
+  PetscCall(Census(dm, &hanging, &facecells, &edgeonly, &deep));
+  if (ncells2) PetscCall(PetscPrintf(comm, "%" PetscInt_FMT " + %" PetscInt_FMT " cells split: %" PetscInt_FMT " points hang (summed over ranks), %" PetscInt_FMT " of them on points of the second level; %" PetscInt_FMT " cells have a hanging face, %" PetscInt_FMT " a hanging edge only\n", ncells, ncells2, hanging, deep, facecells, edgeonly));
+  else PetscCall(PetscPrintf(comm, "%" PetscInt_FMT " cells split: %" PetscInt_FMT " points hang (summed over ranks); %" PetscInt_FMT " cells have a hanging face, %" PetscInt_FMT " a hanging edge only\n", ncells, hanging, facecells, edgeonly));
+  if (expect_levels2 && !deep) {
+    PetscCall(PetscPrintf(comm, "FAIL: no point hangs on a point of the second level\n"));
+    failures++;
+  }
   if (expect_edge && !edgeonly) {
     PetscCall(PetscPrintf(comm, "FAIL: no cell with a hanging edge only\n"));
     failures++;

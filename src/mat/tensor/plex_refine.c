@@ -12,7 +12,15 @@
    reference constraint onto the mesh by matching the closures of the parent and of the reference
    parent point by point, and it takes the child's own dofs in the reference child's order, so the
    place is read through the parent's closure order and a child laid the other way is turned
-   (DMPlexOrientPoint()). */
+   (DMPlexOrientPoint()).
+
+   The old mesh may be such a tree itself (one more level per call, 1-irregular throughout): an edge or
+   face of a split cell that already has a hanging vertex (a tree child: the midpoint or centre its fine
+   neighbours made) gives that vertex to the children, so their points on it are the old hanging points
+   again. An old point keeps its parent as long as the parent is still a point of the new mesh, and is
+   conforming once every cell around the parent is split. A cell whose faces or edges hang may be split
+   only together with every cell around their parents, so that no parent ever hangs itself: PETSc
+   resolves one level of constraints, not chains. */
 #include "../../sys/pwimpl.h"
 
 #define PW_REFINE_TOL 1e-10 /* reference coordinates are dyadic: any match is exact */
@@ -26,6 +34,7 @@ typedef struct {
   PetscInt  *vorig;     /* new vertex -> the old point it stands for */
   PetscInt   ncells, nkept; /* cells of the new mesh; the first nkept are the unsplit old cells */
   PetscInt  *kept;      /* new cell i < nkept -> its old cell */
+  PetscInt  *split;     /* new cell i >= nkept -> its old cell split[(i - nkept) / nc] */
   PetscInt  *cells;     /* cell-vertex lists of the new mesh (closure order) */
   PetscReal *coords;    /* nv x cdim */
   PetscReal  corner[8][3]; /* the reference cell's corners in closure order */
@@ -74,8 +83,76 @@ static PetscErrorCode CellMasks(DM dm, PetscInt c, PetscInt *n, PetscInt pts[], 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Refusals, collectively: a DMPlex of quadrilaterals (hexahedra), interpolated, on rank 0 alone, no tree,
-   coordinates on the vertices only */
+/* The hanging vertex inside edge or face p of a tree (the tree child that is a vertex: the midpoint or
+   centre that p's fine neighbours made), -1 if none */
+static PetscErrorCode HangingVertex(DM dm, PetscInt p, PetscInt *v)
+{
+  PetscInt        n, vStart, vEnd;
+  const PetscInt *children;
+
+  PetscFunctionBegin;
+  *v = -1;
+  PetscCall(DMPlexGetDepthStratum(dm, 0, &vStart, &vEnd));
+  PetscCall(DMPlexGetTreeChildren(dm, p, &n, &children));
+  for (PetscInt i = 0; i < n; i++)
+    if (children[i] >= vStart && children[i] < vEnd) *v = children[i];
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The point of dm of depth `depth` whose vertices are v[0..n-1] (in any order), -1 if none */
+static PetscErrorCode FindPoint(DM dm, PetscInt depth, PetscInt n, const PetscInt v[], PetscInt *p)
+{
+  PetscInt *st = NULL, nst;
+
+  PetscFunctionBegin;
+  *p = -1;
+  PetscCall(DMPlexGetTransitiveClosure(dm, v[0], PETSC_FALSE, &nst, &st));
+  for (PetscInt i = 0; i < nst && *p < 0; i++) {
+    PetscInt q = st[2 * i], qdepth, qv[8], nqv, a, b;
+
+    PetscCall(DMPlexGetPointDepth(dm, q, &qdepth));
+    if (qdepth != depth) continue;
+    PetscCall(ClosureVertices(dm, q, &nqv, qv));
+    if (nqv != n) continue;
+    for (a = 0; a < n; a++) {
+      for (b = 0; b < nqv && qv[b] != v[a]; b++) { }
+      if (b == nqv) break;
+    }
+    if (a == n) *p = q;
+  }
+  PetscCall(DMPlexRestoreTransitiveClosure(dm, v[0], PETSC_FALSE, &nst, &st));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The cells whose closure holds point p of dm: up to max of them in cells[], their number in *n (in a
+   tree the star of a parent holds the cells of its children too, which do not count) */
+static PetscErrorCode CellsAround(DM dm, PetscInt p, PetscInt max, PetscInt *n, PetscInt cells[])
+{
+  PetscInt *st = NULL, nst, cStart, cEnd;
+
+  PetscFunctionBegin;
+  *n = 0;
+  PetscCall(DMPlexGetHeightStratum(dm, 0, &cStart, &cEnd));
+  PetscCall(DMPlexGetTransitiveClosure(dm, p, PETSC_FALSE, &nst, &st));
+  for (PetscInt i = 0; i < nst; i++) {
+    const PetscInt c = st[2 * i];
+    PetscInt      *cl = NULL, ncl;
+    PetscBool      in = PETSC_FALSE;
+
+    if (c < cStart || c >= cEnd) continue;
+    PetscCall(DMPlexGetTransitiveClosure(dm, c, PETSC_TRUE, &ncl, &cl));
+    for (PetscInt j = 0; j < ncl; j++) in = (PetscBool)(in || cl[2 * j] == p);
+    PetscCall(DMPlexRestoreTransitiveClosure(dm, c, PETSC_TRUE, &ncl, &cl));
+    if (!in) continue;
+    if (*n < max) cells[*n] = c;
+    (*n)++;
+  }
+  PetscCall(DMPlexRestoreTransitiveClosure(dm, p, PETSC_FALSE, &nst, &st));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Refusals, collectively: a DMPlex of quadrilaterals (hexahedra), interpolated, on rank 0 alone, no tree
+   but one of ours, coordinates on the vertices only */
 static PetscErrorCode CheckInput(DM dm, DMLabel marked)
 {
   MPI_Comm     comm = PetscObjectComm((PetscObject)dm);
@@ -100,7 +177,19 @@ static PetscErrorCode CheckInput(DM dm, DMLabel marked)
   PetscCall(DMPlexGetDepthStratum(dm, 0, &vStart, &vEnd));
   if (rank > 0 && pEnd > pStart) bad[0] = rank;
   PetscCall(DMPlexGetTree(dm, &parents, NULL, NULL, NULL, NULL));
-  if (parents) bad[1] = 1;
+  /* a tree as PatchworkDMPlexRefineCells() makes it: every parent is an edge or face of a cell and hangs
+     nowhere itself, its children are no higher-dimensional than it */
+  for (PetscInt p = pStart; parents && p < pEnd && bad[1] < 0; p++) {
+    PetscInt parent, grandparent, depth, pdepth, ncells;
+
+    PetscCall(DMPlexGetTreeParent(dm, p, &parent, NULL));
+    if (parent == p) continue;
+    PetscCall(DMPlexGetPointDepth(dm, p, &depth));
+    PetscCall(DMPlexGetPointDepth(dm, parent, &pdepth));
+    PetscCall(DMPlexGetTreeParent(dm, parent, &grandparent, NULL));
+    PetscCall(CellsAround(dm, parent, 0, &ncells, NULL));
+    if (pdepth < 1 || pdepth >= dim || depth > pdepth || grandparent != parent || !ncells) bad[1] = p;
+  }
   if (cEnd > cStart) {
     DMPlexInterpolatedFlag interp;
 
@@ -128,7 +217,7 @@ static PetscErrorCode CheckInput(DM dm, DMLabel marked)
   }
   PetscCallMPI(MPI_Allreduce(bad, gbad, 5, MPIU_INT, MPI_MAX, comm));
   PetscCheck(gbad[0] < 0, comm, PETSC_ERR_ARG_WRONG, "Rank %" PetscInt_FMT " holds points of the DMPlex: the serial mesh must live on rank 0 (create it with -dm_distribute 0)", gbad[0]);
-  PetscCheck(gbad[1] < 0, comm, PETSC_ERR_ARG_WRONG, "The DMPlex is already a tree (hanging nodes): PatchworkDMPlexRefineCells() refines a conforming mesh by one level; mark all the cells to split at once");
+  PetscCheck(gbad[1] < 0, comm, PETSC_ERR_ARG_WRONG, "The DMPlex is a tree that PatchworkDMPlexRefineCells() did not make: point %" PetscInt_FMT " hangs on a cell, on a point outside every cell or on a point that hangs itself; PatchworkDMPlexRefineCells() refines a conforming mesh or a 1-irregular tree of its own", gbad[1]);
   PetscCheck(gbad[2] < 0, comm, PETSC_ERR_ARG_WRONG, "The DMPlex is not interpolated (no edges and faces): call DMPlexInterpolate() first");
   if (gbad[3] >= 0) {
     DMPolytopeType ct = DM_POLYTOPE_UNKNOWN;
@@ -137,6 +226,51 @@ static PetscErrorCode CheckInput(DM dm, DMLabel marked)
     SETERRQ(comm, PETSC_ERR_SUP, "Cell %" PetscInt_FMT " is a %s: PatchworkDMPlexRefineCells() splits %s cells only (for simplices use DMRefine() or DMAdaptLabel())", gbad[3], DMPolytopeTypes[ct], dim == 2 ? "quadrilateral" : "hexahedral");
   }
   PetscCheck(gbad[4] < 0, comm, PETSC_ERR_SUP, "The coordinates of the DMPlex have values on point %" PetscInt_FMT ", not only on vertices (a higher-order coordinate field), which a tree cannot carry: refine the mesh with vertex coordinates, then move its vertices (the tree's cells are then multilinear)", gbad[4]);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* 2:1 balance, collectively: a marked cell with a face, edge or vertex that hangs on a coarser point is
+   split only if every cell around that point is split too (then the point goes, and what hung on it is
+   conforming); otherwise the children would hang on a point that hangs itself */
+static PetscErrorCode CheckBalance(DM dm, DMLabel marked, PetscInt value)
+{
+  MPI_Comm    comm = PetscObjectComm((PetscObject)dm);
+  PetscInt    bad[6] = {-1, -1, -1, -1, -1, -1}, gbad[6], cStart, cEnd, dim;
+  const char *names[3] = {"vertex", "edge", "face"};
+
+  PetscFunctionBegin;
+  PetscCall(DMGetDimension(dm, &dim));
+  PetscCall(DMPlexGetHeightStratum(dm, 0, &cStart, &cEnd));
+  for (PetscInt c = cStart; c < cEnd && bad[0] < 0; c++) {
+    PetscInt *cl = NULL, ncl;
+    PetscBool split;
+
+    PetscCall(DMLabelStratumHasPoint(marked, value, c, &split));
+    if (!split) continue;
+    PetscCall(DMPlexGetTransitiveClosure(dm, c, PETSC_TRUE, &ncl, &cl));
+    for (PetscInt i = 0; i < ncl && bad[0] < 0; i++) {
+      PetscInt p = cl[2 * i], parent, around[64], naround;
+
+      PetscCall(DMPlexGetTreeParent(dm, p, &parent, NULL));
+      if (parent == p) continue;
+      PetscCall(CellsAround(dm, parent, 64, &naround, around));
+      PetscCheck(naround <= 64, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Point %" PetscInt_FMT " bounds %" PetscInt_FMT " cells", parent, naround);
+      for (PetscInt j = 0; j < naround && bad[0] < 0; j++) {
+        PetscCall(DMLabelStratumHasPoint(marked, value, around[j], &split));
+        if (!split) {
+          bad[0] = c;
+          bad[1] = p;
+          bad[2] = parent;
+          bad[3] = around[j];
+          PetscCall(DMPlexGetPointDepth(dm, p, &bad[4]));
+          PetscCall(DMPlexGetPointDepth(dm, parent, &bad[5]));
+        }
+      }
+    }
+    PetscCall(DMPlexRestoreTransitiveClosure(dm, c, PETSC_TRUE, &ncl, &cl));
+  }
+  PetscCallMPI(MPI_Allreduce(bad, gbad, 6, MPIU_INT, MPI_MAX, comm));
+  PetscCheck(gbad[0] < 0, comm, PETSC_ERR_ARG_WRONG, "Splitting cell %" PetscInt_FMT " would break the 2:1 balance: its %s %" PetscInt_FMT " hangs on %s %" PetscInt_FMT " of the coarser cell %" PetscInt_FMT ", so cell %" PetscInt_FMT " must be split in the same call (a hanging face or edge may be one level finer than its parent, not two)", gbad[0], names[PetscMin(gbad[4], 2)], gbad[1], names[PetscMin(gbad[5], 2)], gbad[2], gbad[3], gbad[3]);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -175,7 +309,8 @@ static PetscErrorCode BuildCells(Refine *r, DMLabel marked, PetscInt value)
   }
   r->nkept  = r->cEnd - r->cStart - nsplit;
   r->ncells = r->nkept + nsplit * r->nc;
-  /* vertices: the old ones, then one for each edge, face and cell of a split cell */
+  /* vertices: the old ones, then one for each edge, face and cell of a split cell, but for an edge or
+     face that has a hanging vertex already (in a tree): that one */
   PetscCall(PetscMalloc1(r->pEnd, &r->newv));
   for (PetscInt p = 0; p < r->pEnd; p++) r->newv[p] = p >= r->vStart && p < r->vEnd ? p - r->vStart : -1;
   r->nv = r->vEnd - r->vStart;
@@ -184,13 +319,19 @@ static PetscErrorCode BuildCells(Refine *r, DMLabel marked, PetscInt value)
 
     if (!split[c - r->cStart]) continue;
     PetscCall(DMPlexGetTransitiveClosure(dm, c, PETSC_TRUE, &ncl, &cl));
-    for (PetscInt i = 0; i < ncl; i++)
-      if (r->newv[cl[2 * i]] < 0) r->newv[cl[2 * i]] = r->nv++;
+    for (PetscInt i = 0; i < ncl; i++) {
+      const PetscInt p = cl[2 * i];
+      PetscInt       hv;
+
+      if (r->newv[p] >= 0) continue;
+      PetscCall(HangingVertex(dm, p, &hv));
+      r->newv[p] = hv >= 0 ? r->newv[hv] : r->nv++;
+    }
     PetscCall(DMPlexRestoreTransitiveClosure(dm, c, PETSC_TRUE, &ncl, &cl));
   }
   PetscCall(PetscMalloc1(r->nv, &r->vorig));
-  for (PetscInt p = 0; p < r->pEnd; p++)
-    if (r->newv[p] >= 0) r->vorig[r->newv[p]] = p;
+  for (PetscInt p = 0; p < r->pEnd; p++) /* an old vertex stands for itself, also where it is an edge's or face's */
+    if (r->newv[p] >= 0 && ((p >= r->vStart && p < r->vEnd) || r->newv[p] >= r->vEnd - r->vStart)) r->vorig[r->newv[p]] = p;
   /* coordinates: the old vertices', and at a new vertex the mean of its old point's corners (the
      multilinear map of the cell at the centre of that edge, face or cell) */
   PetscCall(PetscMalloc1(r->nv * r->cdim, &r->coords));
@@ -211,7 +352,7 @@ static PetscErrorCode BuildCells(Refine *r, DMLabel marked, PetscInt value)
   }
   PetscCall(VecRestoreArrayRead(cvec, &x));
   /* cells: the unsplit ones as they were, then the children of each split cell, child b at corner b */
-  PetscCall(PetscMalloc2(r->ncells * r->nc, &r->cells, r->nkept, &r->kept));
+  PetscCall(PetscMalloc3(r->ncells * r->nc, &r->cells, r->nkept, &r->kept, nsplit, &r->split));
   for (PetscInt c = r->cStart, i = 0, ichild = r->nkept; c < r->cEnd; c++) {
     PetscInt pts[27], npts;
     int      masks[27];
@@ -223,6 +364,7 @@ static PetscErrorCode BuildCells(Refine *r, DMLabel marked, PetscInt value)
       continue;
     }
     PetscCall(CellMasks(dm, c, &npts, pts, masks));
+    r->split[(ichild - r->nkept) / r->nc] = c;
     for (PetscInt b = 0; b < r->nc; b++, ichild++) {
       for (PetscInt j = 0; j < r->nc; j++) {
         int mask = 0, k;
@@ -294,27 +436,49 @@ static PetscErrorCode Classify(Refine *r, DM T, PetscInt *q2old, PetscInt *orig,
         q2old[tpts[a]]   = pts[b];
         old2new[pts[b]] = tpts[a];
       }
-    } else { /* a child: each point of its closure lies inside the highest old point among its vertices' */
-      PetscInt *cl = NULL, ncl;
+    } else { /* a child of old cell s: a point of its closure whose vertices are all old is an old point
+                (on a face or edge of s that fine neighbours had split already), any other lies inside the
+                highest old point its vertices stand for */
+      const PetscInt s = r->split[(i - r->nkept) / r->nc];
+      PetscInt      *cl = NULL, ncl, sv[8], nsv;
 
+      PetscCall(ClosureVertices(dm, s, &nsv, sv));
       PetscCall(DMPlexGetTransitiveClosure(T, c, PETSC_TRUE, &ncl, &cl));
       for (PetscInt a = 0; a < ncl; a++) {
         const PetscInt q = cl[2 * a];
-        PetscInt       qv[8], nqv, best = -1, bestdepth = 0;
+        PetscInt       qv[8], ov[8], nqv, best = -1, bestdepth = 0, depth;
+        PetscBool      allold = PETSC_TRUE;
 
+        if (q >= vStartT && q < vStartT + r->nv && q2old[q] >= 0) continue; /* an old vertex */
         PetscCall(ClosureVertices(T, q, &nqv, qv));
-        if (nqv == 1 && q2old[q] >= 0) continue; /* an old vertex */
         for (PetscInt b = 0; b < nqv; b++) {
-          const PetscInt o = r->vorig[qv[b] - vStartT];
-          PetscInt       depth;
+          PetscInt o = r->vorig[qv[b] - vStartT], j;
 
+          ov[b] = o;
+          if (o >= r->vStart && o < r->vEnd) {
+            for (j = 0; j < nsv && sv[j] != o; j++) { }
+            if (j < nsv) continue; /* a corner of s */
+            PetscCall(DMPlexGetTreeParent(dm, o, &o, NULL)); /* a hanging vertex of s's: it stands for its parent */
+            PetscCheck(o != ov[b], PETSC_COMM_SELF, PETSC_ERR_PLIB, "Vertex %" PetscInt_FMT " of child %" PetscInt_FMT " is neither a corner of old cell %" PetscInt_FMT " nor a hanging vertex", qv[b], c, s);
+          } else allold = PETSC_FALSE;
           PetscCall(DMPlexGetPointDepth(dm, o, &depth));
           if (depth > bestdepth) {
             best      = o;
             bestdepth = depth;
           }
         }
-        PetscCheck(best >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Point %" PetscInt_FMT " of child %" PetscInt_FMT " has only old vertices", q, c);
+        PetscCall(DMPlexGetPointDepth(T, q, &depth));
+        if (allold) {
+          PetscInt p;
+
+          PetscCall(FindPoint(dm, depth, nqv, ov, &p));
+          PetscCheck(p >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Point %" PetscInt_FMT " of child %" PetscInt_FMT " has old vertices only but is no old point", q, c);
+          PetscCheck(q2old[q] < 0 || q2old[q] == p, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Point %" PetscInt_FMT " is old points %" PetscInt_FMT " and %" PetscInt_FMT, q, q2old[q], p);
+          q2old[q]   = p;
+          old2new[p] = q;
+          continue;
+        }
+        PetscCheck(best >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Point %" PetscInt_FMT " of child %" PetscInt_FMT " has no new vertex", q, c);
         PetscCheck(orig[q] < 0 || orig[q] == best, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Point %" PetscInt_FMT " lies inside old points %" PetscInt_FMT " and %" PetscInt_FMT, q, orig[q], best);
         orig[q] = best;
       }
@@ -354,9 +518,11 @@ static PetscBool SamePoint(const PetscReal a[3], const PetscReal b[3])
   return (PetscBool)(PetscAbsReal(a[0] - b[0]) < PW_REFINE_TOL && PetscAbsReal(a[1] - b[1]) < PW_REFINE_TOL && PetscAbsReal(a[2] - b[2]) < PW_REFINE_TOL);
 }
 
-/* The childID of hanging point q of T, whose parent is `parent` (the new point of old point orig[q]'s
-   origin), in the reference tree K, where R is the reference point of parent's dimension whose children
-   are PETSc's canonical ones; q is turned to the reference child's orientation */
+/* The childID of hanging point q of T, whose parent is `parent` (the new point of old point orig[q], or
+   of the old parent of old point q2old[q]), in the reference tree K, where R is the reference point of
+   parent's dimension whose children are PETSc's canonical ones; q is turned to the reference child's
+   orientation (the parent may be laid otherwise than in the old mesh: an old child's childID is found
+   again) */
 static PetscErrorCode ChildID(Refine *r, DM T, DM K, PetscInt R, PetscInt parent, const PetscInt *q2old, PetscInt q, PetscInt *childID)
 {
   PetscInt        pv[8], npv, qv[8], nqv, nW, vStartT, nchildren, depth;
@@ -370,16 +536,21 @@ static PetscErrorCode ChildID(Refine *r, DM T, DM K, PetscInt R, PetscInt parent
   PetscCall(ClosureVertices(T, parent, &npv, pv));
   PetscCall(RefVertexCoords(K, R, &nW, W));
   PetscCheck(npv == nW, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Parent %" PetscInt_FMT " has %" PetscInt_FMT " vertices, reference point %" PetscInt_FMT " %" PetscInt_FMT, parent, npv, R, nW);
-  /* q's vertices in the reference parent: the mean of the corners their old points span */
+  /* q's vertices in the reference parent: a corner, or the mean of the corners their old points span (an
+     old vertex inside the parent hangs on an edge or face of it, and spans that) */
   PetscCall(ClosureVertices(T, q, &nqv, qv));
   for (PetscInt a = 0; a < nqv; a++) {
-    PetscInt ov[8], nov;
+    PetscInt ov[8], nov, o = r->vorig[qv[a] - vStartT], j;
 
-    PetscCall(ClosureVertices(r->dm, r->vorig[qv[a] - vStartT], &nov, ov));
+    for (j = 0; j < npv && pv[j] != qv[a]; j++) { }
+    if (j < npv) {
+      for (PetscInt d = 0; d < 3; d++) loc[a][d] = W[j][d];
+      continue;
+    }
+    if (o >= r->vStart && o < r->vEnd) PetscCall(DMPlexGetTreeParent(r->dm, o, &o, NULL));
+    PetscCall(ClosureVertices(r->dm, o, &nov, ov));
     loc[a][0] = loc[a][1] = loc[a][2] = 0;
     for (PetscInt b = 0; b < nov; b++) {
-      PetscInt j;
-
       for (j = 0; j < npv && q2old[pv[j]] != ov[b]; j++) { }
       PetscCheck(j < npv, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Vertex %" PetscInt_FMT " of point %" PetscInt_FMT " is not inside its parent %" PetscInt_FMT, qv[a], q, parent);
       for (PetscInt d = 0; d < 3; d++) loc[a][d] += W[j][d] / nov;
@@ -488,13 +659,15 @@ static PetscErrorCode CopyLabels(DM dm, DM T, const PetscInt *orig, const PetscI
 
 /*@C
   PatchworkDMPlexRefineCells - Split the marked cells of a conforming mesh of quadrilaterals or hexahedra
-  once each, into 2^dim children, giving a non-conforming mesh (hanging nodes) that is a PETSc tree
+  (or of a tree this function made) once each, into 2^dim children, giving a non-conforming mesh (hanging
+  nodes) that is a PETSc tree
 
   Collective
 
   Input Parameters:
 + dm     - a serial, interpolated DMPlex of quadrilaterals (2D) or hexahedra (3D), all of it on rank 0
-           (for instance created with -dm_distribute 0), with coordinates on its vertices only
+           (for instance created with -dm_distribute 0), with coordinates on its vertices only: a
+           conforming mesh or a tree this function made
 . marked - a label of dm's cells
 - value  - the cells in `marked`'s stratum `value` are split
 
@@ -512,7 +685,14 @@ static PetscErrorCode CopyLabels(DM dm, DM T, const PetscInt *orig, const PetscI
   split cells, placed at the centre of the cell's multilinear map (the mean of the corners). Every label
   of dm carries over: a new point takes the values of the old point it lies inside.
 
-  Only one level: dm must not be a tree (mark every cell to split at once). A higher-order coordinate
+  Several levels, one per call: dm may be a tree that `PatchworkDMPlexRefineCells()` made, which stays
+  1-irregular (2:1 balanced). A cell with a hanging face, edge or vertex can be split only together with
+  every coarser cell that holds the face or edge it hangs on (the coarse point then goes, and what hung
+  on it becomes conforming); otherwise the children would hang on a point that hangs itself, which
+  PETSc's constraints do not resolve, and the call is refused, naming the coarser cell to split too. A
+  hanging point keeps its parent while the parent still bounds an unsplit cell. An edge or face of a split
+  cell that has a hanging vertex already (made by its finer neighbours) keeps that vertex. A tree of
+  `DMPlexTreeRefineCell()` (whose parents lie outside every cell) is refused. A higher-order coordinate
   field (-dm_coord_petscspace_degree) cannot be carried by a tree: refine the mesh with vertex
   coordinates and then move its vertices (the cells are then multilinear), keeping each hanging vertex
   at the centre of its parent edge or face, where the unsplit neighbour has it (examples/shell.c does
@@ -529,7 +709,7 @@ PetscErrorCode PatchworkDMPlexRefineCells(DM dm, DMLabel marked, PetscInt value,
   PetscMPIInt  rank;
   Refine       r;
   PetscSection parentSection;
-  PetscInt     qStart, qEnd, nparents = 0, *q2old = NULL, *orig = NULL, *old2new = NULL, *parents = NULL, *childIDs = NULL, R[3] = {-1, -1, -1};
+  PetscInt     qStart, qEnd, nparents = 0, *q2old = NULL, *orig = NULL, *old2new = NULL, *tparent = NULL, *parents = NULL, *childIDs = NULL, R[3] = {-1, -1, -1};
   const char  *name, *prefix;
 
   PetscFunctionBegin;
@@ -537,6 +717,7 @@ PetscErrorCode PatchworkDMPlexRefineCells(DM dm, DMLabel marked, PetscInt value,
   PatchworkAssertPointer(tree, 4);
   comm = PetscObjectComm((PetscObject)dm);
   PetscCall(CheckInput(dm, marked));
+  PetscCall(CheckBalance(dm, marked, value));
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCall(PetscMemzero(&r, sizeof(r)));
   r.dm = dm;
@@ -569,16 +750,27 @@ PetscErrorCode PatchworkDMPlexRefineCells(DM dm, DMLabel marked, PetscInt value,
   PetscCall(PetscSectionCreate(PETSC_COMM_SELF, &parentSection));
   PetscCall(PetscSectionSetChart(parentSection, qStart, qEnd));
   if (rank == 0) {
-    PetscCall(PetscMalloc3(qEnd, &q2old, qEnd, &orig, r.pEnd, &old2new));
+    PetscCall(PetscMalloc4(qEnd, &q2old, qEnd, &orig, r.pEnd, &old2new, qEnd, &tparent));
     PetscCall(Classify(&r, T, q2old, orig, old2new));
+    /* a new point inside an old edge or face that is still there hangs on it; an old point keeps its old
+       parent while that is still there */
     for (PetscInt q = qStart; q < qEnd; q++) {
-      PetscInt depth = 0;
+      PetscInt depth = 0, P = -1;
 
-      if (orig[q] >= 0) PetscCall(DMPlexGetPointDepth(dm, orig[q], &depth));
-      if (depth >= 1 && depth < r.dim && old2new[orig[q]] >= 0) {
-        PetscCall(PetscSectionSetDof(parentSection, q, 1));
-        nparents++;
+      if (orig[q] >= 0) {
+        PetscCall(DMPlexGetPointDepth(dm, orig[q], &depth));
+        if (depth >= 1 && depth < r.dim) P = orig[q];
+      } else {
+        PetscCall(DMPlexGetTreeParent(dm, q2old[q], &P, NULL));
+        if (P == q2old[q]) P = -1;
       }
+      tparent[q] = P >= 0 ? old2new[P] : -1;
+      if (tparent[q] >= 0) nparents++;
+    }
+    for (PetscInt q = qStart; q < qEnd; q++) {
+      if (tparent[q] < 0) continue;
+      PetscCheck(tparent[tparent[q]] < 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Point %" PetscInt_FMT " would hang on point %" PetscInt_FMT ", which hangs on point %" PetscInt_FMT, q, tparent[q], tparent[tparent[q]]);
+      PetscCall(PetscSectionSetDof(parentSection, q, 1));
     }
   }
   PetscCall(PetscSectionSetUp(parentSection));
@@ -590,8 +782,8 @@ PetscErrorCode PatchworkDMPlexRefineCells(DM dm, DMLabel marked, PetscInt value,
       PetscCall(PetscSectionGetDof(parentSection, q, &dof));
       if (!dof) continue;
       PetscCall(PetscSectionGetOffset(parentSection, q, &off));
-      PetscCall(DMPlexGetPointDepth(dm, orig[q], &depth));
-      parents[off] = old2new[orig[q]];
+      PetscCall(DMPlexGetPointDepth(T, tparent[q], &depth));
+      parents[off] = tparent[q];
       PetscCall(ChildID(&r, T, K, R[depth], parents[off], q2old, q, &childIDs[off]));
     }
   }
@@ -614,11 +806,11 @@ PetscErrorCode PatchworkDMPlexRefineCells(DM dm, DMLabel marked, PetscInt value,
 
   PetscCall(PetscSectionDestroy(&parentSection));
   PetscCall(PetscFree2(parents, childIDs));
-  PetscCall(PetscFree3(q2old, orig, old2new));
+  PetscCall(PetscFree4(q2old, orig, old2new, tparent));
   PetscCall(DMDestroy(&K));
   PetscCall(PetscFree(r.newv));
   PetscCall(PetscFree(r.vorig));
-  PetscCall(PetscFree2(r.cells, r.kept));
+  PetscCall(PetscFree3(r.cells, r.kept, r.split));
   PetscCall(PetscFree(r.coords));
   *tree = T;
   PetscFunctionReturn(PETSC_SUCCESS);
