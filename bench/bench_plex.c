@@ -9,6 +9,7 @@ static const char help[] = "MatMult throughput of the tensor-product operator on
                            "  -dofs <3e5,1e6,1e7>      target problem sizes (N^dim cells with N*k+1 nodes per direction)\n"
                            "  -domain <shell>          shell (curved cubed-sphere panel, quadratic coordinates) or box\n"
                            "  -refine_shell <r>        split the cells around the sphere |x| = r once (hanging nodes, examples/shell.h)\n"
+                           "  -refine_shell_levels <1> levels of that refinement, each within half the last width (2:1 balanced)\n"
                            "  -spmv_max_work <3e10>    assemble only if cells * nodes^2 * points <= this (PETSc's host assembly)\n"
                            "  -reps <20>               timed applies per measurement (median reported)\n";
 
@@ -26,18 +27,18 @@ static void G3(PetscInt dim, PetscInt Nf, PetscInt NfAux, const PetscInt uOff[],
 /* The coordinate field has degree min(k, 2): the operator interpolates the geometry at its Q_k nodes.
    With rsplit >= 0 the cells within one radial cell width of |x| = rsplit are split once (hanging nodes;
    the tree carries vertex coordinates only, so the cells are multilinear between vertices on the shell) */
-static PetscErrorCode CreateMesh(PetscInt dim, PetscInt N, PetscInt k, PetscBool shell, PetscReal rsplit, DM *dm)
+static PetscErrorCode CreateMesh(PetscInt dim, PetscInt N, PetscInt k, PetscBool shell, PetscReal rsplit, PetscInt levels, DM *dm)
 {
   PetscFunctionBeginUser;
   PetscCall(BenchPlexBox(dim, N, dim == 2 ? (shell ? "-1,0.5" : "-1,-1") : (shell ? "-1,-1,0.5" : "-1,-1,-1"), dim == 2 ? "1,1" : "1,1,1", shell && k > 1 && rsplit < 0 ? 2 : 1, dm));
-  if (rsplit >= 0) PetscCall(SplitBand(dm, rsplit, (shell ? 0.5 : 2.0) / N, shell)); /* keeps the vector and matrix types */
+  if (rsplit >= 0) PetscCall(SplitBand(dm, rsplit, (shell ? 0.5 : 2.0) / N, levels, shell)); /* keeps the vector and matrix types */
   else if (shell) PetscCall(DMPlexRemapGeometry(*dm, 0.0, BoxToShell));
   PetscFunctionReturn(0);
 }
 
 int main(int argc, char **argv)
 {
-  PetscInt  dim = 3, kmin = 1, kmax = 8, ndofs = 8, reps = 20;
+  PetscInt  dim = 3, kmin = 1, kmax = 8, ndofs = 8, reps = 20, levels = 1;
   PetscReal dofs[8] = {3e5, 1e6, 1e7}, maxwork = 3e10, rsplit = -1;
   PetscBool shell = PETSC_TRUE;
   char      domain[16] = "shell", vtypename[64] = "standard";
@@ -55,6 +56,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsReal("-spmv_max_work", "Largest PETSc FEM assembly (cells * nodes^2 * points)", NULL, maxwork, &maxwork, NULL));
   PetscCall(PetscOptionsInt("-reps", "Timed applies", NULL, reps, &reps, NULL));
   PetscCall(PetscOptionsReal("-refine_shell", "Split the cells around |x| = r once (hanging nodes)", NULL, rsplit, &rsplit, NULL));
+  PetscCall(PetscOptionsInt("-refine_shell_levels", "Levels of -refine_shell, each within half the last width", NULL, levels, &levels, NULL));
   PetscOptionsEnd();
   shell = (PetscBool)!strcmp(domain, "shell");
   PetscCall(PetscOptionsGetString(NULL, NULL, "-dm_vec_type", vtypename, sizeof(vtypename), NULL));
@@ -72,7 +74,7 @@ int main(int argc, char **argv)
       double          t[5], tsp;
       char            spmv[32] = "-", nnzs[32] = "-", ratio[32] = "-";
 
-      PetscCall(CreateMesh(dim, N, k, shell, rsplit, &dm));
+      PetscCall(CreateMesh(dim, N, k, shell, rsplit, levels, &dm));
       PetscCall(PatchworkDMPlexSetQkField(dm, k, PETSC_TRUE));
       PetscCall(MatCreatePatchworkTensor(dm, k, &A));
       PetscCall(MatSetFromOptions(A));

@@ -12,6 +12,7 @@ static const char help[] = "Variable-coefficient Poisson problem on a curved dom
                            "  -alpha <0>       reaction coefficient\n"
                            "  -domain <shell>  shell or box\n"
                            "  -refine_shell <r>  split once the cells whose centre lies within one cell width of the sphere |x| = r\n"
+                           "  -refine_shell_levels <1>  then split the cells within half that width again, and so on (2:1 balanced)\n"
                            "                   (of the box's last coordinate, the radius), giving hanging nodes (PatchworkDMPlexRefineCells()).\n"
                            "                   The mesh is then a PETSc tree, which carries vertex coordinates only: the vertices are mapped\n"
                            "                   onto the shell (the hanging ones stay at the centres of their coarse edges and faces) and the\n"
@@ -142,7 +143,7 @@ int main(int argc, char **argv)
   Mat            A;
   KSP            ksp;
   Vec            u, b;
-  PetscInt       dim = 3, degree = 4, cells = 4, its, N;
+  PetscInt       dim = 3, degree = 4, cells = 4, levels = 1, its, N;
   PetscReal      alpha = 0, err, rsplit = -1;
   PetscBool      shell = PETSC_TRUE;
   char           domain[16] = "shell", opt[64], ktype[64], ptype[64];
@@ -160,7 +161,9 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsReal("-alpha", "Reaction coefficient", NULL, alpha, &alpha, NULL));
   PetscCall(PetscOptionsString("-domain", "shell or box", NULL, domain, domain, sizeof(domain), NULL));
   PetscCall(PetscOptionsReal("-refine_shell", "Split the cells within one radial cell of |x| = r (hanging nodes)", NULL, rsplit, &rsplit, NULL));
+  PetscCall(PetscOptionsInt("-refine_shell_levels", "Levels of -refine_shell: each splits the cells within half the last width again", NULL, levels, &levels, NULL));
   PetscOptionsEnd();
+  PetscCheck(levels >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-refine_shell_levels must be at least 1, not %" PetscInt_FMT, levels);
   PetscCheck(!strcmp(domain, "shell") || !strcmp(domain, "box"), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "Unknown -domain %s: use shell or box", domain);
   shell = (PetscBool)!strcmp(domain, "shell");
 
@@ -180,7 +183,7 @@ int main(int argc, char **argv)
   PetscCall(DMCreate(PETSC_COMM_WORLD, &dm));
   PetscCall(DMSetType(dm, DMPLEX));
   PetscCall(DMSetFromOptions(dm));
-  if (rsplit >= 0) PetscCall(SplitBand(&dm, rsplit, (shell ? 0.5 : 2.0) / cells, shell));
+  if (rsplit >= 0) PetscCall(SplitBand(&dm, rsplit, (shell ? 0.5 : 2.0) / cells, levels, shell));
   else if (shell) PetscCall(DMPlexRemapGeometry(dm, 0.0, BoxToShell));
   PetscCall(DMViewFromOptions(dm, NULL, "-dm_view"));
   /* the Q_k field, and u = g on the whole boundary (the box mesh's "marker" label) */

@@ -118,34 +118,43 @@ static inline PetscErrorCode SnapHangingVertices(DM dm)
 }
 
 /* Split the cells of the serial box mesh *dm whose centre's last coordinate (the radius the shell map
-   gives it) is within h of r, map the tree's vertices onto the shell (the hanging ones onto their coarse
-   edges and faces), and distribute it */
-static inline PetscErrorCode SplitBand(DM *dm, PetscReal r, PetscReal h, PetscBool shell)
+   gives it) is within h of r, then, levels - 1 times more, the cells of the tree within half the last
+   width (adaptive refinement towards the sphere |x| = r, one level more at every step, 2:1 balanced);
+   map the tree's vertices onto the shell (the hanging ones onto their coarse edges and faces), and
+   distribute it */
+static inline PetscErrorCode SplitBand(DM *dm, PetscReal r, PetscReal h, PetscInt levels, PetscBool shell)
 {
-  DM       tree, dist;
-  DMLabel  band;
-  PetscInt dim, cStart, cEnd, nsplit = 0, ncells;
+  DM       tree = NULL, dist;
+  PetscInt dim, ncells0 = 0;
 
   PetscFunctionBeginUser;
   PetscCall(DMGetDimension(*dm, &dim));
-  PetscCall(DMGetCoordinatesLocalSetUp(*dm));
-  PetscCall(DMPlexGetHeightStratum(*dm, 0, &cStart, &cEnd));
-  PetscCall(DMLabelCreate(PETSC_COMM_SELF, "band", &band));
-  for (PetscInt c = cStart; c < cEnd; c++) {
-    PetscReal vol, centre[3];
+  for (PetscInt l = 0; l < levels; l++, h /= 2) {
+    DMLabel  band;
+    PetscInt cStart, cEnd, nsplit = 0, ncells;
 
-    PetscCall(DMPlexComputeCellGeometryFVM(*dm, c, &vol, centre, NULL));
-    if (PetscAbsReal(centre[dim - 1] - r) < h) {
-      PetscCall(DMLabelSetValue(band, c, 1));
-      nsplit++;
+    PetscCall(DMGetCoordinatesLocalSetUp(*dm));
+    PetscCall(DMPlexGetHeightStratum(*dm, 0, &cStart, &cEnd));
+    PetscCall(DMLabelCreate(PETSC_COMM_SELF, "band", &band));
+    for (PetscInt c = cStart; c < cEnd; c++) {
+      PetscReal vol, centre[3];
+
+      PetscCall(DMPlexComputeCellGeometryFVM(*dm, c, &vol, centre, NULL));
+      if (PetscAbsReal(centre[dim - 1] - r) < h) {
+        PetscCall(DMLabelSetValue(band, c, 1));
+        nsplit++;
+      }
     }
+    ncells = cEnd - cStart;
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &nsplit, 1, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)*dm)));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ncells, 1, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)*dm)));
+    if (l == 0) ncells0 = ncells;
+    PetscCall(PatchworkDMPlexRefineCells(*dm, band, 1, &tree));
+    PetscCall(DMLabelDestroy(&band));
+    PetscCall(DMDestroy(dm));
+    *dm = tree;
+    PetscCall(PetscPrintf(PetscObjectComm((PetscObject)tree), "level %" PetscInt_FMT ": split %" PetscInt_FMT " of %" PetscInt_FMT " cells, those whose centre is within %g of radius %g\n", l + 1, nsplit, ncells, (double)h, (double)r));
   }
-  ncells = cEnd - cStart;
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &nsplit, 1, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)*dm)));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ncells, 1, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)*dm)));
-  PetscCall(PatchworkDMPlexRefineCells(*dm, band, 1, &tree));
-  PetscCall(DMLabelDestroy(&band));
-  PetscCall(DMDestroy(dm));
   if (shell) { /* on the serial tree, the vertices onto the shell, the hanging ones back onto their coarse edges (faces) */
     PetscCall(MapVertices(tree, BoxToShellVertex, NULL));
     PetscCall(SnapHangingVertices(tree));
@@ -155,7 +164,7 @@ static inline PetscErrorCode SplitBand(DM *dm, PetscReal r, PetscReal h, PetscBo
     PetscCall(DMDestroy(&tree));
     tree = dist;
   }
-  PetscCall(PetscPrintf(PetscObjectComm((PetscObject)tree), "split %" PetscInt_FMT " of %" PetscInt_FMT " cells, those whose centre is within %g of radius %g (hanging nodes; multilinear cells)\n", nsplit, ncells, (double)h, (double)r));
+  PetscCall(PetscPrintf(PetscObjectComm((PetscObject)tree), "%" PetscInt_FMT " level(s) of non-conforming refinement of %" PetscInt_FMT " cells (hanging nodes; multilinear cells)\n", levels, ncells0));
   *dm = tree;
   PetscFunctionReturn(0);
 }

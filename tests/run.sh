@@ -275,6 +275,10 @@ run shell/mpi-n2          shell_mpi -dim 3 -degree 3 -cells 3
 PETSC_OPTIONS="-refine_shell 0.75" EXAMPLE=shell run shell/refine-order-2d-q3 poisson_order 2 3 4 8
 PETSC_OPTIONS="-refine_shell 0.75" EXAMPLE=shell run shell/refine-order-3d-q2 poisson_order 3 2 4 8
 run shell/refine-mpi-n2   shell_mpi -dim 3 -degree 3 -cells 4 -refine_shell 0.75
+# ... refined twice towards the sphere (-refine_shell_levels 2: two levels of hanging nodes, 2:1 balanced)
+PETSC_OPTIONS="-refine_shell 0.75 -refine_shell_levels 2" EXAMPLE=shell run shell/refine2-order-2d-q3 poisson_order 2 3 4 8
+PETSC_OPTIONS="-refine_shell 0.75 -refine_shell_levels 2" EXAMPLE=shell run shell/refine2-order-3d-q2 poisson_order 3 2 4 8
+run shell/refine2-mpi-n2  shell_mpi -dim 3 -degree 2 -cells 4 -refine_shell 0.75 -refine_shell_levels 2
 run mat/plex-n3-gmsh      $MPIEXEC -n 3 $PLEX -gmsh_rotated -gmsh_path $R/rotated-n3.msh -dm_plex_dim 3 -gmsh_cells 3 -kmax 3 -variable -coefficient_vecs -dirichlet
 
 # --- the Poisson example: convergence order, expected output, parallel consistency
