@@ -227,7 +227,7 @@ run mat/plex-refine-3d-gll    $PLEX -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -ref
 run mat/plex-refine-n2        $MPIEXEC -n 2 $PLEX -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 4,10,12,13,14,16,22 -kmax 3 -curved -variable -dirichlet
 # ... and the tree itself, without the operator: PETSc's constraints must reproduce every Q_k polynomial at
 # the nodes and its energy (k = 1..4), on box meshes whose edges, faces and cells are turned at random; the
-# same check on PETSc's own one-cell tree as a control; the refusals (a tree, triangles, a curved coordinate
+# same check on PETSc's own one-cell tree as a control; the refusals (a tree it did not make, a split breaking the 2:1 balance, triangles, a curved coordinate
 # field, a distributed mesh)
 PREF="$B/tests/mat/test_plex_refine -dm_plex_simplex 0"
 run mat/plex-refine-check-2d  $PREF -dm_plex_dim 2 -dm_plex_box_faces 4,4 -refine_cells 1,2,5,6,9,15 -random_orientations
@@ -392,6 +392,9 @@ run mat/lor-plex-n3           $MPIEXEC -n 3 $B/tests/mat/test_lor_plex -dm_plex_
 run mat/lor-plex-hanging-2d   $B/tests/mat/test_lor_plex -dm_plex_simplex 0 -dm_plex_dim 2 -dm_plex_box_faces 3,3 -tree_cell 4 -kmax 8
 run mat/lor-plex-hanging-3d   $B/tests/mat/test_lor_plex -dm_plex_simplex 0 -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -tree_cell 13 -kmax 4 -dirichlet
 run mat/lor-plex-hanging-n2   $MPIEXEC -n 2 $B/tests/mat/test_lor_plex -dm_plex_simplex 0 -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -tree_cell 13 -kmax 3 -dirichlet
+# ... and on two levels of hanging nodes (PatchworkDMPlexRefineCells() twice, as mat/plex-refine2-*)
+run mat/lor-plex-refine2-2d   $B/tests/mat/test_lor_plex -dm_plex_simplex 0 -dm_plex_dim 2 -dm_plex_box_faces 4,4 -refine_cells 5,6,9,10 -refine_cells2 1,4,12,13,14,15 -kmax 6
+run mat/lor-plex-refine2-n2   $MPIEXEC -n 2 $B/tests/mat/test_lor_plex -dm_plex_simplex 0 -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 13 -refine_cells2 $C2_3D -kmax 3 -dirichlet
 run lor/gamg              $B/examples/lor -dim 3 -degree 3 -cells 4 -lor_pc_type gamg
 # PCPATCHAMG inside PCLOR: the eliminated Dirichlet rows (no neighbours) are grouped, so coarsening
 # does not stall on them: a small coarsest level (it was 14148 rows of 117649 with singletons)

@@ -11,6 +11,8 @@ static const char help[] = "PCLOR on the Patchwork operator of a DMPlex mesh: th
                            "      is P^T A_LOR P; at k = 1 it must still equal PETSc's Jacobian, which applies P through its anchors\n"
                            "      (the forms then of u = 1 only, set directly: PETSc's projection leaves the DoFs that only\n"
                            "      anchors reach unset)\n"
+                           "  -refine_cells <c0,...> [-refine_cells2 <c0,...>]: split these cells by PatchworkDMPlexRefineCells() (and\n"
+                           "      those of the tree again: two levels of hanging nodes), then distribute; checked as -tree_cell\n"
                            "  -kmax <4>  -dirichlet  -distort <0.2>  plus -dm_plex_dim, -dm_plex_box_faces\n";
 
 #include <patchwork.h>
@@ -65,6 +67,7 @@ static void DistortMap(PetscInt dim, const PetscReal x[], PetscReal y[], void *c
 }
 
 static PetscInt TreeCell = -1;    /* -tree_cell: split that cell (hanging nodes) */
+static PetscInt NRefine = 0, Refine[64], NRefine2 = 0, Refine2[64]; /* -refine_cells, -refine_cells2 */
 static int      FormsChecked = 2; /* 1: u = 1 only (see CheckForms) */
 
 static PetscErrorCode CreateMesh(PetscReal distort, DM *dm)
@@ -72,11 +75,12 @@ static PetscErrorCode CreateMesh(PetscReal distort, DM *dm)
   PetscInt faces[3] = {3, 3, 3}, nf = 3;
 
   PetscFunctionBeginUser;
-  if (TreeCell >= 0) PetscCall(PetscOptionsSetValue(NULL, "-dm_distribute", "0")); /* split first, on rank 0 */
+  if (TreeCell >= 0 || NRefine) PetscCall(PetscOptionsSetValue(NULL, "-dm_distribute", "0")); /* split first, on rank 0 */
   PetscCall(DMCreate(PETSC_COMM_WORLD, dm));
   PetscCall(DMSetType(*dm, DMPLEX));
   PetscCall(DMSetFromOptions(*dm));
   if (TreeCell >= 0) PetscCall(PatchworkTestTreeRefine(dm, TreeCell));
+  if (NRefine) PetscCall(PatchworkTestRefineCells2(dm, NRefine, Refine, NRefine2, Refine2));
   PetscCall(PetscOptionsGetIntArray(NULL, NULL, "-dm_plex_box_faces", faces, &nf, NULL));
   if (distort > 0) {
     DistortCtx c = {distort, 1.0 / faces[0]};
@@ -258,6 +262,11 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-distort", &distort, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-compare_host", &CompareHost, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-tree_cell", &TreeCell, NULL));
+  NRefine  = (PetscInt)(sizeof(Refine) / sizeof(Refine[0]));
+  NRefine2 = (PetscInt)(sizeof(Refine2) / sizeof(Refine2[0]));
+  PetscCall(PetscOptionsGetIntArray(NULL, NULL, "-refine_cells", Refine, &NRefine, NULL));
+  PetscCall(PetscOptionsGetIntArray(NULL, NULL, "-refine_cells2", Refine2, &NRefine2, NULL));
+  PetscCheck(TreeCell < 0 || !NRefine, PETSC_COMM_WORLD, PETSC_ERR_ARG_INCOMP, "Give -tree_cell or -refine_cells, not both");
   if (CompareHost) PetscCall(PetscOptionsSetValue(NULL, "-host_lor_mat_type", "aij"));
   PetscCall(CheckQ1(dirichlet, distort, &err));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Q1, distorted cells, linear coefficients%s: |J x - L x|/|L x| = %.2e %s\n", dirichlet ? ", Dirichlet" : "", (double)err, err <= tol ? "ok" : "FAIL"));
