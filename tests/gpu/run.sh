@@ -155,6 +155,10 @@ check plex-gpu-refine-2d  $PLEX -tol 1e-13 -dm_plex_dim 2 -dm_plex_box_faces 3,3
 check plex-gpu-refine-edge-only $PLEX -tol 1e-13 -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -refine_cells 0,1,2,3,4,5,6 -kmax 6 -curved -variable -dirichlet
 check plex-gpu-refine-gll $PLEX -tol 1e-13 -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 9,13 -kmax 5 -gausslobatto -curved
 check plex-gpu-refine-n2  $MPI -n 2 $PLEX -tol 1e-13 -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 4,10,12,13,14,16,22 -kmax 4 -curved -variable -dirichlet
+# two levels of hanging nodes (the tree split again; tests/run.sh mat/plex-refine2-*), untested on a GPU until run here
+C2_3D=1,3,4,5,7,9,10,11,12,13,14,15,16,18,20,21,22,24,26,27,28,29,30,31,32,33
+check plex-gpu-refine2-2d $PLEX -tol 1e-13 -dm_plex_dim 2 -dm_plex_box_faces 4,4 -refine_cells 5,6,9,10 -refine_cells2 1,4,12,13,14,15 -kmax 8 -curved -variable -dirichlet
+check plex-gpu-refine2-3d $PLEX -tol 1e-13 -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 13 -refine_cells2 $C2_3D -kmax 5 -curved -variable
 check plex-refine-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -refine_cells 0,1,2,3,4,5,6 -kmin 3 -kmax 3 -variable
 check plex-refine-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -refine_cells 0,1,2,3,4,5,6 -kmin 2 -kmax 2 -gausslobatto
 check plex-hanging-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 $PLEX -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -tree_cell 13 -kmin 2 -kmax 2 -variable
