@@ -660,7 +660,7 @@ if command -v valgrind >/dev/null 2>&1; then
   run valgrind/plex-refine2 valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $PLEX -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 13 -refine_cells2 $C2_3D -kmax 2 -curved -variable
   run valgrind/shell-refine valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
-                            $B/examples/shell -dim 2 -degree 2 -cells 4 -refine_shell 0.75
+                            $B/examples/shell -dim 2 -degree 2 -cells 4 -refine_shell 0.75 -refine_shell_levels 2
   run valgrind/amg_graph  valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_amg_graph --quick
   run valgrind/amg_relax_ref valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_amg_relax_ref
   run valgrind/amg_products valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_amg_products --quick
