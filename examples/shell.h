@@ -117,60 +117,10 @@ static inline PetscErrorCode SnapHangingVertices(DM dm)
   PetscFunctionReturn(0);
 }
 
-/* Mark, on a tree of PatchworkDMPlexRefineCells(), the coarser cells that the 2:1 balance needs split with
-   the marked ones (as p4est's balance does): a marked cell with a point that hangs takes every cell around
-   that point's parent along, until nothing changes (the cells of the parent's star whose closure holds
-   it; in a tree the star also holds the parent's children's cells). Returns how many were added. */
-static inline PetscErrorCode MarkForBalance(DM dm, DMLabel band, PetscInt *added)
-{
-  PetscInt  cStart, cEnd, *cl = NULL, *st = NULL, *ccl = NULL, ncl, nst, nccl;
-  PetscBool changed = PETSC_TRUE;
-
-  PetscFunctionBeginUser;
-  *added = 0;
-  PetscCall(DMPlexGetHeightStratum(dm, 0, &cStart, &cEnd));
-  while (changed) {
-    changed = PETSC_FALSE;
-    for (PetscInt c = cStart; c < cEnd; c++) {
-      PetscInt v;
-
-      PetscCall(DMLabelGetValue(band, c, &v));
-      if (v != 1) continue;
-      PetscCall(DMPlexGetTransitiveClosure(dm, c, PETSC_TRUE, &ncl, &cl));
-      for (PetscInt i = 0; i < ncl; i++) {
-        PetscInt parent;
-
-        PetscCall(DMPlexGetTreeParent(dm, cl[2 * i], &parent, NULL));
-        if (parent == cl[2 * i]) continue;
-        PetscCall(DMPlexGetTransitiveClosure(dm, parent, PETSC_FALSE, &nst, &st));
-        for (PetscInt j = 0; j < nst; j++) {
-          const PetscInt e = st[2 * j];
-          PetscInt       w;
-          PetscBool      holds = PETSC_FALSE;
-
-          if (e < cStart || e >= cEnd) continue;
-          PetscCall(DMLabelGetValue(band, e, &w));
-          if (w == 1) continue;
-          PetscCall(DMPlexGetTransitiveClosure(dm, e, PETSC_TRUE, &nccl, &ccl));
-          for (PetscInt m = 0; m < nccl; m++) holds = (PetscBool)(holds || ccl[2 * m] == parent);
-          PetscCall(DMPlexRestoreTransitiveClosure(dm, e, PETSC_TRUE, &nccl, &ccl));
-          if (!holds) continue;
-          PetscCall(DMLabelSetValue(band, e, 1));
-          (*added)++;
-          changed = PETSC_TRUE;
-        }
-        PetscCall(DMPlexRestoreTransitiveClosure(dm, parent, PETSC_FALSE, &nst, &st));
-      }
-      PetscCall(DMPlexRestoreTransitiveClosure(dm, c, PETSC_TRUE, &ncl, &cl));
-    }
-  }
-  PetscFunctionReturn(0);
-}
-
 /* Split the cells of the serial box mesh *dm whose centre's last coordinate (the radius the shell map
    gives it) is within h of r, then, levels - 1 times more, the cells of the tree within half the last
    width (adaptive refinement towards the sphere |x| = r, one level more at every step, 2:1 balanced:
-   the coarser cells the balance needs are split too, MarkForBalance());
+   the coarser cells the balance needs are split too, PatchworkDMPlexRefineBalance());
    map the tree's vertices onto the shell (the hanging ones onto their coarse edges and faces), and
    distribute it */
 static inline PetscErrorCode SplitBand(DM *dm, PetscReal r, PetscReal h, PetscInt levels, PetscBool shell)
@@ -197,13 +147,13 @@ static inline PetscErrorCode SplitBand(DM *dm, PetscReal r, PetscReal h, PetscIn
       }
     }
     ncells = cEnd - cStart;
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &nsplit, 1, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)*dm)));
     if (l > 0) {
       PetscInt added;
 
-      PetscCall(MarkForBalance(*dm, band, &added));
+      PetscCall(PatchworkDMPlexRefineBalance(*dm, band, 1, &added));
       nsplit += added;
     }
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &nsplit, 1, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)*dm)));
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ncells, 1, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)*dm)));
     if (l == 0) ncells0 = ncells;
     PetscCall(PatchworkDMPlexRefineCells(*dm, band, 1, &tree));

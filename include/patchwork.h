@@ -220,9 +220,11 @@ PETSC_EXTERN PetscErrorCode MatPatchworkTensorSetCoefficientFunctions(Mat, Patch
 PETSC_EXTERN PetscErrorCode MatPatchworkTensorSetCoefficientVecs(Mat, Vec diffusion, Vec reaction);
 PETSC_EXTERN PetscErrorCode MatPatchworkTensorGetQuadraturePoints(Mat, Vec *);
 /* Hanging nodes: split the cells of stratum `value` of `marked` of a serial conforming DMPlex of quadrilaterals
-   (hexahedra) once, into 2^dim children each; *tree is a PETSc tree (DMPlexSetTree()) whose hanging faces
-   and edges PETSc constrains itself. Vertex coordinates only; distribute *tree afterwards */
+   (hexahedra), or of a tree this made, once, into 2^dim children each; *tree is a 1-irregular PETSc tree
+   (DMPlexSetTree()) whose hanging faces and edges PETSc constrains itself. Vertex coordinates only;
+   distribute *tree afterwards. RefineBalance first adds the coarser cells the 2:1 balance needs. */
 PETSC_EXTERN PetscErrorCode PatchworkDMPlexRefineCells(DM dm, DMLabel marked, PetscInt value, DM *tree);
+PETSC_EXTERN PetscErrorCode PatchworkDMPlexRefineBalance(DM dm, DMLabel marked, PetscInt value, PetscInt *added);
 
 /* Multigrid hierarchies of the operator: Q_k interpolation between a grid and its refinement, PCMG levels */
 PETSC_EXTERN PetscErrorCode MatCreatePatchworkTransfer(Mat, Mat, Mat *);

@@ -279,7 +279,7 @@ run shell/refine-mpi-n2   shell_mpi -dim 3 -degree 3 -cells 4 -refine_shell 0.75
 PETSC_OPTIONS="-refine_shell 0.75 -refine_shell_levels 2" EXAMPLE=shell run shell/refine2-order-2d-q3 poisson_order 2 3 4 8
 PETSC_OPTIONS="-refine_shell 0.75 -refine_shell_levels 2" EXAMPLE=shell run shell/refine2-order-3d-q2 poisson_order 3 2 4 8
 run shell/refine2-mpi-n2  shell_mpi -dim 3 -degree 2 -cells 4 -refine_shell 0.75 -refine_shell_levels 2
-# the planar band of the box domain needs coarser cells split for the 2:1 balance at level 2 (MarkForBalance)
+# the planar band of the box domain needs coarser cells split for the 2:1 balance at level 2 (PatchworkDMPlexRefineBalance)
 run shell/refine2-box-balance-n2 shell_mpi -domain box -dim 2 -degree 2 -cells 8 -refine_shell 0.75 -refine_shell_levels 2
 run mat/plex-n3-gmsh      $MPIEXEC -n 3 $PLEX -gmsh_rotated -gmsh_path $R/rotated-n3.msh -dm_plex_dim 3 -gmsh_cells 3 -kmax 3 -variable -coefficient_vecs -dirichlet
 

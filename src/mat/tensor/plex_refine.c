@@ -229,48 +229,107 @@ static PetscErrorCode CheckInput(DM dm, DMLabel marked)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* 2:1 balance, collectively: a marked cell with a face, edge or vertex that hangs on a coarser point is
-   split only if every cell around that point is split too (then the point goes, and what hung on it is
-   conforming); otherwise the children would hang on a point that hangs itself */
+/* The 2:1 balance of the cells in `marked`'s stratum `value`: a marked cell with a face, edge or vertex
+   that hangs on a coarser point may be split only if every cell around that point is split too (then the
+   point goes, and what hung on it is conforming); otherwise the children would hang on a point that hangs
+   itself. With mark, the missing cells are marked (*added counts them; again until nothing changes: a
+   cell marked now may hang itself); without, the first one missing is reported in bad[]: the cell, its
+   hanging point, the parent, the unmarked cell around it, the depths of the point and the parent. */
+static PetscErrorCode BalanceWalk(DM dm, DMLabel marked, PetscInt value, PetscBool mark, PetscInt *added, PetscInt bad[6])
+{
+  PetscInt  cStart, cEnd;
+  PetscBool changed = PETSC_TRUE;
+
+  PetscFunctionBegin;
+  *added = 0;
+  for (int i = 0; i < 6; i++) bad[i] = -1;
+  PetscCall(DMPlexGetHeightStratum(dm, 0, &cStart, &cEnd));
+  while (changed && bad[0] < 0) {
+    changed = PETSC_FALSE;
+    for (PetscInt c = cStart; c < cEnd && bad[0] < 0; c++) {
+      PetscInt *cl = NULL, ncl;
+      PetscBool split;
+
+      PetscCall(DMLabelStratumHasPoint(marked, value, c, &split));
+      if (!split) continue;
+      PetscCall(DMPlexGetTransitiveClosure(dm, c, PETSC_TRUE, &ncl, &cl));
+      for (PetscInt i = 0; i < ncl && bad[0] < 0; i++) {
+        PetscInt p = cl[2 * i], parent, around[64], naround;
+
+        PetscCall(DMPlexGetTreeParent(dm, p, &parent, NULL));
+        if (parent == p) continue;
+        PetscCall(CellsAround(dm, parent, 64, &naround, around));
+        PetscCheck(naround <= 64, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Point %" PetscInt_FMT " bounds %" PetscInt_FMT " cells", parent, naround);
+        for (PetscInt j = 0; j < naround && bad[0] < 0; j++) {
+          PetscCall(DMLabelStratumHasPoint(marked, value, around[j], &split));
+          if (split) continue;
+          if (mark) {
+            PetscCall(DMLabelSetValue(marked, around[j], value));
+            (*added)++;
+            changed = PETSC_TRUE;
+          } else {
+            bad[0] = c;
+            bad[1] = p;
+            bad[2] = parent;
+            bad[3] = around[j];
+            PetscCall(DMPlexGetPointDepth(dm, p, &bad[4]));
+            PetscCall(DMPlexGetPointDepth(dm, parent, &bad[5]));
+          }
+        }
+      }
+      PetscCall(DMPlexRestoreTransitiveClosure(dm, c, PETSC_TRUE, &ncl, &cl));
+    }
+    if (!mark) break;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* 2:1 balance, collectively: refuse a split that breaks it, naming the cell to split too */
 static PetscErrorCode CheckBalance(DM dm, DMLabel marked, PetscInt value)
 {
   MPI_Comm    comm = PetscObjectComm((PetscObject)dm);
-  PetscInt    bad[6] = {-1, -1, -1, -1, -1, -1}, gbad[6], cStart, cEnd, dim;
+  PetscInt    bad[6], gbad[6], none;
   const char *names[3] = {"vertex", "edge", "face"};
 
   PetscFunctionBegin;
-  PetscCall(DMGetDimension(dm, &dim));
-  PetscCall(DMPlexGetHeightStratum(dm, 0, &cStart, &cEnd));
-  for (PetscInt c = cStart; c < cEnd && bad[0] < 0; c++) {
-    PetscInt *cl = NULL, ncl;
-    PetscBool split;
-
-    PetscCall(DMLabelStratumHasPoint(marked, value, c, &split));
-    if (!split) continue;
-    PetscCall(DMPlexGetTransitiveClosure(dm, c, PETSC_TRUE, &ncl, &cl));
-    for (PetscInt i = 0; i < ncl && bad[0] < 0; i++) {
-      PetscInt p = cl[2 * i], parent, around[64], naround;
-
-      PetscCall(DMPlexGetTreeParent(dm, p, &parent, NULL));
-      if (parent == p) continue;
-      PetscCall(CellsAround(dm, parent, 64, &naround, around));
-      PetscCheck(naround <= 64, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Point %" PetscInt_FMT " bounds %" PetscInt_FMT " cells", parent, naround);
-      for (PetscInt j = 0; j < naround && bad[0] < 0; j++) {
-        PetscCall(DMLabelStratumHasPoint(marked, value, around[j], &split));
-        if (!split) {
-          bad[0] = c;
-          bad[1] = p;
-          bad[2] = parent;
-          bad[3] = around[j];
-          PetscCall(DMPlexGetPointDepth(dm, p, &bad[4]));
-          PetscCall(DMPlexGetPointDepth(dm, parent, &bad[5]));
-        }
-      }
-    }
-    PetscCall(DMPlexRestoreTransitiveClosure(dm, c, PETSC_TRUE, &ncl, &cl));
-  }
+  PetscCall(BalanceWalk(dm, marked, value, PETSC_FALSE, &none, bad));
   PetscCallMPI(MPI_Allreduce(bad, gbad, 6, MPIU_INT, MPI_MAX, comm));
   PetscCheck(gbad[0] < 0, comm, PETSC_ERR_ARG_WRONG, "Splitting cell %" PetscInt_FMT " would break the 2:1 balance: its %s %" PetscInt_FMT " hangs on %s %" PetscInt_FMT " of the coarser cell %" PetscInt_FMT ", so cell %" PetscInt_FMT " must be split in the same call (a hanging face or edge may be one level finer than its parent, not two)", gbad[0], names[PetscMin(gbad[4], 2)], gbad[1], names[PetscMin(gbad[5], 2)], gbad[2], gbad[3], gbad[3]);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  PatchworkDMPlexRefineBalance - Add to the cells marked for `PatchworkDMPlexRefineCells()` the coarser cells
+  that the 2:1 balance needs split with them, as p4est's balance does
+
+  Collective
+
+  Input Parameters:
++ dm     - a tree made by `PatchworkDMPlexRefineCells()` (or a conforming mesh: then nothing is added), serial
+           on rank 0 as that function wants it
+. marked - a label of dm's cells
+- value  - the cells in `marked`'s stratum `value` are to be split
+
+  Output Parameter:
+. added - how many cells were added to the stratum (summed over the ranks)
+
+  Notes:
+  A marked cell whose face, edge or vertex hangs takes every cell around the parent of that point along,
+  and so on until nothing changes; `PatchworkDMPlexRefineCells()` then accepts the label instead of
+  refusing the split. The refinement grows outwards by the cells added.
+
+  Level: intermediate
+
+.seealso: `PatchworkDMPlexRefineCells()`
+@*/
+PetscErrorCode PatchworkDMPlexRefineBalance(DM dm, DMLabel marked, PetscInt value, PetscInt *added)
+{
+  PetscInt bad[6];
+
+  PetscFunctionBegin;
+  PatchworkAssertPointer(added, 4);
+  PetscCall(BalanceWalk(dm, marked, value, PETSC_TRUE, added, bad));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, added, 1, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)dm)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
