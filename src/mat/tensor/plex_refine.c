@@ -34,11 +34,40 @@ typedef struct {
   PetscInt  *vorig;     /* new vertex -> the old point it stands for */
   PetscInt   ncells, nkept; /* cells of the new mesh; the first nkept are the unsplit old cells */
   PetscInt  *kept;      /* new cell i < nkept -> its old cell */
+  PetscInt   ncl;       /* closure points of a cell: 9 (quadrilateral), 27 (hexahedron) */
+  PetscInt  *keptpts;   /* the closures of the kept cells (nkept x ncl), taken once for BuildCells() and Classify() */
+  unsigned char *keptmasks; /* their vertex sets over the cell's corners (CellMasks()) */
   PetscInt  *split;     /* new cell i >= nkept -> its old cell split[(i - nkept) / nc] */
   PetscInt  *cells;     /* cell-vertex lists of the new mesh (closure order) */
   PetscReal *coords;    /* nv x cdim */
   PetscReal  corner[8][3]; /* the reference cell's corners in closure order */
 } Refine;
+
+/* The depth strata of a DMPlex (contiguous ranges), so that a point's depth is found without a label
+   lookup: such lookups (depth, and the cell types inside DMPlexGetTransitiveClosure()) dominated the
+   refinement of large meshes */
+typedef struct {
+  PetscInt depth, start[4], end[4];
+} Strata;
+
+static PetscErrorCode StrataGet(DM dm, Strata *s)
+{
+  PetscFunctionBegin;
+  PetscCall(DMPlexGetDepth(dm, &s->depth));
+  PetscCheck(s->depth <= 3, PETSC_COMM_SELF, PETSC_ERR_SUP, "DMPlex of depth %" PetscInt_FMT, s->depth);
+  for (PetscInt d = 0; d < 4; d++) {
+    s->start[d] = s->end[d] = 0;
+    if (d <= s->depth) PetscCall(DMPlexGetDepthStratum(dm, d, &s->start[d], &s->end[d]));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static inline PetscInt StrataDepth(const Strata *s, PetscInt p)
+{
+  for (PetscInt d = 0; d <= s->depth; d++)
+    if (p >= s->start[d] && p < s->end[d]) return d;
+  return -1;
+}
 
 /* The vertices of point p in closure order (at most 8) */
 static PetscErrorCode ClosureVertices(DM dm, PetscInt p, PetscInt *n, PetscInt v[])
@@ -58,28 +87,76 @@ static PetscErrorCode ClosureVertices(DM dm, PetscInt p, PetscInt *n, PetscInt v
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The points of the closure of cell c (at most 27) with their vertex sets as bit masks over the
-   cell's corners (closure order) */
-static PetscErrorCode CellMasks(DM dm, PetscInt c, PetscInt *n, PetscInt pts[], int masks[])
+/* The vertices of point p as a set (no closure order), walking the cones down: no closure taken */
+static PetscErrorCode ConeVertices(DM dm, const Strata *s, PetscInt p, PetscInt *n, PetscInt v[])
 {
-  PetscInt *cl = NULL, ncl, cv[8], ncv;
+  PetscInt pts[27], np = 1;
 
   PetscFunctionBegin;
-  PetscCall(ClosureVertices(dm, c, &ncv, cv));
+  pts[0] = p;
+  *n     = 0;
+  for (PetscInt i = 0; i < np; i++) {
+    const PetscInt *cone;
+    PetscInt        size;
+
+    if (pts[i] >= s->start[0] && pts[i] < s->end[0]) {
+      PetscCheck(*n < 8, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Point %" PetscInt_FMT " has more than 8 vertices", p);
+      v[(*n)++] = pts[i];
+      continue;
+    }
+    PetscCall(DMPlexGetConeSize(dm, pts[i], &size));
+    PetscCall(DMPlexGetCone(dm, pts[i], &cone));
+    for (PetscInt j = 0; j < size; j++) {
+      PetscInt k;
+
+      for (k = 0; k < np && pts[k] != cone[j]; k++) { }
+      if (k < np) continue;
+      PetscCheck(np < 27, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Point %" PetscInt_FMT " has more than 27 closure points", p);
+      pts[np++] = cone[j];
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The points of the closure of cell c (at most 27, closure order) with their vertex sets as bit masks
+   over the cell's corners, and the corners cv[] (closure order; NULL if not wanted): one closure, the
+   masks of the edges and faces from their cones */
+static PetscErrorCode CellMasks(DM dm, const Strata *s, PetscInt c, PetscInt *n, PetscInt pts[], int masks[], PetscInt *ncv, PetscInt cv[])
+{
+  PetscInt *cl = NULL, ncl, nv = 0;
+
+  PetscFunctionBegin;
   PetscCall(DMPlexGetTransitiveClosure(dm, c, PETSC_TRUE, &ncl, &cl));
   PetscCheck(ncl <= 27, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cell %" PetscInt_FMT " has %" PetscInt_FMT " closure points", c, ncl);
   for (PetscInt i = 0; i < ncl; i++) {
-    PetscInt qv[8], nq;
-
     pts[i]   = cl[2 * i];
     masks[i] = 0;
-    PetscCall(ClosureVertices(dm, pts[i], &nq, qv));
-    for (PetscInt a = 0; a < nq; a++)
-      for (PetscInt j = 0; j < ncv; j++)
-        if (qv[a] == cv[j]) masks[i] |= 1 << j;
+    if (pts[i] >= s->start[0] && pts[i] < s->end[0]) {
+      PetscCheck(nv < 8, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cell %" PetscInt_FMT " has more than 8 vertices", c);
+      if (cv) cv[nv] = pts[i];
+      masks[i] = 1 << nv++;
+    }
   }
   *n = ncl;
-  PetscCall(DMPlexRestoreTransitiveClosure(dm, c, PETSC_TRUE, &ncl, &cl));
+  PetscCall(DMPlexRestoreTransitiveClosure(dm, c, PETSC_TRUE, &ncl, &cl)); /* which zeroes ncl */
+  ncl = *n;
+  for (PetscInt d = 1; d <= s->depth; d++)
+    for (PetscInt i = 0; i < ncl; i++) {
+      const PetscInt *cone;
+      PetscInt        size;
+
+      if (pts[i] < s->start[d] || pts[i] >= s->end[d]) continue;
+      PetscCall(DMPlexGetConeSize(dm, pts[i], &size));
+      PetscCall(DMPlexGetCone(dm, pts[i], &cone));
+      for (PetscInt j = 0; j < size; j++) {
+        PetscInt k;
+
+        for (k = 0; k < ncl && pts[k] != cone[j]; k++) { }
+        PetscCheck(k < ncl, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Point %" PetscInt_FMT " of the cone of %" PetscInt_FMT " is not in the closure of cell %" PetscInt_FMT, cone[j], pts[i], c);
+        masks[i] |= masks[k];
+      }
+    }
+  if (ncv) *ncv = nv;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -99,55 +176,98 @@ static PetscErrorCode HangingVertex(DM dm, PetscInt p, PetscInt *v)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The point of dm of depth `depth` whose vertices are v[0..n-1] (in any order), -1 if none */
-static PetscErrorCode FindPoint(DM dm, PetscInt depth, PetscInt n, const PetscInt v[], PetscInt *p)
+/* The point of dm of depth `depth` whose vertices are v[0..n-1] (in any order), -1 if none: up from
+   v[0] through the supports (no two points have the same vertices, so the first match is the one) */
+static PetscErrorCode FindPoint(DM dm, const Strata *s, PetscInt depth, PetscInt n, const PetscInt v[], PetscInt *p)
 {
-  PetscInt *st = NULL, nst;
+  PetscInt up[64], nup = 1;
 
   PetscFunctionBegin;
-  *p = -1;
-  PetscCall(DMPlexGetTransitiveClosure(dm, v[0], PETSC_FALSE, &nst, &st));
-  for (PetscInt i = 0; i < nst && *p < 0; i++) {
-    PetscInt q = st[2 * i], qdepth, qv[8], nqv, a, b;
+  *p    = -1;
+  up[0] = v[0];
+  for (PetscInt i = 0; i < nup && *p < 0; i++) {
+    const PetscInt  q = up[i], qdepth = StrataDepth(s, q);
+    const PetscInt *supp;
+    PetscInt        size;
 
-    PetscCall(DMPlexGetPointDepth(dm, q, &qdepth));
-    if (qdepth != depth) continue;
-    PetscCall(ClosureVertices(dm, q, &nqv, qv));
-    if (nqv != n) continue;
-    for (a = 0; a < n; a++) {
-      for (b = 0; b < nqv && qv[b] != v[a]; b++) { }
-      if (b == nqv) break;
+    if (qdepth == depth) {
+      PetscInt qv[8], nqv, a, b;
+
+      PetscCall(ConeVertices(dm, s, q, &nqv, qv));
+      if (nqv != n) continue;
+      for (a = 0; a < n; a++) {
+        for (b = 0; b < nqv && qv[b] != v[a]; b++) { }
+        if (b == nqv) break;
+      }
+      if (a == n) *p = q;
+      continue;
     }
-    if (a == n) *p = q;
+    if (qdepth > depth) continue;
+    PetscCall(DMPlexGetSupportSize(dm, q, &size));
+    PetscCall(DMPlexGetSupport(dm, q, &supp));
+    for (PetscInt j = 0; j < size; j++) {
+      PetscInt k;
+
+      for (k = 0; k < nup && up[k] != supp[j]; k++) { }
+      if (k < nup) continue;
+      PetscCheck(nup < 64, PETSC_COMM_SELF, PETSC_ERR_PLIB, "More than 64 points above vertex %" PetscInt_FMT, v[0]);
+      up[nup++] = supp[j];
+    }
   }
-  PetscCall(DMPlexRestoreTransitiveClosure(dm, v[0], PETSC_FALSE, &nst, &st));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The cells whose closure holds point p of dm: up to max of them in cells[], their number in *n (in a
-   tree the star of a parent holds the cells of its children too, which do not count) */
-static PetscErrorCode CellsAround(DM dm, PetscInt p, PetscInt max, PetscInt *n, PetscInt cells[])
+/* Whether point q holds point p in its closure (p of depth pdepth), down the cones */
+static PetscErrorCode InClosure(DM dm, const Strata *s, PetscInt q, PetscInt p, PetscInt pdepth, PetscBool *in)
 {
-  PetscInt *st = NULL, nst, cStart, cEnd;
+  const PetscInt *cone;
+  PetscInt        size;
 
   PetscFunctionBegin;
-  *n = 0;
-  PetscCall(DMPlexGetHeightStratum(dm, 0, &cStart, &cEnd));
-  PetscCall(DMPlexGetTransitiveClosure(dm, p, PETSC_FALSE, &nst, &st));
-  for (PetscInt i = 0; i < nst; i++) {
-    const PetscInt c = st[2 * i];
-    PetscInt      *cl = NULL, ncl;
-    PetscBool      in = PETSC_FALSE;
+  *in = (PetscBool)(q == p);
+  if (*in || StrataDepth(s, q) <= pdepth) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(DMPlexGetConeSize(dm, q, &size));
+  PetscCall(DMPlexGetCone(dm, q, &cone));
+  for (PetscInt j = 0; j < size && !*in; j++) PetscCall(InClosure(dm, s, cone[j], p, pdepth, in));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
-    if (c < cStart || c >= cEnd) continue;
-    PetscCall(DMPlexGetTransitiveClosure(dm, c, PETSC_TRUE, &ncl, &cl));
-    for (PetscInt j = 0; j < ncl; j++) in = (PetscBool)(in || cl[2 * j] == p);
-    PetscCall(DMPlexRestoreTransitiveClosure(dm, c, PETSC_TRUE, &ncl, &cl));
+/* The cells whose closure holds point p of dm: up to max of them in cells[], their number in *n, in the
+   order of p's star (DMPlexGetTransitiveClosure() over the supports, walked here without it). In a tree
+   the supports of a parent hold the points above its children too, which do not count */
+static PetscErrorCode CellsAround(DM dm, const Strata *s, PetscInt p, PetscInt max, PetscInt *n, PetscInt cells[])
+{
+  PetscInt       st[256], nst = 1;
+  const PetscInt pdepth = StrataDepth(s, p);
+
+  PetscFunctionBegin;
+  *n    = 0;
+  st[0] = p;
+  for (PetscInt i = 0; i < nst; i++) {
+    const PetscInt *supp;
+    PetscInt        size;
+
+    PetscCall(DMPlexGetSupportSize(dm, st[i], &size));
+    PetscCall(DMPlexGetSupport(dm, st[i], &supp));
+    for (PetscInt j = 0; j < size; j++) {
+      PetscInt k;
+
+      for (k = 0; k < nst && st[k] != supp[j]; k++) { }
+      if (k < nst) continue;
+      PetscCheck(nst < 256, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The star of point %" PetscInt_FMT " has more than 256 points", p);
+      st[nst++] = supp[j];
+    }
+  }
+  for (PetscInt i = 0; i < nst; i++) {
+    const PetscInt c = st[i];
+    PetscBool      in;
+
+    if (StrataDepth(s, c) != s->depth) continue;
+    PetscCall(InClosure(dm, s, c, p, pdepth, &in));
     if (!in) continue;
     if (*n < max) cells[*n] = c;
     (*n)++;
   }
-  PetscCall(DMPlexRestoreTransitiveClosure(dm, p, PETSC_FALSE, &nst, &st));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -160,6 +280,7 @@ static PetscErrorCode CheckInput(DM dm, DMLabel marked)
   PetscBool    isplex, distributed, localized;
   PetscInt     dim, bad[5] = {-1, -1, -1, -1, -1}, gbad[5], pStart, pEnd, cStart, cEnd, vStart, vEnd;
   PetscSection parents = NULL, csec;
+  Strata       st;
 
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompare((PetscObject)dm, DMPLEX, &isplex));
@@ -177,6 +298,7 @@ static PetscErrorCode CheckInput(DM dm, DMLabel marked)
   PetscCall(DMPlexGetDepthStratum(dm, 0, &vStart, &vEnd));
   if (rank > 0 && pEnd > pStart) bad[0] = rank;
   PetscCall(DMPlexGetTree(dm, &parents, NULL, NULL, NULL, NULL));
+  if (parents) PetscCall(StrataGet(dm, &st));
   /* a tree as PatchworkDMPlexRefineCells() makes it: every parent is an edge or face of a cell and hangs
      nowhere itself, its children are no higher-dimensional than it */
   for (PetscInt p = pStart; parents && p < pEnd && bad[1] < 0; p++) {
@@ -184,10 +306,10 @@ static PetscErrorCode CheckInput(DM dm, DMLabel marked)
 
     PetscCall(DMPlexGetTreeParent(dm, p, &parent, NULL));
     if (parent == p) continue;
-    PetscCall(DMPlexGetPointDepth(dm, p, &depth));
-    PetscCall(DMPlexGetPointDepth(dm, parent, &pdepth));
+    depth  = StrataDepth(&st, p);
+    pdepth = StrataDepth(&st, parent);
     PetscCall(DMPlexGetTreeParent(dm, parent, &grandparent, NULL));
-    PetscCall(CellsAround(dm, parent, 0, &ncells, NULL));
+    PetscCall(CellsAround(dm, &st, parent, 0, &ncells, NULL));
     if (pdepth < 1 || pdepth >= dim || depth > pdepth || grandparent != parent || !ncells) bad[1] = p;
   }
   if (cEnd > cStart) {
@@ -237,12 +359,18 @@ static PetscErrorCode CheckInput(DM dm, DMLabel marked)
    hanging point, the parent, the unmarked cell around it, the depths of the point and the parent. */
 static PetscErrorCode BalanceWalk(DM dm, DMLabel marked, PetscInt value, PetscBool mark, PetscInt *added, PetscInt bad[6])
 {
-  PetscInt  cStart, cEnd;
-  PetscBool changed = PETSC_TRUE;
+  PetscInt     cStart, cEnd;
+  PetscBool    changed = PETSC_TRUE;
+  PetscSection parents;
+  Strata       st;
 
   PetscFunctionBegin;
   *added = 0;
   for (int i = 0; i < 6; i++) bad[i] = -1;
+  /* a conforming mesh hangs nowhere: nothing to walk */
+  PetscCall(DMPlexGetTree(dm, &parents, NULL, NULL, NULL, NULL));
+  if (!parents) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(StrataGet(dm, &st));
   PetscCall(DMPlexGetHeightStratum(dm, 0, &cStart, &cEnd));
   while (changed && bad[0] < 0) {
     changed = PETSC_FALSE;
@@ -258,7 +386,7 @@ static PetscErrorCode BalanceWalk(DM dm, DMLabel marked, PetscInt value, PetscBo
 
         PetscCall(DMPlexGetTreeParent(dm, p, &parent, NULL));
         if (parent == p) continue;
-        PetscCall(CellsAround(dm, parent, 64, &naround, around));
+        PetscCall(CellsAround(dm, &st, parent, 64, &naround, around));
         PetscCheck(naround <= 64, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Point %" PetscInt_FMT " bounds %" PetscInt_FMT " cells", parent, naround);
         for (PetscInt j = 0; j < naround && bad[0] < 0; j++) {
           PetscCall(DMLabelStratumHasPoint(marked, value, around[j], &split));
@@ -272,8 +400,8 @@ static PetscErrorCode BalanceWalk(DM dm, DMLabel marked, PetscInt value, PetscBo
             bad[1] = p;
             bad[2] = parent;
             bad[3] = around[j];
-            PetscCall(DMPlexGetPointDepth(dm, p, &bad[4]));
-            PetscCall(DMPlexGetPointDepth(dm, parent, &bad[5]));
+            bad[4] = StrataDepth(&st, p);
+            bad[5] = StrataDepth(&st, parent);
           }
         }
       }
@@ -342,8 +470,10 @@ static PetscErrorCode BuildCells(Refine *r, DMLabel marked, PetscInt value)
   PetscSection       csec;
   Vec                cvec;
   const PetscScalar *x;
+  Strata             st;
 
   PetscFunctionBegin;
+  PetscCall(StrataGet(dm, &st));
   /* the reference cell's corners in closure order: child b is the one at corner b */
   PetscCall(DMPlexCreateReferenceCell(PETSC_COMM_SELF, r->dim == 2 ? DM_POLYTOPE_QUADRILATERAL : DM_POLYTOPE_HEXAHEDRON, &K));
   PetscCall(ClosureVertices(K, 0, &ncv, cv));
@@ -412,17 +542,24 @@ static PetscErrorCode BuildCells(Refine *r, DMLabel marked, PetscInt value)
   PetscCall(VecRestoreArrayRead(cvec, &x));
   /* cells: the unsplit ones as they were, then the children of each split cell, child b at corner b */
   PetscCall(PetscMalloc3(r->ncells * r->nc, &r->cells, r->nkept, &r->kept, nsplit, &r->split));
+  r->ncl = r->dim == 2 ? 9 : 27;
+  PetscCall(PetscMalloc2(r->nkept * r->ncl, &r->keptpts, r->nkept * r->ncl, &r->keptmasks));
   for (PetscInt c = r->cStart, i = 0, ichild = r->nkept; c < r->cEnd; c++) {
     PetscInt pts[27], npts;
     int      masks[27];
 
     if (!split[c - r->cStart]) {
-      PetscCall(ClosureVertices(dm, c, &ncv, cv));
+      PetscCall(CellMasks(dm, &st, c, &npts, pts, masks, &ncv, cv));
+      PetscCheck(npts == r->ncl && ncv == r->nc, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cell %" PetscInt_FMT " has %" PetscInt_FMT " closure points and %" PetscInt_FMT " vertices", c, npts, ncv);
+      for (PetscInt k = 0; k < npts; k++) {
+        r->keptpts[i * r->ncl + k]   = pts[k];
+        r->keptmasks[i * r->ncl + k] = (unsigned char)masks[k];
+      }
       for (PetscInt j = 0; j < r->nc; j++) r->cells[i * r->nc + j] = r->newv[cv[j]];
       r->kept[i++] = c;
       continue;
     }
-    PetscCall(CellMasks(dm, c, &npts, pts, masks));
+    PetscCall(CellMasks(dm, &st, c, &npts, pts, masks, NULL, NULL));
     r->split[(ichild - r->nkept) / r->nc] = c;
     for (PetscInt b = 0; b < r->nc; b++, ichild++) {
       for (PetscInt j = 0; j < r->nc; j++) {
@@ -455,9 +592,12 @@ static PetscErrorCode BuildCells(Refine *r, DMLabel marked, PetscInt value)
 static PetscErrorCode Classify(Refine *r, DM T, PetscInt *q2old, PetscInt *orig, PetscInt *old2new)
 {
   DM       dm = r->dm;
-  PetscInt qStart, qEnd, vStartT, cStartT, cEndT;
+  PetscInt qStart, qEnd, vStartT, cStartT, cEndT, sv[8], nsv = 0;
+  Strata   st, sT;
 
   PetscFunctionBegin;
+  PetscCall(StrataGet(dm, &st));
+  PetscCall(StrataGet(T, &sT));
   PetscCall(DMPlexGetChart(T, &qStart, &qEnd));
   PetscCall(DMPlexGetDepthStratum(T, 0, &vStartT, NULL));
   PetscCall(DMPlexGetHeightStratum(T, 0, &cStartT, &cEndT));
@@ -472,44 +612,43 @@ static PetscErrorCode Classify(Refine *r, DM T, PetscInt *q2old, PetscInt *orig,
       old2new[o]         = vStartT + n;
     } else orig[vStartT + n] = o;
   }
-  for (PetscInt i = 0; i < r->ncells; i++) {
+  for (PetscInt i = 0, s = -1; i < r->ncells; i++) {
     const PetscInt c = cStartT + i;
-    PetscInt       tv[8], ntv;
+    PetscInt       tv[8], ntv, tpts[27], ntpts;
+    int            tmasks[27];
 
     /* PETSc keeps the cell-vertex order as the closure order (the children rely on it) */
-    PetscCall(ClosureVertices(T, c, &ntv, tv));
+    PetscCall(CellMasks(T, &sT, c, &ntpts, tpts, tmasks, &ntv, tv));
     PetscCheck(ntv == r->nc, PETSC_COMM_SELF, PETSC_ERR_PLIB, "New cell %" PetscInt_FMT " has %" PetscInt_FMT " vertices", c, ntv);
     for (PetscInt j = 0; j < ntv; j++) PetscCheck(tv[j] - vStartT == r->cells[i * r->nc + j], PETSC_COMM_SELF, PETSC_ERR_PLIB, "New cell %" PetscInt_FMT " does not keep its vertex order", c);
     if (i < r->nkept) { /* an old cell: match its closure with the old one by corner sets */
-      PetscInt pts[27], tpts[27], npts, ntpts;
-      int      masks[27], tmasks[27];
+      const PetscInt      *pts = &r->keptpts[i * r->ncl], npts = r->ncl;
+      const unsigned char *masks = &r->keptmasks[i * r->ncl];
 
-      PetscCall(CellMasks(dm, r->kept[i], &npts, pts, masks));
-      PetscCall(CellMasks(T, c, &ntpts, tpts, tmasks));
       PetscCheck(npts == ntpts, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Closures of old cell %" PetscInt_FMT " and new cell %" PetscInt_FMT " differ", r->kept[i], c);
       for (PetscInt a = 0; a < ntpts; a++) {
         PetscInt b;
 
         for (b = 0; b < npts && masks[b] != tmasks[a]; b++) { }
         PetscCheck(b < npts, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Point %" PetscInt_FMT " of new cell %" PetscInt_FMT " is no point of old cell %" PetscInt_FMT, tpts[a], c, r->kept[i]);
-        q2old[tpts[a]]   = pts[b];
+        q2old[tpts[a]]  = pts[b];
         old2new[pts[b]] = tpts[a];
       }
     } else { /* a child of old cell s: a point of its closure whose vertices are all old is an old point
                 (on a face or edge of s that fine neighbours had split already), any other lies inside the
                 highest old point its vertices stand for */
-      const PetscInt s = r->split[(i - r->nkept) / r->nc];
-      PetscInt      *cl = NULL, ncl, sv[8], nsv;
-
-      PetscCall(ClosureVertices(dm, s, &nsv, sv));
-      PetscCall(DMPlexGetTransitiveClosure(T, c, PETSC_TRUE, &ncl, &cl));
-      for (PetscInt a = 0; a < ncl; a++) {
-        const PetscInt q = cl[2 * a];
-        PetscInt       qv[8], ov[8], nqv, best = -1, bestdepth = 0, depth;
+      if (s != r->split[(i - r->nkept) / r->nc]) { /* the children of s are consecutive */
+        s = r->split[(i - r->nkept) / r->nc];
+        PetscCall(ClosureVertices(dm, s, &nsv, sv));
+      }
+      for (PetscInt a = 0; a < ntpts; a++) {
+        const PetscInt q = tpts[a];
+        PetscInt       qv[8], ov[8], nqv = 0, best = -1, bestdepth = 0, depth;
         PetscBool      allold = PETSC_TRUE;
 
         if (q >= vStartT && q < vStartT + r->nv && q2old[q] >= 0) continue; /* an old vertex */
-        PetscCall(ClosureVertices(T, q, &nqv, qv));
+        for (PetscInt j = 0; j < ntv; j++) /* q's vertices (their order does not matter) */
+          if (tmasks[a] & (1 << j)) qv[nqv++] = tv[j];
         for (PetscInt b = 0; b < nqv; b++) {
           PetscInt o = r->vorig[qv[b] - vStartT], j;
 
@@ -520,17 +659,17 @@ static PetscErrorCode Classify(Refine *r, DM T, PetscInt *q2old, PetscInt *orig,
             PetscCall(DMPlexGetTreeParent(dm, o, &o, NULL)); /* a hanging vertex of s's: it stands for its parent */
             PetscCheck(o != ov[b], PETSC_COMM_SELF, PETSC_ERR_PLIB, "Vertex %" PetscInt_FMT " of child %" PetscInt_FMT " is neither a corner of old cell %" PetscInt_FMT " nor a hanging vertex", qv[b], c, s);
           } else allold = PETSC_FALSE;
-          PetscCall(DMPlexGetPointDepth(dm, o, &depth));
+          depth = StrataDepth(&st, o);
           if (depth > bestdepth) {
             best      = o;
             bestdepth = depth;
           }
         }
-        PetscCall(DMPlexGetPointDepth(T, q, &depth));
+        depth = StrataDepth(&sT, q);
         if (allold) {
           PetscInt p;
 
-          PetscCall(FindPoint(dm, depth, nqv, ov, &p));
+          PetscCall(FindPoint(dm, &st, depth, nqv, ov, &p));
           PetscCheck(p >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Point %" PetscInt_FMT " of child %" PetscInt_FMT " has old vertices only but is no old point", q, c);
           PetscCheck(q2old[q] < 0 || q2old[q] == p, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Point %" PetscInt_FMT " is old points %" PetscInt_FMT " and %" PetscInt_FMT, q, q2old[q], p);
           q2old[q]   = p;
@@ -541,7 +680,6 @@ static PetscErrorCode Classify(Refine *r, DM T, PetscInt *q2old, PetscInt *orig,
         PetscCheck(orig[q] < 0 || orig[q] == best, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Point %" PetscInt_FMT " lies inside old points %" PetscInt_FMT " and %" PetscInt_FMT, q, orig[q], best);
         orig[q] = best;
       }
-      PetscCall(DMPlexRestoreTransitiveClosure(T, c, PETSC_TRUE, &ncl, &cl));
     }
   }
   for (PetscInt q = qStart; q < qEnd; q++) PetscCheck(q2old[q] >= 0 || orig[q] >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Point %" PetscInt_FMT " of the new mesh has no origin", q);
@@ -577,23 +715,57 @@ static PetscBool SamePoint(const PetscReal a[3], const PetscReal b[3])
   return (PetscBool)(PetscAbsReal(a[0] - b[0]) < PW_REFINE_TOL && PetscAbsReal(a[1] - b[1]) < PW_REFINE_TOL && PetscAbsReal(a[2] - b[2]) < PW_REFINE_TOL);
 }
 
+/* A reference parent R of the reference tree K with the coordinates of its corners and of its children's
+   (taken once: every hanging point of its dimension is matched against them) */
+typedef struct {
+  PetscInt        R, nW, nchildren;
+  PetscReal       W[8][3];
+  const PetscInt *children;
+  PetscInt       *kdepth, *nX;
+  PetscReal (*X)[8][3];
+} RefParent;
+
+static PetscErrorCode RefParentCreate(DM K, PetscInt R, RefParent *rp)
+{
+  Strata sK;
+
+  PetscFunctionBegin;
+  PetscCall(StrataGet(K, &sK));
+  rp->R = R;
+  PetscCall(RefVertexCoords(K, R, &rp->nW, rp->W));
+  PetscCall(DMPlexGetTreeChildren(K, R, &rp->nchildren, &rp->children));
+  PetscCall(PetscMalloc3(rp->nchildren, &rp->kdepth, rp->nchildren, &rp->nX, rp->nchildren, &rp->X));
+  for (PetscInt i = 0; i < rp->nchildren; i++) {
+    rp->kdepth[i] = StrataDepth(&sK, rp->children[i]);
+    PetscCall(RefVertexCoords(K, rp->children[i], &rp->nX[i], rp->X[i]));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode RefParentDestroy(RefParent *rp)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFree3(rp->kdepth, rp->nX, rp->X));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The childID of hanging point q of T, whose parent is `parent` (the new point of old point orig[q], or
    of the old parent of old point q2old[q]), in the reference tree K, where R is the reference point of
    parent's dimension whose children are PETSc's canonical ones; q is turned to the reference child's
    orientation (the parent may be laid otherwise than in the old mesh: an old child's childID is found
    again) */
-static PetscErrorCode ChildID(Refine *r, DM T, DM K, PetscInt R, PetscInt parent, const PetscInt *q2old, PetscInt q, PetscInt *childID)
+static PetscErrorCode ChildID(Refine *r, DM T, const Strata *sT, const RefParent *rp, PetscInt parent, const PetscInt *q2old, PetscInt q, PetscInt *childID)
 {
-  PetscInt        pv[8], npv, qv[8], nqv, nW, vStartT, nchildren, depth;
-  PetscReal       W[8][3], loc[8][3];
-  const PetscInt *children;
+  const PetscInt  R = rp->R, nW = rp->nW, nchildren = rp->nchildren, vStartT = sT->start[0], depth = StrataDepth(sT, q);
+  const PetscInt *children = rp->children;
+  PetscInt        pv[8], npv, qv[8], nqv;
+  PetscReal       loc[8][3];
+  const PetscReal(*W)[3] = rp->W;
 
   PetscFunctionBegin;
   *childID = -1;
-  PetscCall(DMPlexGetDepthStratum(T, 0, &vStartT, NULL));
   /* the parent's corners (closure order) are the reference parent's corners W (closure order) */
   PetscCall(ClosureVertices(T, parent, &npv, pv));
-  PetscCall(RefVertexCoords(K, R, &nW, W));
   PetscCheck(npv == nW, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Parent %" PetscInt_FMT " has %" PetscInt_FMT " vertices, reference point %" PetscInt_FMT " %" PetscInt_FMT, parent, npv, R, nW);
   /* q's vertices in the reference parent: a corner, or the mean of the corners their old points span (an
      old vertex inside the parent hangs on an edge or face of it, and spans that) */
@@ -616,16 +788,13 @@ static PetscErrorCode ChildID(Refine *r, DM T, DM K, PetscInt R, PetscInt parent
     }
   }
   /* the reference child with the same vertices; then q takes its vertex order */
-  PetscCall(DMPlexGetPointDepth(T, q, &depth));
-  PetscCall(DMPlexGetTreeChildren(K, R, &nchildren, &children));
   for (PetscInt i = 0; i < nchildren && *childID < 0; i++) {
-    PetscInt  kdepth, nX, target[8];
-    PetscReal X[8][3];
+    const PetscInt nX = rp->nX[i];
+    const PetscReal(*X)[3] = rp->X[i];
+    PetscInt  target[8];
     PetscBool match = PETSC_TRUE;
 
-    PetscCall(DMPlexGetPointDepth(K, children[i], &kdepth));
-    if (kdepth != depth) continue;
-    PetscCall(RefVertexCoords(K, children[i], &nX, X));
+    if (rp->kdepth[i] != depth) continue;
     if (nX != nqv) continue;
     for (PetscInt b = 0; b < nX && match; b++) {
       PetscInt a;
@@ -769,6 +938,8 @@ PetscErrorCode PatchworkDMPlexRefineCells(DM dm, DMLabel marked, PetscInt value,
   Refine       r;
   PetscSection parentSection;
   PetscInt     qStart, qEnd, nparents = 0, *q2old = NULL, *orig = NULL, *old2new = NULL, *tparent = NULL, *parents = NULL, *childIDs = NULL, R[3] = {-1, -1, -1};
+  RefParent    rp[3];
+  Strata       st, sT;
   const char  *name, *prefix;
 
   PetscFunctionBegin;
@@ -802,6 +973,7 @@ PetscErrorCode PatchworkDMPlexRefineCells(DM dm, DMLabel marked, PetscInt value,
       if (n) R[d] = k;
     }
     PetscCheck(R[d] >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The reference tree has no %s with children", d == 1 ? "edge" : "face");
+    PetscCall(RefParentCreate(K, R[d], &rp[d]));
   }
 
   /* the hanging points: their parents and childIDs (turning them to the reference children) */
@@ -810,6 +982,8 @@ PetscErrorCode PatchworkDMPlexRefineCells(DM dm, DMLabel marked, PetscInt value,
   PetscCall(PetscSectionSetChart(parentSection, qStart, qEnd));
   if (rank == 0) {
     PetscCall(PetscMalloc4(qEnd, &q2old, qEnd, &orig, r.pEnd, &old2new, qEnd, &tparent));
+    PetscCall(StrataGet(dm, &st));
+    PetscCall(StrataGet(T, &sT));
     PetscCall(Classify(&r, T, q2old, orig, old2new));
     /* a new point inside an old edge or face that is still there hangs on it; an old point keeps its old
        parent while that is still there */
@@ -817,7 +991,7 @@ PetscErrorCode PatchworkDMPlexRefineCells(DM dm, DMLabel marked, PetscInt value,
       PetscInt depth = 0, P = -1;
 
       if (orig[q] >= 0) {
-        PetscCall(DMPlexGetPointDepth(dm, orig[q], &depth));
+        depth = StrataDepth(&st, orig[q]);
         if (depth >= 1 && depth < r.dim) P = orig[q];
       } else {
         PetscCall(DMPlexGetTreeParent(dm, q2old[q], &P, NULL));
@@ -841,9 +1015,9 @@ PetscErrorCode PatchworkDMPlexRefineCells(DM dm, DMLabel marked, PetscInt value,
       PetscCall(PetscSectionGetDof(parentSection, q, &dof));
       if (!dof) continue;
       PetscCall(PetscSectionGetOffset(parentSection, q, &off));
-      PetscCall(DMPlexGetPointDepth(T, tparent[q], &depth));
+      depth        = StrataDepth(&sT, tparent[q]);
       parents[off] = tparent[q];
-      PetscCall(ChildID(&r, T, K, R[depth], parents[off], q2old, q, &childIDs[off]));
+      PetscCall(ChildID(&r, T, &sT, &rp[depth], parents[off], q2old, q, &childIDs[off]));
     }
   }
   PetscCall(CopyLabels(dm, T, orig, old2new));
@@ -866,10 +1040,12 @@ PetscErrorCode PatchworkDMPlexRefineCells(DM dm, DMLabel marked, PetscInt value,
   PetscCall(PetscSectionDestroy(&parentSection));
   PetscCall(PetscFree2(parents, childIDs));
   PetscCall(PetscFree4(q2old, orig, old2new, tparent));
+  for (PetscInt d = 1; d < r.dim; d++) PetscCall(RefParentDestroy(&rp[d]));
   PetscCall(DMDestroy(&K));
   PetscCall(PetscFree(r.newv));
   PetscCall(PetscFree(r.vorig));
   PetscCall(PetscFree3(r.cells, r.kept, r.split));
+  PetscCall(PetscFree2(r.keptpts, r.keptmasks));
   PetscCall(PetscFree(r.coords));
   *tree = T;
   PetscFunctionReturn(PETSC_SUCCESS);
