@@ -596,14 +596,20 @@ static cudaError_t CheckDesc(const PatchworkPlexDesc *d, int *empty)
 template <typename K>
 static cudaError_t GroupShape(K kern, Group *g, size_t table_doubles, size_t *shmem)
 {
-  const size_t cellb = (size_t)g->cellsz * sizeof(double), tab = table_doubles * sizeof(double);
+  const size_t       cellb = (size_t)g->cellsz * sizeof(double), tab = table_doubles * sizeof(double);
+  cudaFuncAttributes fa;
+  cudaError_t        err = cudaFuncGetAttributes(&fa, kern);
 
+  if (err != cudaSuccess) return err;
+  /* the kernel's static shared memory counts against the same 48 KiB default (k = 5, nq = 6 in 3D
+     came to 49064 dynamic + 128 static bytes: an invalid launch without the opt-in) */
+  const size_t stat = fa.sharedSizeBytes;
   g->TG = g->nqd <= 64 ? 32 : g->nqd <= 256 ? 64 : 128;
   g->C  = 256 / g->TG;
-  while (g->C > 1 && tab + g->C * cellb > 64 * 1024) g->C--;
+  while (g->C > 1 && stat + tab + g->C * cellb > 64 * 1024) g->C--;
   *shmem = tab + g->C * cellb;
-  if (*shmem > (size_t)kSharedPerBlock) return cudaErrorInvalidValue;
-  if (*shmem > 48 * 1024) return cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)*shmem);
+  if (stat + *shmem > (size_t)kSharedPerBlock) return cudaErrorInvalidValue;
+  if (stat + *shmem > 48 * 1024) return cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)*shmem);
   return cudaSuccess;
 }
 
