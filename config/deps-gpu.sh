@@ -60,6 +60,9 @@
 #    for cuda, $CUDA_DIR/lib64 first: libHYPRE needs cudart, cusparse,
 #    cublas(Lt), curand, cusolver, which are NOT copied into the prefix but
 #    taken from the GPU machine's CUDA 13 toolkit in /usr/local/cuda/lib64).
+#  * p4est: Debian 12's libp4est-dev 2.2 (PETSc's --download-p4est needs
+#    GitHub), for DMForest (DMP4EST/DMP8EST) meshes with hanging nodes;
+#    libp4est/libsc are copied into the prefix.  WITH_P4EST=0 leaves it out.
 #  * No Fortran, no X, no SSL/valgrind (fewer runtime deps).
 #  * The GPU machine's OpenMPI is not CUDA-aware: PETSc aborts at the first
 #    GPU object unless run with -use_gpu_aware_mpi 0 (e.g. in PETSC_OPTIONS).
@@ -99,6 +102,7 @@ esac
 if [ "$INDEX64" = 1 ] && [ "$WITH_HYPRE" != 0 ]; then
   echo "deps-gpu: ERROR: INDEX64=1 builds without hypre (its hypre build is 32-bit): use WITH_HYPRE=0" >&2; exit 1
 fi
+WITH_P4EST=${WITH_P4EST:-1}
 HYPRE_VERSION=2.32.0
 HYPRE_SHA256=2277b6f01de4a7d0b01cfe12615255d9640eaa02268565a7ce1a769beab25fa1
 HYPRE_SUITE=trixie                       # the Debian release whose source package has it
@@ -111,7 +115,7 @@ else
   HYPRE_SRC=$BUILD/hypre-$HYPRE_VERSION
   HYPRE_PREFIX=$BUILD/hypre-install
 fi
-FEATURES="cuda hypre=$(case $WITH_HYPRE in cuda|host) echo "$WITH_HYPRE-$HYPRE_VERSION" ;; *) echo no ;; esac)$([ "$INDEX64" = 1 ] && echo " index64" || true)"
+FEATURES="cuda hypre=$(case $WITH_HYPRE in cuda|host) echo "$WITH_HYPRE-$HYPRE_VERSION" ;; *) echo no ;; esac)$([ "$INDEX64" = 1 ] && echo " index64" || true)$([ "$WITH_P4EST" = 1 ] && echo " p4est-2.2" || true)"
 
 if [ -f "$ARCHIVE" ] && grep -qxF "features: $FEATURES" "$INFO" 2>/dev/null; then
   echo "deps-gpu: $ARCHIVE already exists ($FEATURES)"
@@ -164,6 +168,8 @@ apt_install() {
   done
 }
 apt_install libopenmpi-dev openmpi-bin liblapack-dev libblas-dev patchelf xz-utils make
+[ "$WITH_P4EST" = 1 ] && apt_install libp4est-dev zlib1g-dev
+P4EST_LIBS=(/usr/lib/x86_64-linux-gnu/libp4est.so /usr/lib/x86_64-linux-gnu/libsc.so)
 
 # ---------------------------------------------------------------- hypre
 fetch_hypre() {
@@ -336,6 +342,9 @@ configure_opts() {
   else
     extra+=(--with-hypre=0)
   fi
+  if [ "$WITH_P4EST" = 1 ]; then
+    extra+=(--with-p4est-include=/usr/include "--with-p4est-lib=[${P4EST_LIBS[0]},${P4EST_LIBS[1]}]" --with-zlib=1)
+  fi
   local cudapy=$src/config/BuildSystem/config/packages/CUDA.py
   if grep -q "with-cuda-nvml" "$cudapy"; then
     extra+=(--with-cuda-nvml=0)
@@ -437,6 +446,9 @@ install_petsc() {
   local sysre='^(libc|libm|libdl|libpthread|librt|libgcc_s|libstdc\+\+|ld-linux-x86-64|linux-vdso|libmpi|libopen-rte|libopen-pal|libhwloc|libevent[a-z_]*-[0-9.]*|libudev|libz|liblzma|libbz2|libcuda|libcudart|libcublas|libcublasLt|libcusparse|libcurand|libcusolver|libcufft|libnvJitLink|libnvrtc|libnvToolsExt|libnvtx3interop)\.so'
   local libs=(/usr/lib/x86_64-linux-gnu/libblas.so.3 /usr/lib/x86_64-linux-gnu/liblapack.so.3)
   [ "$WITH_HYPRE" != 0 ] && libs+=("$(readlink -f lib/libHYPRE.so)")
+  if [ "$WITH_P4EST" = 1 ]; then
+    for f in "${P4EST_LIBS[@]}"; do libs+=("$(readlink -f "$f")"); done
+  fi
   local f path name
   for f in "${libs[@]}"; do
     while read -r path; do libs+=("$path"); done < <(ldd "$f" | awk '$3 ~ /^\// {print $3}')
@@ -452,9 +464,13 @@ install_petsc() {
     patchelf --set-rpath '$ORIGIN' "lib/$name"
     echo "$name" >> "$BUILD/copied-libs.txt"
   done
-  # link-time names, for a machine that has no liblapack-dev/libblas-dev
+  # link-time names, for a machine that has no liblapack-dev/libblas-dev (nor libp4est-dev: PETSc's
+  # makefile variables link -lp4est -lsc, found in the prefix's lib/ there)
   ln -sf liblapack.so.3 lib/liblapack.so
   ln -sf libblas.so.3 lib/libblas.so
+  if [ "$WITH_P4EST" = 1 ]; then
+    for f in "${P4EST_LIBS[@]}"; do ln -sf "$(basename "$(readlink -f "$f")")" "lib/$(basename "$f")"; done
+  fi
   # This toolkit has real libs in $CUDA_DIR/lib (lib64 -> lib); a standard
   # toolkit (the GPU machine) has only lib64.  Use lib64, valid on both.
   if [ -d "$CUDA_DIR/lib64" ]; then
@@ -481,6 +497,10 @@ check_prefix() {
     grep -q "libHYPRE" <<< "$(ldd "$p/lib/libpetsc.so")" || { echo "libpetsc.so does not link libHYPRE" >&2; return 1; }
     grep -q 'not found' <<< "$(ldd "$p/lib/libHYPRE.so")" && { echo "libHYPRE.so has unresolved deps" >&2; return 1; }
   fi
+  if [ "$WITH_P4EST" = 1 ]; then
+    grep -q '^#define PETSC_HAVE_P4EST 1' "$p/include/petscconf.h" || { echo "PETSc built without p4est" >&2; return 1; }
+    [ -e "$p/lib/libp4est.so" ] && [ -e "$p/lib/libsc.so" ] || { echo "no link-time libp4est.so/libsc.so in the prefix" >&2; return 1; }
+  fi
   if [ "$WITH_HYPRE" = cuda ]; then
     grep -q '^#define PETSC_HAVE_HYPRE_DEVICE 1' "$p/include/petscconf.h" || { echo "PETSc did not take hypre as a device (CUDA) hypre: no PETSC_HAVE_HYPRE_DEVICE" >&2; return 1; }
     grep -q '^#define HYPRE_USING_CUDA 1' "$p/include/hypre/HYPRE_config.h" || { echo "the prefix's hypre is not a CUDA build" >&2; return 1; }
@@ -499,7 +519,8 @@ swap_prefix() {
   mv "$STAGE$PREFIX" "$PREFIX"
   rm -rf "$old" "$STAGE"
 }
-if [ ! -f "$SRC/.installed" ] || [ ! -f "$PREFIX/lib/petsc/conf/petscvariables" ]; then
+# (again when the installed prefix fails its check, e.g. one made by an older version of this script)
+if [ ! -f "$SRC/.installed" ] || [ ! -f "$PREFIX/lib/petsc/conf/petscvariables" ] || ! check_prefix "$PREFIX" > /dev/null 2>&1; then
   phase install install_petsc > "$BUILD/install.log" 2>&1
   [ $PHASE_RC -eq 0 ] || die "install failed, see $BUILD/install.log"
   touch "$SRC/.installed"
