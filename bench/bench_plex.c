@@ -7,7 +7,9 @@ static const char help[] = "MatMult throughput of the tensor-product operator on
                            "  -dim <3>                 2 or 3\n"
                            "  -kmin <1> -kmax <8>      degrees\n"
                            "  -dofs <3e5,1e6,1e7>      target problem sizes (N^dim cells with N*k+1 nodes per direction)\n"
-                           "  -domain <shell>          shell (curved cubed-sphere panel, quadratic coordinates) or box\n"
+                           "  -domain <shell>          shell (curved cubed-sphere panel, quadratic coordinates), box, forest (a p4est\n"
+                           "                           brick on [-1,1]^dim, DMP4EST/DMP8EST; -refine_shell: adapted towards the sphere |x| = r)\n"
+                           "                           or ball (that brick mapped onto the unit ball, multilinear cells)\n"
                            "  -refine_shell <r>        split the cells around the sphere |x| = r once (hanging nodes, examples/shell.h)\n"
                            "  -refine_shell_levels <1> levels of that refinement, each within half the last width (2:1 balanced)\n"
                            "  -spmv_max_work <3e10>    assemble only if cells * nodes^2 * points <= this (PETSc's host assembly)\n"
@@ -17,6 +19,7 @@ static const char help[] = "MatMult throughput of the tensor-product operator on
 #include <petscds.h>
 #include <petscsnes.h>
 #include "../examples/shell.h"
+#include "../examples/forest.h"
 
 static void G3(PetscInt dim, PetscInt Nf, PetscInt NfAux, const PetscInt uOff[], const PetscInt uOff_x[], const PetscScalar u[], const PetscScalar u_t[], const PetscScalar u_x[], const PetscInt aOff[], const PetscInt aOff_x[], const PetscScalar a[], const PetscScalar a_t[], const PetscScalar a_x[], PetscReal t, PetscReal u_tShift, const PetscReal x[], PetscInt numConstants, const PetscScalar constants[], PetscScalar g3[])
 {
@@ -27,9 +30,23 @@ static void G3(PetscInt dim, PetscInt Nf, PetscInt NfAux, const PetscInt uOff[],
 /* The coordinate field has degree min(k, 2): the operator interpolates the geometry at its Q_k nodes.
    With rsplit >= 0 the cells within one radial cell width of |x| = rsplit are split once (hanging nodes;
    the tree carries vertex coordinates only, so the cells are multilinear between vertices on the shell) */
-static PetscErrorCode CreateMesh(PetscInt dim, PetscInt N, PetscInt k, PetscBool shell, PetscReal rsplit, PetscInt levels, DM *dm)
+static PetscErrorCode CreateMesh(PetscInt dim, PetscInt N, PetscInt k, PetscBool shell, PetscBool forest, PetscBool ball, PetscReal rsplit, PetscInt levels, DM *dm)
 {
   PetscFunctionBeginUser;
+  if (forest) {
+#if defined(PETSC_HAVE_P4EST)
+    PetscInt cStart, cEnd, ncells;
+
+    PetscCall(ForestCreateTowardsSphere(PETSC_COMM_WORLD, dim, N, -1.0, 1.0, ball ? ForestCubeToBall : NULL, rsplit, rsplit >= 0 ? levels : 0, dm));
+    PetscCall(DMForestGetCellChart(*dm, &cStart, &cEnd));
+    ncells = cEnd - cStart;
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ncells, 1, MPIU_INT, MPI_SUM, PETSC_COMM_WORLD));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "forest: brick of %" PetscInt_FMT "^%" PetscInt_FMT " cells, %" PetscInt_FMT " level(s) towards |x| = %g: %" PetscInt_FMT " cells\n", N, dim, rsplit >= 0 ? levels : 0, (double)rsplit, ncells));
+    PetscFunctionReturn(0);
+#else
+    SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_SUP, "-domain forest needs PETSc with p4est");
+#endif
+  }
   PetscCall(BenchPlexBox(dim, N, dim == 2 ? (shell ? "-1,0.5" : "-1,-1") : (shell ? "-1,-1,0.5" : "-1,-1,-1"), dim == 2 ? "1,1" : "1,1,1", shell && k > 1 && rsplit < 0 ? 2 : 1, dm));
   if (rsplit >= 0) PetscCall(SplitBand(dm, rsplit, (shell ? 0.5 : 2.0) / N, levels, shell)); /* keeps the vector and matrix types */
   else if (shell) PetscCall(DMPlexRemapGeometry(*dm, 0.0, BoxToShell));
@@ -40,7 +57,7 @@ int main(int argc, char **argv)
 {
   PetscInt  dim = 3, kmin = 1, kmax = 8, ndofs = 8, reps = 20, levels = 1;
   PetscReal dofs[8] = {3e5, 1e6, 1e7}, maxwork = 3e10, rsplit = -1;
-  PetscBool shell = PETSC_TRUE;
+  PetscBool shell = PETSC_TRUE, forest, ball;
   char      domain[16] = "shell", vtypename[64] = "standard";
 
   PetscFunctionBeginUser;
@@ -58,7 +75,10 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsReal("-refine_shell", "Split the cells around |x| = r once (hanging nodes)", NULL, rsplit, &rsplit, NULL));
   PetscCall(PetscOptionsInt("-refine_shell_levels", "Levels of -refine_shell, each within half the last width", NULL, levels, &levels, NULL));
   PetscOptionsEnd();
-  shell = (PetscBool)!strcmp(domain, "shell");
+  shell  = (PetscBool)!strcmp(domain, "shell");
+  ball   = (PetscBool)!strcmp(domain, "ball");
+  forest = (PetscBool)(ball || !strcmp(domain, "forest"));
+  PetscCheck(shell || forest || !strcmp(domain, "box"), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-domain %s: use shell, box, forest or ball", domain);
   PetscCall(PetscOptionsGetString(NULL, NULL, "-dm_vec_type", vtypename, sizeof(vtypename), NULL));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "general mesh (%s, %s cells), %" PetscInt_FMT "D, vectors %s, variable coefficient; GDoF/s = unknowns / median MatMult time\n", domain, shell ? "curved" : "straight", dim, vtypename));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-3s %-3s %9s %11s %9s %9s %9s %9s %9s %9s %9s %10s\n", "dim", "k", "cells", "DoF", "gll", "gauss", "gauss+1", "gll", "gauss", "AIJ SpMV", "AIJ nnz", "gauss/AIJ"));
@@ -74,7 +94,7 @@ int main(int argc, char **argv)
       double          t[5], tsp;
       char            spmv[32] = "-", nnzs[32] = "-", ratio[32] = "-";
 
-      PetscCall(CreateMesh(dim, N, k, shell, rsplit, levels, &dm));
+      PetscCall(CreateMesh(dim, N, k, shell, forest, ball, rsplit, levels, &dm));
       PetscCall(PatchworkDMPlexSetQkField(dm, k, PETSC_TRUE));
       PetscCall(MatCreatePatchworkTensor(dm, k, &A));
       PetscCall(MatSetFromOptions(A));

@@ -6,7 +6,9 @@
 # GDoF/s over refined GDoF/s, minus 1, at the same target size (the refined meshes have more DoF).
 # DOMAIN box (default): multilinear cells on both sides, so both compute their geometry on the fly on the
 # GPU and the overhead is the constraints' alone; shell: the curved panel, whose uniform mesh has quadratic
-# coordinates (stored factors) while the refined one is multilinear (on the fly): not the same apply.
+# coordinates (stored factors) while the refined one is multilinear (on the fly): not the same apply;
+# forest: a p4est brick on [-1,1]^dim (PETSc with p4est), adapted towards the sphere |x| = 0.75 by p4est
+# (2:1 balanced), on the fly on both sides. BENCH_OPTS: more bench_plex options (e.g. -spmv_max_work 0).
 # Run after `make bench` against the CUDA PETSc, from the repository root (tests/gpu/run.sh's environment):
 #   SIZES="1e6 4e6 1.6e7" KMAX=4 bash bench/plex_adaptive.sh
 # (GPU="" runs it on host vectors: the CPU reference, for a check of the script only)
@@ -25,7 +27,7 @@ for d in $DIMS; do
     ref=$([ "$l" -gt 0 ] && echo "-refine_shell 0.75 -refine_shell_levels $l")
     log=$LOGS/plex-adaptive-$DOMAIN-${d}d-l$l.log
     timeout "${RUN_LIMIT:-540}" build/bench/bench_plex -dim "$d" -kmin "${KMIN:-1}" -kmax "${KMAX:-4}" -dofs "$(echo $SIZES | tr ' ' ,)" \
-      -domain "$DOMAIN" $ref -reps "${REPS:-10}" $GPU >"$log" 2>&1 || echo "bench_plex dim $d levels $l: failed or timed out, see $log"
+      -domain "$DOMAIN" $ref -reps "${REPS:-10}" $GPU ${BENCH_OPTS:-} >"$log" 2>&1 || echo "bench_plex dim $d levels $l: failed or timed out, see $log"
     # bench_plex rows: dim k cells DoF gll gauss gauss+1 gll-stored gauss-stored AIJ-SpMV nnz ratio
     while read -r line; do rows+=("$l $line"); done < <(awk '$1 ~ /^[23]$/ && $2 ~ /^[0-9]+$/ && NF == 12' "$log")
   done

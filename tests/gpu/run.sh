@@ -159,6 +159,16 @@ check plex-gpu-refine-n2  $MPI -n 2 $PLEX -tol 1e-13 -dm_plex_dim 3 -dm_plex_box
 C2_3D=1,3,4,5,7,9,10,11,12,13,14,15,16,18,20,21,22,24,26,27,28,29,30,31,32,33
 check plex-gpu-refine2-2d $PLEX -tol 1e-13 -dm_plex_dim 2 -dm_plex_box_faces 4,4 -refine_cells 5,6,9,10 -refine_cells2 1,4,12,13,14,15 -kmax 8 -curved -variable -dirichlet
 check plex-gpu-refine2-3d $PLEX -tol 1e-13 -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 13 -refine_cells2 $C2_3D -kmax 5 -curved -variable
+# DMForest (p4est; the CUDA PETSc has Debian's): the operator made from the forest, on its device vectors
+FOREST="build/tests/mat/test_forest $GPU -dm_mat_type aijcusparse"
+check forest-gpu-2d   $FOREST -tol 1e-13 -dim 2 -kmax 8 -levels 3 -curved -variable -dirichlet
+check forest-gpu-3d   $FOREST -tol 1e-13 -dim 3 -kmax 4 -levels 2 -curved -variable
+check forest-gpu-3d-high $FOREST -tol 1e-13 -dim 3 -cells 3 -radius 1.3 -levels 1 -kmin 5 -kmax 6 -curved -variable
+check forest-gpu-n2   $MPI -n 2 $FOREST -tol 1e-13 -dim 3 -kmax 3 -levels 2 -curved -variable -dirichlet
+check forest-gpu-ball $FOREST -tol 1e-13 -dim 3 -ball -kmax 4 -levels 2 -variable -dirichlet
+check forest-cpu-3d   build/tests/mat/test_forest -dim 3 -kmax 3 -levels 2 -curved -variable -dirichlet
+check forest-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 $FOREST -dim 3 -kmin 2 -kmax 3 -levels 1 -variable
+check forest-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 $FOREST -dim 3 -kmin 3 -kmax 3 -levels 1
 check plex-refine-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -refine_cells 0,1,2,3,4,5,6 -kmin 3 -kmax 3 -variable
 check plex-refine-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -refine_cells 0,1,2,3,4,5,6 -kmin 2 -kmax 2 -gausslobatto
 check plex-hanging-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 $PLEX -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -tree_cell 13 -kmin 2 -kmax 2 -variable

@@ -4,6 +4,7 @@
 #include <petscds.h>
 #include <petscfe.h>
 #include <petscsf.h>
+#include <petscdmforest.h>
 
 static PetscErrorCode Zero(PetscInt dim, PetscReal t, const PetscReal x[], PetscInt Nc, PetscScalar *u, void *ctx)
 {
@@ -22,6 +23,28 @@ static PetscErrorCode Coordinate(PetscInt dim, PetscReal t, const PetscReal x[],
   (void)Nc;
   u[0] = x[*(PetscInt *)ctx];
   return PETSC_SUCCESS;
+}
+
+/* The DMPlex the operator works on: dm itself, or the mesh of a DMForest (p4est), which shares the
+   forest's discretization (field, section, boundary conditions) and so its vector layout */
+PetscErrorCode PatchworkDMGetPlex(DM dm, DM *plex)
+{
+  PetscBool isplex, isforest;
+  VecType   vtype;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)dm, DMPLEX, &isplex));
+  if (isplex) {
+    PetscCall(PetscObjectReference((PetscObject)dm));
+    *plex = dm;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(DMIsForest(dm, &isforest));
+  PetscCheck(isforest, PetscObjectComm((PetscObject)dm), PETSC_ERR_ARG_WRONG, "Expected a DMPlex or a DMForest, not a DM of type %s", ((PetscObject)dm)->type_name);
+  PetscCall(DMConvert(dm, DMPLEX, plex));
+  PetscCall(DMGetVecType(dm, &vtype)); /* PETSc's forest gives its mesh the matrix type only */
+  PetscCall(DMSetVecType(*plex, vtype));
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* Every cell of this rank must be a quadrilateral (2D) or hexahedron (3D) */
@@ -90,7 +113,8 @@ static PetscErrorCode MarkBoundaryFaces(DM dm, DMLabel label)
   Collective
 
   Input Parameters:
-+ dm        - the DMPlex (2D quadrilaterals or 3D hexahedra, straight or curved)
++ dm        - the DMPlex (2D quadrilaterals or 3D hexahedra, straight or curved), or a DMForest
+              (`DMP4EST`, `DMP8EST`: adaptively refined, with hanging nodes) set up
 . degree    - the polynomial degree k (1..10 in 2D, 1..8 in 3D)
 - dirichlet - `PETSC_TRUE`: homogeneous essential boundary conditions on the whole boundary (the
               boundary nodes are removed from global vectors, as PETSc's own FEM does)
@@ -99,6 +123,8 @@ static PetscErrorCode MarkBoundaryFaces(DM dm, DMLabel label)
   Sets field 0 to a `PetscFE` with a tensor polynomial space, a Lagrange dual space with
   Gauss-Lobatto-Legendre nodes (`PETSCDTNODES_GAUSSJACOBI` with end points) and k+1 Gauss points
   per direction, and creates the `PetscDS`. The same DM then serves PETSc's own FEM assembly.
+  On a DMForest the field is the forest's; set it after the last adaptation (PETSc's forest transfers
+  vectors between adapted forests, not the operator).
 
   Level: beginner
 
@@ -111,13 +137,14 @@ PetscErrorCode PatchworkDMPlexSetQkField(DM dm, PetscInt degree, PetscBool diric
   PetscSpace      P;
   PetscDualSpace  Q;
   PetscFE         fe;
-  DM              K;
+  DM              K, plex;
   PetscQuadrature q, fq;
 
   PetscFunctionBegin;
   PatchworkAssertPointer(dm, 1);
   comm = PetscObjectComm((PetscObject)dm);
-  PetscCall(CheckCells(dm, &dim));
+  PetscCall(PatchworkDMGetPlex(dm, &plex));
+  PetscCall(CheckCells(plex, &dim));
   PetscCheck(degree >= 1 && degree <= (dim == 2 ? PW_MAX_DEGREE : 8), comm, PETSC_ERR_ARG_OUTOFRANGE, "Degree %" PetscInt_FMT " not supported in %" PetscInt_FMT "D (1..%d)", degree, dim, dim == 2 ? PW_MAX_DEGREE : 8);
   PetscCall(PetscSpaceCreate(comm, &P));
   PetscCall(PetscSpaceSetType(P, PETSCSPACEPOLYNOMIAL));
@@ -159,11 +186,12 @@ PetscErrorCode PatchworkDMPlexSetQkField(DM dm, PetscInt degree, PetscBool diric
     if (!has) {
       PetscCall(DMCreateLabel(dm, name));
       PetscCall(DMGetLabel(dm, name, &label));
-      PetscCall(MarkBoundaryFaces(dm, label));
+      PetscCall(MarkBoundaryFaces(plex, label)); /* a forest's points are its mesh's */
     }
     PetscCall(DMGetLabel(dm, name, &label));
     PetscCall(DMAddBoundary(dm, DM_BC_ESSENTIAL, "wall", label, 1, &one, 0, 0, NULL, (void (*)(void))Zero, NULL, NULL, NULL));
   }
+  PetscCall(DMDestroy(&plex));
   PetscCall(PetscQuadratureDestroy(&q));
   PetscCall(PetscQuadratureDestroy(&fq));
   PetscCall(PetscSpaceDestroy(&P));

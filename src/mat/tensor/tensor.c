@@ -1,6 +1,7 @@
 /* The matrix-free tensor-product operator alpha*M + beta*K: a MATSHELL on a DMDA Q_k node grid.
    This file creates, configures and describes it; tensor_mult.c applies it. */
 #include "tensorimpl.h"
+#include <petscdmforest.h>
 
 static const char        *const ScatterTypes[] = {"atomic", "colored", "PatchworkScatter", "PW_SCATTER_", NULL};
 static PetscBool          cited                = PETSC_FALSE;
@@ -300,7 +301,8 @@ PetscErrorCode MatPatchworkTensorSetBC(Mat A, PatchworkTensorBC bc)
            mesh (`PatchworkDMDACreateQk()` makes such a DM; without coordinates the box is [0,1]^d);
            or a DMPlex of quadrilaterals (2D) or hexahedra (3D), straight or curved, distributed
            without overlap, whose one field is a scalar Q_k Lagrange `PetscFE` on Gauss-Lobatto nodes
-           (`PatchworkDMPlexSetQkField()` sets one)
+           (`PatchworkDMPlexSetQkField()` sets one); or a DMForest (`DMP4EST`/`DMP8EST`, PETSc with
+           p4est) with such a field, whose DMPlex (with its hanging nodes) the operator then works on
 - degree - the polynomial degree k: 1..8 in 3D, 1..10 in 2D
 
   Output Parameter:
@@ -344,7 +346,8 @@ PetscErrorCode MatCreatePatchworkTensor(DM dm, PetscInt degree, Mat *A)
   PetscMPIInt          size;
   VecType              vtype;
   Vec                  g;
-  PetscBool            isplex;
+  DM                   plex = NULL;
+  PetscBool            isplex, isforest;
 
   PetscFunctionBegin;
   PatchworkAssertPointer(dm, 1);
@@ -352,6 +355,12 @@ PetscErrorCode MatCreatePatchworkTensor(DM dm, PetscInt degree, Mat *A)
   PetscCall(PatchworkInitializePackage());
   PetscCall(PetscCitationsRegister(citation, &cited));
   PetscCall(PetscObjectTypeCompare((PetscObject)dm, DMPLEX, &isplex));
+  PetscCall(DMIsForest(dm, &isforest));
+  if (isforest) { /* the operator lives on the forest's DMPlex, which has the same vectors */
+    PetscCall(PatchworkDMGetPlex(dm, &plex));
+    dm     = plex;
+    isplex = PETSC_TRUE;
+  }
   if (!isplex) PetscCall(PatchworkDMDAGetQkGrid(dm, degree, cells, lower, upper)); /* before anything is allocated */
   PetscCall(PetscNew(&ctx));
   if (isplex) PetscCall(PatchworkPlexCreate(dm, degree, &ctx->info, &ctx->plex));
@@ -398,5 +407,6 @@ PetscErrorCode MatCreatePatchworkTensor(DM dm, PetscInt degree, Mat *A)
     PetscCall(MatShellGetContext(*A, &ctx));
     PetscCall(SetDefiniteness(*A, &ctx->info));
   }
+  PetscCall(DMDestroy(&plex));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

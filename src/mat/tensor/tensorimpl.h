@@ -58,6 +58,7 @@ PETSC_INTERN PetscErrorCode MatMult_PatchworkTensor(Mat, Vec, Vec);
 PETSC_INTERN PetscErrorCode MatMultAdd_PatchworkTensor(Mat, Vec, Vec, Vec);
 PETSC_INTERN PetscErrorCode MatGetDiagonal_PatchworkTensor(Mat, Vec);
 /* General meshes (plex_*.c) */
+PETSC_INTERN PetscErrorCode PatchworkDMGetPlex(DM, DM *);
 PETSC_INTERN PetscErrorCode PatchworkPlexCreate(DM, PetscInt, PatchworkTensorInfo *, PatchworkPlexData **);
 PETSC_INTERN PetscErrorCode PatchworkPlexDestroy(PatchworkPlexData **);
 PETSC_INTERN PetscErrorCode PatchworkPlexSetUpHanging(DM, PetscInt, PatchworkPlexData *, PetscInt *);

@@ -1,0 +1,213 @@
+static const char help[] = "The tensor-product operator on a DMForest (p4est): adaptively refined, 2:1 balanced\n"
+                           "quadrilateral/hexahedral meshes with hanging nodes, against PETSc's FEM assembly on the same forest.\n"
+                           "Options:\n"
+                           "  -dim <3>           2 (DMP4EST) or 3 (DMP8EST)\n"
+                           "  -cells <4>         N: a brick of N^dim cells on [-1,1]^dim\n"
+                           "  -kmin <1> -kmax <3> degrees\n"
+                           "  -levels <2>        adaptations, each splitting the cells within their width of |x| = radius (p4est balances)\n"
+                           "  -radius <0.6>      that sphere\n"
+                           "  -curved           the brick's vertices moved by a smooth map (DMForestSetBaseCoordinateMapping())\n"
+                           "  -ball             the brick mapped onto the unit ball (ForestCubeToBall(), examples/forest.h)\n"
+                           "  -variable          the coefficients 1/(0.05 + 2|x|^2) and 1 + x^2 (else 1 and 1)\n"
+                           "  -dirichlet         essential boundary conditions on the whole boundary\n"
+                           "  -tol <1e-12>       relative tolerance\n"
+                           "plus the forest's options (-dm_forest_initial_refinement, -dm_forest_partition_overlap,\n"
+                           "-dm_vec_type cuda, ...). Exits with 77 (skipped) when PETSc has no p4est.\n\n";
+
+#include <patchwork.h>
+#include <petscdmforest.h>
+#include <petscds.h>
+#include <petscsnes.h>
+#include "compare.h"
+#include "../../examples/forest.h"
+
+static PetscReal Diffusion(PetscInt dim, const PetscReal x[])
+{
+  PetscReal r2 = 0;
+  for (PetscInt d = 0; d < dim; d++) r2 += x[d] * x[d];
+  return 1.0 / (0.05 + 2 * r2);
+}
+
+static PetscErrorCode DiffusionFn(PetscInt dim, const PetscReal x[], PetscReal *v, void *ctx)
+{
+  (void)ctx;
+  *v = Diffusion(dim, x);
+  return 0;
+}
+
+static PetscErrorCode ReactionFn(PetscInt dim, const PetscReal x[], PetscReal *v, void *ctx)
+{
+  (void)dim, (void)ctx;
+  *v = 1.0 + x[0] * x[0];
+  return 0;
+}
+
+/* PETSc's FEM Jacobian of alpha u - div(beta c grad u): constants[0] = alpha, [1] = beta, [2] = variable */
+static void G0(PetscInt dim, PetscInt Nf, PetscInt NfAux, const PetscInt uOff[], const PetscInt uOff_x[], const PetscScalar u[], const PetscScalar u_t[], const PetscScalar u_x[], const PetscInt aOff[], const PetscInt aOff_x[], const PetscScalar a[], const PetscScalar a_t[], const PetscScalar a_x[], PetscReal t, PetscReal u_tShift, const PetscReal x[], PetscInt numConstants, const PetscScalar constants[], PetscScalar g0[])
+{
+  (void)dim, (void)Nf, (void)NfAux, (void)uOff, (void)uOff_x, (void)u, (void)u_t, (void)u_x, (void)aOff, (void)aOff_x, (void)a, (void)a_t, (void)a_x, (void)t, (void)u_tShift, (void)numConstants;
+  g0[0] = constants[0] * (PetscRealPart(constants[2]) ? 1.0 + x[0] * x[0] : 1.0);
+}
+
+static void G3(PetscInt dim, PetscInt Nf, PetscInt NfAux, const PetscInt uOff[], const PetscInt uOff_x[], const PetscScalar u[], const PetscScalar u_t[], const PetscScalar u_x[], const PetscInt aOff[], const PetscInt aOff_x[], const PetscScalar a[], const PetscScalar a_t[], const PetscScalar a_x[], PetscReal t, PetscReal u_tShift, const PetscReal x[], PetscInt numConstants, const PetscScalar constants[], PetscScalar g3[])
+{
+  (void)Nf, (void)NfAux, (void)uOff, (void)uOff_x, (void)u, (void)u_t, (void)u_x, (void)aOff, (void)aOff_x, (void)a, (void)a_t, (void)a_x, (void)t, (void)u_tShift, (void)numConstants;
+  for (PetscInt d = 0; d < dim; d++) g3[d * dim + d] = constants[1] * (PetscRealPart(constants[2]) ? Diffusion(dim, x) : 1.0);
+}
+
+#if defined(PETSC_HAVE_P4EST)
+/* A smooth orientation-preserving map of [-1,1]^dim, for the forest's vertices: curved (multilinear) cells */
+static PetscErrorCode Bend(DM base, PetscInt tree, PetscInt dim, const PetscReal x[], PetscReal y[], void *ctx)
+{
+  (void)base, (void)tree, (void)ctx;
+  for (PetscInt d = 0; d < dim; d++) y[d] = x[d] + 0.1 * PetscSinReal(PETSC_PI * x[(d + 1) % dim]) * (1 - x[d] * x[d]);
+  return PETSC_SUCCESS;
+}
+
+/* Cells and hanging points of the forest's mesh, summed over ranks */
+static PetscErrorCode Census(DM forest, PetscInt *ncells, PetscInt *nhang)
+{
+  DM       plex;
+  PetscInt pStart, pEnd, cStart, cEnd, n[2] = {0, 0};
+
+  PetscFunctionBegin;
+  PetscCall(DMConvert(forest, DMPLEX, &plex));
+  PetscCall(DMPlexGetChart(plex, &pStart, &pEnd));
+  PetscCall(DMPlexGetHeightStratum(plex, 0, &cStart, &cEnd));
+  n[0] = cEnd - cStart;
+  for (PetscInt p = pStart; p < pEnd; p++) {
+    PetscInt parent;
+
+    PetscCall(DMPlexGetTreeParent(plex, p, &parent, NULL));
+    if (parent != p) n[1]++;
+  }
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, n, 2, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)forest)));
+  *ncells = n[0];
+  *nhang  = n[1];
+  PetscCall(DMDestroy(&plex));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode CompareDegree(MPI_Comm comm, PetscInt dim, PetscInt N, PetscInt levels, PetscReal radius, PetscInt k, PetscBool curved, PetscBool ball, PetscBool variable, PetscBool dirichlet, PetscReal tol)
+{
+  DM          forest, plex;
+  PetscDS     ds;
+  Mat         J, A;
+  Vec         X, x, yJ, yA;
+  PetscScalar constants[3] = {0.7, 1.3, variable ? 1.0 : 0.0};
+  PetscRandom rnd;
+  PetscReal   err = 0, nrm, errd, nd;
+  PetscInt    ncells = 0, nhang = 0, n;
+  VecType     have, want;
+
+  PetscFunctionBegin;
+  PetscCall(ForestCreateTowardsSphere(comm, dim, N, -1.0, 1.0, ball ? ForestCubeToBall : curved ? Bend : NULL, radius, levels, &forest));
+  PetscCall(PatchworkDMPlexSetQkField(forest, k, dirichlet));
+  PetscCall(DMGetDS(forest, &ds));
+  PetscCall(PetscDSSetConstants(ds, 3, constants));
+  PetscCall(PetscDSSetJacobian(ds, 0, 0, G0, NULL, NULL, G3));
+  /* PETSc's FEM assembly, with the forest's hanging-node constraints, on the forest's mesh (sharing its DS),
+     as a host AIJ matrix: a reference independent of the device (PETSc 3.26's DMCreateMatrix() of a forest
+     with -dm_mat_type aijcusparse gave a zero matrix on the H100) */
+  PetscCall(DMConvert(forest, DMPLEX, &plex));
+  PetscCall(DMSetMatType(plex, MATAIJ));
+  PetscCall(DMCreateMatrix(plex, &J));
+  PetscCall(DMCreateLocalVector(plex, &X));
+  PetscCall(VecZeroEntries(X));
+  PetscCall(DMPlexSNESComputeJacobianFEM(plex, X, J, J, NULL));
+  PetscCall(VecDestroy(&X));
+  PetscCall(DMDestroy(&plex));
+
+  PetscCall(MatCreatePatchworkTensor(forest, k, &A));
+  PetscCall(MatPatchworkTensorSetCoefficients(A, 0.7, 1.3));
+  if (variable) PetscCall(MatPatchworkTensorSetCoefficientFunctions(A, DiffusionFn, ReactionFn, NULL));
+  PetscCall(MatSetFromOptions(A));
+  PetscCall(MatViewFromOptions(A, NULL, "-op_view"));
+
+  /* the user's vectors: the forest's own */
+  PetscCall(DMCreateGlobalVector(forest, &x));
+  PetscCall(VecDuplicate(x, &yJ));
+  PetscCall(VecDuplicate(x, &yA));
+  { /* device vectors when asked for, the forest's and the operator's alike */
+    Vec       xA;
+    VecType   haveA;
+    char     *found = NULL, *foundA = NULL;
+    PetscBool device;
+
+    PetscCall(DMGetVecType(forest, &want));
+    PetscCall(VecGetType(x, &have));
+    PetscCall(MatCreateVecs(A, &xA, NULL));
+    PetscCall(VecGetType(xA, &haveA));
+    PetscCall(PetscStrstr(want, "cuda", &found));
+    device = (PetscBool)!!found;
+    PetscCall(PetscStrstr(have, "cuda", &found));
+    PetscCall(PetscStrstr(haveA, "cuda", &foundA));
+    PetscCheck(!device || (found && foundA), comm, PETSC_ERR_ARG_WRONG, "The forest's vector type is %s, but its vectors are %s and the operator's %s", want, have, haveA);
+    PetscCall(VecDestroy(&xA));
+  }
+  PetscCall(PetscRandomCreate(comm, &rnd));
+  PetscCall(PetscRandomSetFromOptions(rnd));
+  for (PetscInt t = 0; t < 3; t++) {
+    PetscReal e;
+
+    PetscCall(VecSetRandom(x, rnd));
+    PetscCall(MatMult(J, x, yJ));
+    PetscCall(MatMult(A, x, yA));
+    PetscCall(VecNorm(yJ, NORM_2, &nrm));
+    PetscCall(VecAXPY(yA, -1.0, yJ));
+    PetscCall(VecNorm(yA, NORM_2, &e));
+    err = PetscMax(err, e / nrm);
+  }
+  PetscCall(MatGetDiagonal(J, yJ));
+  PetscCall(MatGetDiagonal(A, yA));
+  PetscCall(VecNorm(yJ, NORM_2, &nd));
+  PetscCall(VecAXPY(yA, -1.0, yJ));
+  PetscCall(VecNorm(yA, NORM_2, &errd));
+  errd /= nd;
+  PetscCall(Census(forest, &ncells, &nhang));
+  PetscCall(VecGetSize(x, &n));
+  PetscCall(PetscPrintf(comm, "Q%" PetscInt_FMT ": %" PetscInt_FMT " cells, %" PetscInt_FMT " hanging points, %" PetscInt_FMT " unknowns, vectors %s: MatMult %.2e, diagonal %.2e (relative to PETSc's assembly)\n", k, ncells, nhang, n, have, (double)err, (double)errd));
+  PetscCheck(levels == 0 || nhang > 0, comm, PETSC_ERR_PLIB, "The adapted forest has no hanging points: the test would not test them");
+  PetscCheck(err <= tol && errd <= tol, comm, PETSC_ERR_PLIB, "Q%" PetscInt_FMT ": the operator and PETSc's assembly on the forest disagree (MatMult %g, diagonal %g > %g)", k, (double)err, (double)errd, (double)tol);
+  PetscCall(PetscRandomDestroy(&rnd));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&yJ));
+  PetscCall(VecDestroy(&yA));
+  PetscCall(MatDestroy(&J));
+  PetscCall(MatDestroy(&A));
+  PetscCall(DMDestroy(&forest));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
+
+int main(int argc, char **argv)
+{
+  PetscInt  dim = 3, N = 4, kmin = 1, kmax = 3, levels = 2;
+  PetscReal radius = 0.6, tol = 1e-12;
+  PetscBool curved = PETSC_FALSE, ball = PETSC_FALSE, variable = PETSC_FALSE, dirichlet = PETSC_FALSE;
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(PatchworkInitializePackage());
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-dim", &dim, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-kmin", &kmin, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-kmax", &kmax, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-cells", &N, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-levels", &levels, NULL));
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-radius", &radius, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-curved", &curved, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-ball", &ball, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-variable", &variable, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-dirichlet", &dirichlet, NULL));
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol", &tol, NULL));
+#if defined(PETSC_HAVE_P4EST)
+  for (PetscInt k = kmin; k <= kmax; k++) PetscCall(CompareDegree(PETSC_COMM_WORLD, dim, N, levels, radius, k, curved, ball, variable, dirichlet, tol));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "all degrees agree with PETSc's FEM assembly on the forest\n"));
+  PetscCall(PetscFinalize());
+  return 0;
+#else
+  (void)G0, (void)G3, (void)DiffusionFn, (void)ReactionFn, (void)curved, (void)ball;
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "SKIP: this PETSc has no p4est, so no DMForest (tests/gpu/run.sh runs this test with the CUDA PETSc of make deps-gpu, built with Debian's p4est)\n"));
+  PetscCall(PetscFinalize());
+  return 77;
+#endif
+}
