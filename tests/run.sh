@@ -216,6 +216,9 @@ run mat/plex-hanging-3d-gll   $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,2,2 -tre
 run mat/plex-hanging-3d-k5-6  $PLEX -dm_plex_dim 3 -dm_plex_box_faces 2,1,1 -tree_cell 0 -kmin 5 -kmax 6 -variable
 run mat/plex-hanging-n2       $MPIEXEC -n 2 $PLEX -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -tree_cell 13 -kmax 3 -curved -variable -dirichlet
 run mat/plex-hanging-n3       $MPIEXEC -n 3 $PLEX -dm_plex_dim 2 -dm_plex_box_faces 3,3 -tree_cell 4 -kmax 5 -variable
+# 4 ranks, the corner cell split: some ranks hold no hanging cell (no masks there), and MatView's
+# collective count must still be reached on every rank
+run mat/plex-hanging-n4-view  timeout 120 $MPIEXEC -n 4 $PLEX -dm_plex_dim 3 -dm_plex_box_faces 4,4,4 -tree_cell 0 -kmax 2 -dirichlet -op_view
 # several split cells (PatchworkDMPlexRefineCells(), then distributed): neighbours split along a face,
 # cells touching diagonally (along an edge, at a vertex), the 7 cells of a 2x2x2 box but one (each child at
 # the missing cell's edges has conforming faces and a hanging edge only), the 3D cross of 7 cells, Gmsh

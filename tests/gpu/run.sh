@@ -166,6 +166,8 @@ check forest-gpu-3d   $FOREST -tol 1e-13 -dim 3 -kmax 4 -levels 2 -curved -varia
 check forest-gpu-3d-high $FOREST -tol 1e-13 -dim 3 -cells 3 -radius 1.3 -levels 1 -kmin 5 -kmax 6 -curved -variable
 check forest-gpu-n2   $MPI -n 2 $FOREST -tol 1e-13 -dim 3 -kmax 3 -levels 2 -curved -variable -dirichlet
 check forest-gpu-ball $FOREST -tol 1e-13 -dim 3 -ball -kmax 4 -levels 2 -variable -dirichlet
+# a forest before adaptation is a tree without hanging cells: the plain kernels, the geometry on the fly at k = 3
+check forest-gpu-conforming-fly bash -c "$FOREST -dim 3 -levels 0 -kmin 3 -kmax 3 -op_view | grep -q 'computed at every quadrature point' && ! $FOREST -dim 3 -levels 0 -kmin 3 -kmax 3 -op_view | grep -q 'hanging nodes:' && echo 'no hanging masks, geometry on the fly at k = 3'"
 check forest-cpu-3d   build/tests/mat/test_forest -dim 3 -kmax 3 -levels 2 -curved -variable -dirichlet
 check forest-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 $FOREST -dim 3 -kmin 2 -kmax 3 -levels 1 -variable
 check forest-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 $FOREST -dim 3 -kmin 3 -kmax 3 -levels 1

@@ -122,7 +122,6 @@ static PetscErrorCode CompareDegree(MPI_Comm comm, PetscInt dim, PetscInt N, Pet
   PetscCall(MatPatchworkTensorSetCoefficients(A, 0.7, 1.3));
   if (variable) PetscCall(MatPatchworkTensorSetCoefficientFunctions(A, DiffusionFn, ReactionFn, NULL));
   PetscCall(MatSetFromOptions(A));
-  PetscCall(MatViewFromOptions(A, NULL, "-op_view"));
 
   /* the user's vectors: the forest's own */
   PetscCall(DMCreateGlobalVector(forest, &x));
@@ -158,6 +157,7 @@ static PetscErrorCode CompareDegree(MPI_Comm comm, PetscInt dim, PetscInt N, Pet
     PetscCall(VecNorm(yA, NORM_2, &e));
     err = PetscMax(err, e / nrm);
   }
+  PetscCall(MatViewFromOptions(A, NULL, "-op_view")); /* set up by now: how the geometry is kept */
   PetscCall(MatGetDiagonal(J, yJ));
   PetscCall(MatGetDiagonal(A, yA));
   PetscCall(VecNorm(yJ, NORM_2, &nd));

@@ -310,5 +310,8 @@ PetscErrorCode PatchworkPlexSetUpHanging(DM dm, PetscInt degree, PatchworkPlexDa
   PetscCall(PetscFree(h.dofpoint));
   PetscCall(PetscMemcpy(px->hangP, h.P, sizeof(h.P)));
   px->nhanging = nhang;
+  /* a tree none of whose cells here hangs (a p4est forest before adaptation, or this rank's part of a
+     tree) is conforming here: the plain kernels, and the geometry on the fly at every degree */
+  if (!nhang) PetscCall(PetscFree(px->hang));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

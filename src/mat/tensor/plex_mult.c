@@ -90,11 +90,11 @@ PetscErrorCode PatchworkPlexView(Mat A, PetscViewer viewer)
   else PetscCall(PetscViewerASCIIPrintf(viewer, "geometric factors: stored per quadrature point (%d per point); %s\n", PW_PLEX_NCOMP((int)ctx->info.dim), px->fly_refusal));
   PetscCall(PetscViewerASCIIPrintf(viewer, "geometry: coordinate field of degree %" PetscInt_FMT ", %s\n", px->coord_degree, px->coord_degree <= ctx->info.degree ? "represented exactly at the Q_k nodes" : "interpolated at the Q_k nodes (isoparametric approximation)"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "boundary conditions: %s\n", px->constrained ? "essential conditions of the DM (constrained nodes are not unknowns)" : "natural (no constrained nodes)"));
-  if (px->hang) {
-    PetscInt nh = px->nhanging;
+  {
+    PetscInt nh = px->nhanging; /* on every rank: a rank none of whose cells hangs has no masks (px->hang) */
 
     PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &nh, 1, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)A)));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "hanging nodes: %" PetscInt_FMT " cells with hanging faces or edges, constrained inside the cell kernel (sum-factorized interpolation from the coarse face)\n", nh));
+    if (nh) PetscCall(PetscViewerASCIIPrintf(viewer, "hanging nodes: %" PetscInt_FMT " cells with hanging faces or edges, constrained inside the cell kernel (sum-factorized interpolation from the coarse face)\n", nh));
   }
   PetscCall(PetscViewerASCIIPrintf(viewer, "backend: %s, %s\n", px->geomvalid ? (px->on_device ? "CUDA kernels on device vectors" : "CPU sum factorization") : "not set up yet", ctx->serial ? "one rank: no ghost exchange" : "ghost exchange through the DMPlex"));
   PetscCall(PetscViewerASCIIPopTab(viewer));
