@@ -19,41 +19,8 @@ static const char help[] = "The tensor-product operator on a DMForest (p4est): a
 #include <petscds.h>
 #include <petscsnes.h>
 #include "compare.h"
+#include "plexforms.h"
 #include "../../examples/forest.h"
-
-static PetscReal Diffusion(PetscInt dim, const PetscReal x[])
-{
-  PetscReal r2 = 0;
-  for (PetscInt d = 0; d < dim; d++) r2 += x[d] * x[d];
-  return 1.0 / (0.05 + 2 * r2);
-}
-
-static PetscErrorCode DiffusionFn(PetscInt dim, const PetscReal x[], PetscReal *v, void *ctx)
-{
-  (void)ctx;
-  *v = Diffusion(dim, x);
-  return 0;
-}
-
-static PetscErrorCode ReactionFn(PetscInt dim, const PetscReal x[], PetscReal *v, void *ctx)
-{
-  (void)dim, (void)ctx;
-  *v = 1.0 + x[0] * x[0];
-  return 0;
-}
-
-/* PETSc's FEM Jacobian of alpha u - div(beta c grad u): constants[0] = alpha, [1] = beta, [2] = variable */
-static void G0(PetscInt dim, PetscInt Nf, PetscInt NfAux, const PetscInt uOff[], const PetscInt uOff_x[], const PetscScalar u[], const PetscScalar u_t[], const PetscScalar u_x[], const PetscInt aOff[], const PetscInt aOff_x[], const PetscScalar a[], const PetscScalar a_t[], const PetscScalar a_x[], PetscReal t, PetscReal u_tShift, const PetscReal x[], PetscInt numConstants, const PetscScalar constants[], PetscScalar g0[])
-{
-  (void)dim, (void)Nf, (void)NfAux, (void)uOff, (void)uOff_x, (void)u, (void)u_t, (void)u_x, (void)aOff, (void)aOff_x, (void)a, (void)a_t, (void)a_x, (void)t, (void)u_tShift, (void)numConstants;
-  g0[0] = constants[0] * (PetscRealPart(constants[2]) ? 1.0 + x[0] * x[0] : 1.0);
-}
-
-static void G3(PetscInt dim, PetscInt Nf, PetscInt NfAux, const PetscInt uOff[], const PetscInt uOff_x[], const PetscScalar u[], const PetscScalar u_t[], const PetscScalar u_x[], const PetscInt aOff[], const PetscInt aOff_x[], const PetscScalar a[], const PetscScalar a_t[], const PetscScalar a_x[], PetscReal t, PetscReal u_tShift, const PetscReal x[], PetscInt numConstants, const PetscScalar constants[], PetscScalar g3[])
-{
-  (void)Nf, (void)NfAux, (void)uOff, (void)uOff_x, (void)u, (void)u_t, (void)u_x, (void)aOff, (void)aOff_x, (void)a, (void)a_t, (void)a_x, (void)t, (void)u_tShift, (void)numConstants;
-  for (PetscInt d = 0; d < dim; d++) g3[d * dim + d] = constants[1] * (PetscRealPart(constants[2]) ? Diffusion(dim, x) : 1.0);
-}
 
 #if defined(PETSC_HAVE_P4EST)
 /* A smooth orientation-preserving map of [-1,1]^dim, for the forest's vertices: curved (multilinear) cells */
@@ -205,7 +172,7 @@ int main(int argc, char **argv)
   PetscCall(PetscFinalize());
   return 0;
 #else
-  (void)G0, (void)G3, (void)DiffusionFn, (void)ReactionFn, (void)curved, (void)ball;
+  (void)curved, (void)ball;
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "SKIP: this PETSc has no p4est, so no DMForest (tests/gpu/run.sh runs this test with the CUDA PETSc of make deps-gpu, built with Debian's p4est)\n"));
   PetscCall(PetscFinalize());
   return 77;

@@ -25,6 +25,7 @@ static const char help[] = "Compares the Patchwork tensor-product operator on a 
 #include <petscfe.h>
 #include <petscsnes.h>
 #include "compare.h"
+#include "plexforms.h"
 
 typedef struct {
   PetscBool curved, variable, vecs, dirichlet, gll, gmsh;
@@ -32,43 +33,6 @@ typedef struct {
   PetscReal alpha, beta, tol;
   PetscInt  nrefine2, refine2[64];
 } Options;
-
-static PetscReal Diffusion(PetscInt dim, const PetscReal x[])
-{
-  PetscReal r2 = 0;
-  for (PetscInt d = 0; d < dim; d++) r2 += x[d] * x[d];
-  return 1.0 / (0.05 + 2 * r2);
-}
-
-static PetscReal Reaction(const PetscReal x[]) { return 1.0 + x[0] * x[0]; }
-
-static PetscErrorCode DiffusionFn(PetscInt dim, const PetscReal x[], PetscReal *v, void *ctx)
-{
-  (void)ctx;
-  *v = Diffusion(dim, x);
-  return 0;
-}
-
-static PetscErrorCode ReactionFn(PetscInt dim, const PetscReal x[], PetscReal *v, void *ctx)
-{
-  (void)dim;
-  (void)ctx;
-  *v = Reaction(x);
-  return 0;
-}
-
-/* Pointwise Jacobians for PETSc's FEM: constants[0] = alpha, [1] = beta, [2] = variable */
-static void G0(PetscInt dim, PetscInt Nf, PetscInt NfAux, const PetscInt uOff[], const PetscInt uOff_x[], const PetscScalar u[], const PetscScalar u_t[], const PetscScalar u_x[], const PetscInt aOff[], const PetscInt aOff_x[], const PetscScalar a[], const PetscScalar a_t[], const PetscScalar a_x[], PetscReal t, PetscReal u_tShift, const PetscReal x[], PetscInt numConstants, const PetscScalar constants[], PetscScalar g0[])
-{
-  (void)dim, (void)Nf, (void)NfAux, (void)uOff, (void)uOff_x, (void)u, (void)u_t, (void)u_x, (void)aOff, (void)aOff_x, (void)a, (void)a_t, (void)a_x, (void)t, (void)u_tShift, (void)numConstants;
-  g0[0] = constants[0] * (PetscRealPart(constants[2]) ? Reaction(x) : 1.0);
-}
-
-static void G3(PetscInt dim, PetscInt Nf, PetscInt NfAux, const PetscInt uOff[], const PetscInt uOff_x[], const PetscScalar u[], const PetscScalar u_t[], const PetscScalar u_x[], const PetscInt aOff[], const PetscInt aOff_x[], const PetscScalar a[], const PetscScalar a_t[], const PetscScalar a_x[], PetscReal t, PetscReal u_tShift, const PetscReal x[], PetscInt numConstants, const PetscScalar constants[], PetscScalar g3[])
-{
-  (void)Nf, (void)NfAux, (void)uOff, (void)uOff_x, (void)u, (void)u_t, (void)u_x, (void)aOff, (void)aOff_x, (void)a, (void)a_t, (void)a_x, (void)t, (void)u_tShift, (void)numConstants;
-  for (PetscInt d = 0; d < dim; d++) g3[d * dim + d] = constants[1] * (PetscRealPart(constants[2]) ? Diffusion(dim, x) : 1.0);
-}
 
 /* A smooth, orientation-preserving map of the unit box */
 static void Bend(PetscInt dim, PetscInt Nf, PetscInt NfAux, const PetscInt uOff[], const PetscInt uOff_x[], const PetscScalar u[], const PetscScalar u_t[], const PetscScalar u_x[], const PetscInt aOff[], const PetscInt aOff_x[], const PetscScalar a[], const PetscScalar a_t[], const PetscScalar a_x[], PetscReal t, const PetscReal x[], PetscInt numConstants, const PetscScalar constants[], PetscScalar f0[])
