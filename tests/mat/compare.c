@@ -2,13 +2,13 @@
 #include <patchwork.h>
 #include "../../examples/shell.h" /* MapVertices() */
 
-PetscErrorCode PatchworkTestCompareMult(Mat A, Mat B, PetscRandom rnd, PetscInt trials, PetscReal *err)
+PetscErrorCode PatchworkTestCompareMultVec(Mat A, Mat B, Vec x, PetscRandom rnd, PetscInt trials, PetscReal *err)
 {
-  Vec x, ya, yb;
+  Vec ya, yb;
 
   PetscFunctionBeginUser;
-  PetscCall(MatCreateVecs(A, &x, &ya));
-  PetscCall(VecDuplicate(ya, &yb));
+  PetscCall(VecDuplicate(x, &ya));
+  PetscCall(VecDuplicate(x, &yb));
   *err = 0;
   for (PetscInt t = 0; t < trials; t++) {
     PetscReal na, nd;
@@ -21,9 +21,55 @@ PetscErrorCode PatchworkTestCompareMult(Mat A, Mat B, PetscRandom rnd, PetscInt 
     PetscCall(VecNorm(yb, NORM_2, &nd));
     *err = PetscMax(*err, nd / na);
   }
-  PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&ya));
   PetscCall(VecDestroy(&yb));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode PatchworkTestCompareMult(Mat A, Mat B, PetscRandom rnd, PetscInt trials, PetscReal *err)
+{
+  Vec x;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreateVecs(A, &x, NULL));
+  PetscCall(PatchworkTestCompareMultVec(A, B, x, rnd, trials, err));
+  PetscCall(VecDestroy(&x));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode PatchworkTestCompareDiagonal(Mat A, Mat B, Vec like, PetscReal *err)
+{
+  Vec       da, db;
+  PetscReal na, nd;
+
+  PetscFunctionBeginUser;
+  PetscCall(VecDuplicate(like, &da));
+  PetscCall(VecDuplicate(like, &db));
+  PetscCall(MatGetDiagonal(A, da));
+  PetscCall(MatGetDiagonal(B, db));
+  PetscCall(VecNorm(da, NORM_2, &na));
+  PetscCall(VecAXPY(db, -1.0, da));
+  PetscCall(VecNorm(db, NORM_2, &nd));
+  *err = nd / na;
+  PetscCall(VecDestroy(&da));
+  PetscCall(VecDestroy(&db));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode PatchworkTestCountHanging(DM dm, PetscInt *nhang)
+{
+  PetscInt pStart, pEnd;
+
+  PetscFunctionBeginUser;
+  *nhang = 0;
+  PetscCall(DMPlexGetChart(dm, &pStart, &pEnd));
+  for (PetscInt p = pStart; p < pEnd; p++) {
+    PetscInt parent;
+
+    PetscCall(DMPlexGetTreeParent(dm, p, &parent, NULL));
+    if (parent != p) (*nhang)++;
+  }
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, nhang, 1, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)dm)));
   PetscFunctionReturn(0);
 }
 

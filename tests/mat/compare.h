@@ -7,6 +7,15 @@
 /* max over trials random x (from rnd) of |B x - A x| / |A x| */
 PetscErrorCode PatchworkTestCompareMult(Mat A, Mat B, PetscRandom rnd, PetscInt trials, PetscReal *err);
 
+/* the same with the caller's input vector x (overwritten), e.g. a DM's own vectors */
+PetscErrorCode PatchworkTestCompareMultVec(Mat A, Mat B, Vec x, PetscRandom rnd, PetscInt trials, PetscReal *err);
+
+/* |diag B - diag A| / |diag A| (2-norms), in vectors like `like` */
+PetscErrorCode PatchworkTestCompareDiagonal(Mat A, Mat B, Vec like, PetscReal *err);
+
+/* the points of the DMPlex dm that hang (have a tree parent), summed over ranks */
+PetscErrorCode PatchworkTestCountHanging(DM dm, PetscInt *nhang);
+
 /* Split cell `cell` of the serial DMPlex *dm with PETSc's reference tree (DMPlexTreeRefineCell():
    hanging nodes), then distribute it; *dm is replaced. Create *dm with -dm_distribute 0. */
 PetscErrorCode PatchworkTestTreeRefine(DM *dm, PetscInt cell);

@@ -35,22 +35,14 @@ static PetscErrorCode Bend(DM base, PetscInt tree, PetscInt dim, const PetscReal
 static PetscErrorCode Census(DM forest, PetscInt *ncells, PetscInt *nhang)
 {
   DM       plex;
-  PetscInt pStart, pEnd, cStart, cEnd, n[2] = {0, 0};
+  PetscInt cStart, cEnd;
 
   PetscFunctionBegin;
   PetscCall(DMConvert(forest, DMPLEX, &plex));
-  PetscCall(DMPlexGetChart(plex, &pStart, &pEnd));
   PetscCall(DMPlexGetHeightStratum(plex, 0, &cStart, &cEnd));
-  n[0] = cEnd - cStart;
-  for (PetscInt p = pStart; p < pEnd; p++) {
-    PetscInt parent;
-
-    PetscCall(DMPlexGetTreeParent(plex, p, &parent, NULL));
-    if (parent != p) n[1]++;
-  }
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, n, 2, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)forest)));
-  *ncells = n[0];
-  *nhang  = n[1];
+  *ncells = cEnd - cStart;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, ncells, 1, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)forest)));
+  PetscCall(PatchworkTestCountHanging(plex, nhang));
   PetscCall(DMDestroy(&plex));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -60,10 +52,10 @@ static PetscErrorCode CompareDegree(MPI_Comm comm, PetscInt dim, PetscInt N, Pet
   DM          forest, plex;
   PetscDS     ds;
   Mat         J, A;
-  Vec         X, x, yJ, yA;
+  Vec         X, x;
   PetscScalar constants[3] = {0.7, 1.3, variable ? 1.0 : 0.0};
   PetscRandom rnd;
-  PetscReal   err = 0, nrm, errd, nd;
+  PetscReal   err, errd;
   PetscInt    ncells = 0, nhang = 0, n;
   VecType     have, want;
 
@@ -92,8 +84,6 @@ static PetscErrorCode CompareDegree(MPI_Comm comm, PetscInt dim, PetscInt N, Pet
 
   /* the user's vectors: the forest's own */
   PetscCall(DMCreateGlobalVector(forest, &x));
-  PetscCall(VecDuplicate(x, &yJ));
-  PetscCall(VecDuplicate(x, &yA));
   { /* device vectors when asked for, the forest's and the operator's alike */
     Vec       xA;
     VecType   haveA;
@@ -113,24 +103,9 @@ static PetscErrorCode CompareDegree(MPI_Comm comm, PetscInt dim, PetscInt N, Pet
   }
   PetscCall(PetscRandomCreate(comm, &rnd));
   PetscCall(PetscRandomSetFromOptions(rnd));
-  for (PetscInt t = 0; t < 3; t++) {
-    PetscReal e;
-
-    PetscCall(VecSetRandom(x, rnd));
-    PetscCall(MatMult(J, x, yJ));
-    PetscCall(MatMult(A, x, yA));
-    PetscCall(VecNorm(yJ, NORM_2, &nrm));
-    PetscCall(VecAXPY(yA, -1.0, yJ));
-    PetscCall(VecNorm(yA, NORM_2, &e));
-    err = PetscMax(err, e / nrm);
-  }
+  PetscCall(PatchworkTestCompareMultVec(J, A, x, rnd, 3, &err));
   PetscCall(MatViewFromOptions(A, NULL, "-op_view")); /* set up by now: how the geometry is kept */
-  PetscCall(MatGetDiagonal(J, yJ));
-  PetscCall(MatGetDiagonal(A, yA));
-  PetscCall(VecNorm(yJ, NORM_2, &nd));
-  PetscCall(VecAXPY(yA, -1.0, yJ));
-  PetscCall(VecNorm(yA, NORM_2, &errd));
-  errd /= nd;
+  PetscCall(PatchworkTestCompareDiagonal(J, A, x, &errd));
   PetscCall(Census(forest, &ncells, &nhang));
   PetscCall(VecGetSize(x, &n));
   PetscCall(PetscPrintf(comm, "Q%" PetscInt_FMT ": %" PetscInt_FMT " cells, %" PetscInt_FMT " hanging points, %" PetscInt_FMT " unknowns, vectors %s: MatMult %.2e, diagonal %.2e (relative to PETSc's assembly)\n", k, ncells, nhang, n, have, (double)err, (double)errd));
@@ -138,8 +113,6 @@ static PetscErrorCode CompareDegree(MPI_Comm comm, PetscInt dim, PetscInt N, Pet
   PetscCheck(err <= tol && errd <= tol, comm, PETSC_ERR_PLIB, "Q%" PetscInt_FMT ": the operator and PETSc's assembly on the forest disagree (MatMult %g, diagonal %g > %g)", k, (double)err, (double)errd, (double)tol);
   PetscCall(PetscRandomDestroy(&rnd));
   PetscCall(VecDestroy(&x));
-  PetscCall(VecDestroy(&yJ));
-  PetscCall(VecDestroy(&yA));
   PetscCall(MatDestroy(&J));
   PetscCall(MatDestroy(&A));
   PetscCall(DMDestroy(&forest));
