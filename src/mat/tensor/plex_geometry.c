@@ -85,30 +85,60 @@ static PetscErrorCode ToDevice(const void *h, size_t bytes, void **d)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The hanging-node data on the device (once): the masks, the tables, the cells whose masks the templated
-   kernels do not take (none on a 1-irregular mesh; a generic kernel applies them) and, for the diagonal,
-   every unknown of the hanging cells once */
+/* Cells [first, first + count) of the device order of h (cellbytes per cell, host order) into a new
+   device array; NULL for NULL */
+static PetscErrorCode ToDeviceOrdered(const PatchworkPlexData *px, const void *h, size_t cellbytes, PetscInt first, PetscInt count, void **d)
+{
+  char *tmp;
+
+  PetscFunctionBegin;
+  if (!px->order || !h) {
+    PetscCall(ToDevice(h ? (const char *)h + first * cellbytes : NULL, cellbytes * count, d));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscMalloc1(cellbytes * count, &tmp));
+  for (PetscInt p = 0; p < count; p++) PetscCall(PetscMemcpy(tmp + p * cellbytes, (const char *)h + px->order[first + p] * cellbytes, cellbytes));
+  PetscCall(ToDevice(tmp, cellbytes * count, d));
+  PetscCall(PatchworkDeviceSynchronize()); /* before tmp goes */
+  PetscCall(PetscFree(tmp));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The hanging-node data on the device (once). The cells are reordered there, those without hanging faces
+   or edges first (px->order, px->nplain), so that the apply takes them with the plain kernels (and their
+   geometry on the fly at every degree) and only the others with the constraint phases (H100, p4est
+   meshes refined once towards a sphere, 1M DoF: 3D k = 3 +35% -> +27% over the uniform mesh, k = 4
+   +16% -> +9%, bench/plex_adaptive.sh).
+   Then the masks, the tables, the hanging cells whose masks the templated kernels do not take (none on a
+   1-irregular mesh; a generic kernel applies them; numbered from the first hanging cell) and, for the
+   diagonal, every unknown of the hanging cells once (device positions) */
 static PetscErrorCode HangingToDevice(PatchworkPlexData *px, int dim)
 {
   long long *cells, *diag, nd = 0;
-  PetscInt   nh = 0;
+  PetscInt   nh = 0, np = 0;
 
   PetscFunctionBegin;
   if (!px->hang || px->hang_dev) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscMalloc1(px->ncells, &px->order));
+  for (PetscInt c = 0; c < px->ncells; c++)
+    if (!px->hang[c]) px->order[np++] = c;
+  px->nplain = np;
+  for (PetscInt c = 0; c < px->ncells; c++)
+    if (px->hang[c]) px->order[np++] = c;
   PetscCall(PetscMalloc2(px->nhanging, &cells, px->nhanging * px->nodes, &diag));
-  for (PetscInt c = 0; c < px->ncells; c++) {
-    const int *e = px->elem + c * px->nodes;
+  for (PetscInt p = px->nplain; p < px->ncells; p++) {
+    const PetscInt c = px->order[p];
+    const int     *e = px->elem + c * px->nodes;
 
-    if (!px->hang[c]) continue;
-    if (!PatchworkHangingRegular(dim, px->hang[c])) cells[nh++] = c; /* not for the templated kernels */
+    if (!PatchworkHangingRegular(dim, px->hang[c])) cells[nh++] = p - px->nplain; /* not for the templated kernels */
     for (PetscInt i = 0; i < px->nodes; i++) {
       PetscBool seen = (PetscBool)(e[i] < 0);
 
       for (PetscInt j = 0; j < i && !seen; j++) seen = (PetscBool)(e[j] == e[i]);
-      if (!seen) diag[nd++] = (long long)c * px->nodes + i;
+      if (!seen) diag[nd++] = (long long)p * px->nodes + i;
     }
   }
-  PetscCall(ToDevice(px->hang, sizeof(unsigned long long) * px->ncells, &px->hang_dev));
+  PetscCall(ToDeviceOrdered(px, px->hang, sizeof(unsigned long long), 0, px->ncells, &px->hang_dev));
   PetscCall(ToDevice(px->hangP, sizeof(px->hangP), &px->hangP_dev));
   PetscCall(ToDevice(cells, sizeof(long long) * nh, &px->hang_cells_dev));
   PetscCall(ToDevice(diag, sizeof(long long) * nd, &px->hang_diag_dev));
@@ -120,8 +150,9 @@ static PetscErrorCode HangingToDevice(PatchworkPlexData *px, int dim)
 }
 
 /* The geometric factors of the setting g (host arrays; the coefficients are taken from the device copies)
-   into a new device array, and the number of bad cells */
-static PetscErrorCode GeometryDevice(Mat_PatchworkTensor *ctx, const PatchworkPlexGeomDesc *g, void **geom, int *nbad)
+   of the cells [first, first + count) of the device order into a new device array, and the number of bad
+   cells */
+static PetscErrorCode GeometryDevice(Mat_PatchworkTensor *ctx, const PatchworkPlexGeomDesc *g, PetscInt first, PetscInt count, void **geom, int *nbad)
 {
   PatchworkPlexData    *px = ctx->plex;
   PatchworkPlexGeomDesc gd = *g;
@@ -130,11 +161,12 @@ static PetscErrorCode GeometryDevice(Mat_PatchworkTensor *ctx, const PatchworkPl
 
   PetscFunctionBegin;
   PetscCall(PatchworkGetDeviceStream(&stream));
-  PetscCall(ToDevice(px->coords, sizeof(double) * g->ncells * g->dim * px->nodes, &coords));
-  PatchworkCallKernel(PatchworkDeviceMalloc(sizeof(double) * g->ncells * PW_PLEX_NCOMP(g->dim) * nqd, geom));
+  PetscCall(ToDeviceOrdered(px, px->coords, sizeof(double) * g->dim * px->nodes, first, count, &coords));
+  PatchworkCallKernel(PatchworkDeviceMalloc(sizeof(double) * count * PW_PLEX_NCOMP(g->dim) * nqd, geom));
+  gd.ncells    = (int)count;
   gd.coords    = (const double *)coords;
-  gd.diffusion = (const double *)px->diffusion_dev;
-  gd.reaction  = (const double *)px->reaction_dev;
+  gd.diffusion = px->diffusion_dev ? (const double *)px->diffusion_dev + first * nqd : NULL;
+  gd.reaction  = px->reaction_dev ? (const double *)px->reaction_dev + first * nqd : NULL;
   PetscCall(PetscLogGpuTimeBegin());
   PatchworkCallKernel(PatchworkPlexGeometryCUDA(&gd, (double *)*geom, nbad, stream));
   PetscCall(PetscLogGpuTimeEnd());
@@ -142,7 +174,7 @@ static PetscErrorCode GeometryDevice(Mat_PatchworkTensor *ctx, const PatchworkPl
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The corners of every cell (the layout of PatchworkPlexDesc.corners) from its nodes, to the device */
+/* The corners of every cell (the layout of PatchworkPlexDesc.corners, device order) from its nodes, to the device */
 static PetscErrorCode UploadCorners(PatchworkPlexData *px, int dim, int n)
 {
   const PetscInt nv = PW_PLEX_NCORNER(dim);
@@ -150,9 +182,12 @@ static PetscErrorCode UploadCorners(PatchworkPlexData *px, int dim, int n)
 
   PetscFunctionBegin;
   PetscCall(PetscMalloc1(px->ncells * dim * nv, &X));
-  for (PetscInt c = 0; c < px->ncells; c++)
+  for (PetscInt p = 0; p < px->ncells; p++) {
+    const PetscInt c = px->order ? px->order[p] : p;
+
     for (PetscInt d = 0; d < dim; d++)
-      for (PetscInt v = 0; v < nv; v++) X[(c * dim + d) * nv + v] = px->coords[(c * dim + d) * px->nodes + PatchworkPlexCornerNode(n, (int)v)];
+      for (PetscInt v = 0; v < nv; v++) X[(p * dim + d) * nv + v] = px->coords[(c * dim + d) * px->nodes + PatchworkPlexCornerNode(n, (int)v)];
+  }
   PetscCall(ToDevice(X, sizeof(double) * px->ncells * dim * nv, &px->corners_dev));
   PetscCall(PatchworkDeviceSynchronize()); /* before X goes */
   PetscCall(PetscFree(X));
@@ -168,7 +203,7 @@ PetscErrorCode PatchworkPlexGeometryDevice(Mat_PatchworkTensor *ctx, void **geom
 
   PetscFunctionBegin;
   PetscCall(FillGeomDesc(ctx, &g, pts));
-  PetscCall(GeometryDevice(ctx, &g, geom, &nbad));
+  PetscCall(GeometryDevice(ctx, &g, 0, g.ncells, geom, &nbad));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 #endif
@@ -178,9 +213,9 @@ PetscErrorCode PatchworkPlexFreeGeometryDevice(PatchworkPlexData *px)
 {
   PetscFunctionBegin;
 #if defined(PATCHWORK_HAVE_CUDA)
-  void **a[4] = {&px->geom_dev, &px->corners_dev, &px->diffusion_dev, &px->reaction_dev};
+  void **a[5] = {&px->geom_dev, &px->geom_hang_dev, &px->corners_dev, &px->diffusion_dev, &px->reaction_dev};
 
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < 5; i++) {
     PatchworkCallKernel(PatchworkDeviceFree(*a[i]));
     *a[i] = NULL;
   }
@@ -188,19 +223,49 @@ PetscErrorCode PatchworkPlexFreeGeometryDevice(PatchworkPlexData *px)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Why the CUDA apply does not compute the factors on the fly (NULL: it does), which MatView() reports.
-   By default not with hanging nodes below k = 4, where the constraint phases cost more than the factors
-   save (H100, bench_plex_kernels: k = 1..3 with 10-30% of the cells hanging, 0.8-1.5x the stored time). */
-static const char *FlyRefusal(const PatchworkPlexData *px, PetscBool device, const PatchworkPlexGeomDesc *g)
+/* Why the CUDA apply does not compute the factors on the fly (NULL: it does), which MatView() reports:
+   in the cells without hanging faces or edges (hanging false), and in the others (true; the device order
+   puts them apart, HangingToDevice()). By default not in the hanging cells below k = 4, where the
+   constraint phases cost more than the factors save (H100, bench_plex_kernels: k = 1..3 with 10-30% of
+   the cells hanging, 0.8-1.5x the stored time). */
+static const char *FlyRefusal(const PatchworkPlexData *px, PetscBool device, const PatchworkPlexGeomDesc *g, PetscBool hanging)
 {
   if (!px->fly_allowed) return "as asked (-mat_patchwork_geometry_on_the_fly 0)";
   if (!device) return "on the fly needs device vectors";
   if (px->coord_degree != 1) return "on the fly needs multilinear cells (a coordinate field of degree 1)";
   if (g->nq > g->degree + 3) return "on the fly needs at most k+3 points"; /* the templated kernels */
-  if (px->nhang_irregular > 0) return "on the fly does not take irregular hanging masks";
-  if (px->hang && g->degree < 4 && !px->fly_forced) return "with hanging nodes on the fly is the default from k = 4 (-mat_patchwork_geometry_on_the_fly 1 forces it)";
+  if (hanging && px->nhang_irregular > 0) return "on the fly does not take irregular hanging masks";
+  if (hanging && g->degree < 4 && !px->fly_forced) return "with hanging nodes on the fly is the default from k = 4 (-mat_patchwork_geometry_on_the_fly 1 forces it)";
   return NULL;
 }
+
+#if defined(PATCHWORK_HAVE_CUDA)
+/* The two launches of the apply on a mesh with hanging nodes (device order): the plain cells with no
+   masks, then the hanging ones, each with its own geometry; the full descriptor d serves the diagonal */
+static void SplitDescriptors(PatchworkPlexData *px, const PatchworkPlexDesc *d, PetscInt nqd)
+{
+  const PetscInt np = px->nplain, ncomp = PW_PLEX_NCOMP(d->dim), nc = d->dim * PW_PLEX_NCORNER(d->dim);
+  const double  *geom = px->geom_dev ? (const double *)px->geom_dev + np * ncomp * nqd : (const double *)px->geom_hang_dev;
+
+  px->desc_plain            = *d;
+  px->desc_plain.ncells     = (int)np;
+  px->desc_plain.hang       = NULL;
+  px->desc_plain.hang_cells = px->desc_plain.hang_diag = NULL;
+  px->desc_plain.nhang      = px->desc_plain.nhang_diag = 0;
+  px->desc_hang             = *d;
+  px->desc_hang.ncells      = d->ncells - (int)np;
+  px->desc_hang.elem        = d->elem + np * px->nodes;
+  px->desc_hang.hang        = d->hang + np;
+  px->desc_hang.hang_cells  = (const long long *)px->hang_cells_dev; /* numbered from the first hanging cell */
+  px->desc_hang.nhang       = px->nhang_irregular;
+  px->desc_hang.hang_diag   = NULL;
+  px->desc_hang.nhang_diag  = 0;
+  px->desc_hang.geom        = px->fly_hang ? NULL : geom;
+  px->desc_hang.corners     = px->fly_hang ? d->corners + np * nc : NULL;
+  px->desc_hang.diffusion   = d->diffusion ? d->diffusion + np * nqd : NULL;
+  px->desc_hang.reaction    = d->reaction ? d->reaction + np * nqd : NULL;
+}
+#endif
 
 /* The geometric factors (and the apply descriptor) for the current coefficients and quadrature */
 PetscErrorCode PatchworkPlexSetUpGeometry(Mat A)
@@ -232,18 +297,26 @@ PetscErrorCode PatchworkPlexSetUpGeometry(Mat A)
   PetscCall(PetscFree(px->geom));
   PetscCall(PatchworkPlexFreeGeometryDevice(px));
 #if defined(PATCHWORK_HAVE_CUDA)
-  if (device) PetscCall(HangingToDevice(px, g.dim)); /* counts the irregular masks FlyRefusal() reads */
+  if (device) PetscCall(HangingToDevice(px, g.dim)); /* the device order; counts the irregular masks FlyRefusal() reads */
 #endif
-  px->fly_refusal = FlyRefusal(px, device, &g);
-  px->fly         = (PetscBool)!px->fly_refusal;
+  if (!px->order) px->nplain = g.ncells;
+  px->fly_refusal      = FlyRefusal(px, device, &g, PETSC_FALSE);
+  px->fly              = (PetscBool)!px->fly_refusal;
+  px->fly_hang_refusal = px->hang ? FlyRefusal(px, device, &g, PETSC_TRUE) : px->fly_refusal;
+  px->fly_hang         = (PetscBool)!px->fly_hang_refusal;
 #if defined(PATCHWORK_HAVE_CUDA)
   if (device) {
-    if (!px->elem_dev) PetscCall(ToDevice(px->elem, sizeof(int) * g.ncells * px->nodes, &px->elem_dev));
-    PetscCall(ToDevice(cdiff, sizeof(double) * g.ncells * nqd, &px->diffusion_dev));
-    PetscCall(ToDevice(creact, sizeof(double) * g.ncells * nqd, &px->reaction_dev));
-    PetscCall(GeometryDevice(ctx, &g, &px->geom_dev, &nbad)); /* also the check of the cells on the fly */
+    const size_t cellq = sizeof(double) * nqd;
+
+    if (!px->elem_dev) PetscCall(ToDeviceOrdered(px, px->elem, sizeof(int) * px->nodes, 0, g.ncells, &px->elem_dev));
+    PetscCall(ToDeviceOrdered(px, cdiff, cellq, 0, g.ncells, &px->diffusion_dev));
+    PetscCall(ToDeviceOrdered(px, creact, cellq, 0, g.ncells, &px->reaction_dev));
+    PetscCall(GeometryDevice(ctx, &g, 0, g.ncells, &px->geom_dev, &nbad)); /* also the check of the cells on the fly */
     if (px->fly) {
+      int nb = 0; /* those cells were checked above */
+
       PetscCall(UploadCorners(px, g.dim, g.degree + 1));
+      if (!px->fly_hang && px->nplain < g.ncells) PetscCall(GeometryDevice(ctx, &g, px->nplain, g.ncells - px->nplain, &px->geom_hang_dev, &nb));
       PatchworkCallKernel(PatchworkDeviceFree(px->geom_dev));
       px->geom_dev = NULL;
     } else {
@@ -281,11 +354,9 @@ PetscErrorCode PatchworkPlexSetUpGeometry(Mat A)
   px->desc.hang       = px->hang;
   px->desc.hangP      = px->hangP;
 #if defined(PATCHWORK_HAVE_CUDA)
-  if (device && px->hang) {
+  if (device && px->hang) { /* the full descriptor serves the diagonal, which takes no irregular-mask list */
     px->desc.hang       = (const unsigned long long *)px->hang_dev;
     px->desc.hangP      = (const double *)px->hangP_dev;
-    px->desc.hang_cells = (const long long *)px->hang_cells_dev;
-    px->desc.nhang      = px->nhang_irregular;
     px->desc.hang_diag  = (const long long *)px->hang_diag_dev;
     px->desc.nhang_diag = px->nhang_diag;
   }
@@ -294,15 +365,18 @@ PetscErrorCode PatchworkPlexSetUpGeometry(Mat A)
   PetscCall(PetscArraycpy(px->desc.deriv, g.deriv, PW_MAX_Q * PW_MAX_Q));
   PetscCall(PetscArraycpy(px->desc.points, pts, PW_MAX_Q));
   PetscCall(PetscArraycpy(px->desc.weights, g.weights, PW_MAX_Q));
+#if defined(PATCHWORK_HAVE_CUDA)
+  if (device && px->hang) SplitDescriptors(px, &px->desc, nqd);
+#endif
   px->on_device = device;
   {
     const PetscLogDouble n = (PetscLogDouble)(g.degree + 1), q = (PetscLogDouble)g.nq, nd = (PetscLogDouble)g.dim;
     /* per cell: interpolation there and back (2 dim contractions of about q^dim n), the gradients there
        and back (2 dim of q^(dim+1)), the metric (2 dim^2 + 2 per point; on the fly also the factors
        from the corners: about 88 per point in 3D, 26 in 2D) */
-    const PetscLogDouble qd = PetscPowReal(q, nd);
+    const PetscLogDouble qd = PetscPowReal(q, nd), cell = (px->desc.collocated ? 0 : 4 * nd * qd * n) + (4 * nd * qd * q + (2 * nd * nd + 2) * qd), fly = (g.dim == 3 ? 88 : 26) * qd;
 
-    ctx->flops = (PetscLogDouble)g.ncells * (px->desc.collocated ? 0 : 4 * nd * qd * n) + (PetscLogDouble)g.ncells * (4 * nd * qd * q + (2 * nd * nd + 2 + (px->fly ? (g.dim == 3 ? 88 : 26) : 0)) * qd);
+    ctx->flops = (PetscLogDouble)g.ncells * cell + (PetscLogDouble)(px->fly ? px->nplain : 0) * fly + (PetscLogDouble)(px->fly_hang ? g.ncells - px->nplain : 0) * fly;
   }
   px->geomvalid = PETSC_TRUE;
   PetscCall(PetscLogEventEnd(PATCHWORK_PlexGeometry, A, 0, 0, 0));
@@ -371,10 +445,12 @@ PetscErrorCode MatPatchworkTensorSetQuadraturePoints(Mat A, PetscInt nq)
   0.9-1.3x with variable coefficients. It is used on device vectors when every cell
   is multilinear (the DM's coordinate field has degree 1: vertex coordinates, also on meshes with
   hanging nodes) and the quadrature has at most k+3 points; otherwise, and on the CPU, the factors are
-  stored. On meshes with hanging nodes the kernels' constraint phases cost relatively more on the fly
-  (with 30% of the cells hanging, +22-91% over the plain apply against +1-34% stored); below k = 4 that
-  made the apply slower than with stored factors, so there the default stores them. `MatView()` says
-  which is used. The diagonal computes stored factors for its one pass and frees them.
+  stored. On meshes with hanging nodes the cells with hanging faces or edges are applied in a launch of
+  their own, after the others (which take the plain kernels); their constraint phases cost relatively
+  more on the fly (with 30% of the cells hanging, +22-91% over the plain apply against +1-34% stored),
+  which below k = 4 made them slower than with stored factors, so there the default stores the factors
+  of those cells only. `MatView()` says which is used. The diagonal computes stored factors for its one
+  pass and frees them.
 
   Level: advanced
 

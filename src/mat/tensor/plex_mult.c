@@ -17,7 +17,10 @@ static PetscErrorCode RunKernel(Mat_PatchworkTensor *ctx, Vec x, Vec y)
 
     PetscCall(PatchworkGetDeviceStream(&stream));
     PetscCall(PetscLogGpuTimeBegin());
-    if (x) PatchworkCallKernel(PatchworkPlexApplyCUDA(&px->desc, p.r[0], p.w, stream));
+    if (x && px->order) { /* hanging nodes: the plain cells, then the hanging ones (HangingToDevice()) */
+      PatchworkCallKernel(PatchworkPlexApplyCUDA(&px->desc_plain, p.r[0], p.w, stream));
+      PatchworkCallKernel(PatchworkPlexApplyCUDA(&px->desc_hang, p.r[0], p.w, stream));
+    } else if (x) PatchworkCallKernel(PatchworkPlexApplyCUDA(&px->desc, p.r[0], p.w, stream));
     else if (px->fly) { /* the diagonal reads stored factors: made for it */
       PatchworkPlexDesc d = px->desc;
       void             *geom;
@@ -86,8 +89,10 @@ PetscErrorCode PatchworkPlexView(Mat A, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPrintf(viewer, "%" PetscInt_FMT " %s cells; coefficients: %s\n", ncells, ctx->info.dim == 2 ? "quadrilateral" : "hexahedral", coef));
   PetscCall(PetscViewerASCIIPrintf(viewer, "quadrature: %s, %" PetscInt_FMT " points per direction\n", PatchworkTensorQuadratures[ctx->info.quadrature], ctx->info.qpoints));
   if (!px->geomvalid) PetscCall(PetscViewerASCIIPrintf(viewer, "geometric factors: not computed yet (%s)\n", px->fly_allowed ? "on the fly in each apply where the vectors live on the device and the cells are multilinear, else stored" : "to be stored"));
-  else if (px->fly) PetscCall(PetscViewerASCIIPrintf(viewer, "geometric factors: computed at every quadrature point in each apply from the cells' corners (multilinear cells, CUDA)\n"));
-  else PetscCall(PetscViewerASCIIPrintf(viewer, "geometric factors: stored per quadrature point (%d per point); %s\n", PW_PLEX_NCOMP((int)ctx->info.dim), px->fly_refusal));
+  else if (px->fly) {
+    PetscCall(PetscViewerASCIIPrintf(viewer, "geometric factors: computed at every quadrature point in each apply from the cells' corners (multilinear cells, CUDA)\n"));
+    if (!px->fly_hang) PetscCall(PetscViewerASCIIPrintf(viewer, "  in the cells with hanging faces or edges (a launch of their own) stored per quadrature point: %s\n", px->fly_hang_refusal));
+  } else PetscCall(PetscViewerASCIIPrintf(viewer, "geometric factors: stored per quadrature point (%d per point); %s\n", PW_PLEX_NCOMP((int)ctx->info.dim), px->fly_refusal));
   PetscCall(PetscViewerASCIIPrintf(viewer, "geometry: coordinate field of degree %" PetscInt_FMT ", %s\n", px->coord_degree, px->coord_degree <= ctx->info.degree ? "represented exactly at the Q_k nodes" : "interpolated at the Q_k nodes (isoparametric approximation)"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "boundary conditions: %s\n", px->constrained ? "essential conditions of the DM (constrained nodes are not unknowns)" : "natural (no constrained nodes)"));
   {

@@ -516,6 +516,7 @@ PetscErrorCode PatchworkPlexDestroy(PatchworkPlexData **plex)
   PetscCall(PetscFree(px->coords));
   PetscCall(PetscFree(px->geom));
   PetscCall(PetscFree(px->hang));
+  PetscCall(PetscFree(px->order));
   PetscCall(PatchworkPlexFreeGeometryDevice(px));
 #if defined(PATCHWORK_HAVE_CUDA)
   if (px->elem_dev) PatchworkCallKernel(PatchworkDeviceFree(px->elem_dev));

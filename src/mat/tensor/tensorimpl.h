@@ -21,6 +21,8 @@ typedef struct {
   PetscBool              fly_forced;    /* ... set true by the user: also where it is not the default */
   PetscBool              fly;           /* the CUDA apply computes the factors from corners_dev (geom_dev is NULL) */
   const char            *fly_refusal;   /* otherwise why not (a static string) */
+  PetscBool              fly_hang;      /* ... also in the cells with hanging faces or edges */
+  const char            *fly_hang_refusal; /* otherwise why not there */
   void                  *corners_dev, *diffusion_dev, *reaction_dev; /* its inputs (the coefficients: NULL when constant) */
   PetscBool              on_device;     /* the geometric factors live on the device */
   PetscBool              geomvalid;     /* geom matches coefficients and quadrature */
@@ -32,6 +34,11 @@ typedef struct {
   void                  *hang_dev, *hangP_dev, *hang_cells_dev, *hang_diag_dev; /* device copies and lists (CUDA route) */
   long long              nhang_diag;    /* entries of hang_diag_dev */
   long long              nhang_irregular; /* entries of hang_cells_dev: masks no mesh gives (PatchworkHangingRegular) */
+  PetscInt              *order;         /* CUDA route with hanging nodes: the cell at each device position, the
+                                           nplain cells without hanging faces or edges first; NULL: the host order */
+  PetscInt               nplain;
+  void                  *geom_hang_dev; /* stored factors of the hanging cells alone, when the others fly */
+  PatchworkPlexDesc      desc_plain, desc_hang; /* the apply in two launches, on the two parts of that order */
   PatchworkCoefficientFn diffusion_fn, reaction_fn;
   void                  *fnctx;
   Vec                    diffusion, reaction; /* quadrature-point values (referenced) */
