@@ -30,6 +30,33 @@ static void G3(PetscInt dim, PetscInt Nf, PetscInt NfAux, const PetscInt uOff[],
 /* The coordinate field has degree min(k, 2): the operator interpolates the geometry at its Q_k nodes.
    With rsplit >= 0 the cells within one radial cell width of |x| = rsplit are split once (hanging nodes;
    the tree carries vertex coordinates only, so the cells are multilinear between vertices on the shell) */
+/* PETSc's FEM Jacobian of dm's DS, as a matrix of the DM's type; a forest's is assembled on its DMPlex
+   as host AIJ and converted (examples/forest.h says why) */
+static PetscErrorCode AssembleJacobian(DM dm, PetscBool forest, Mat *J)
+{
+  Vec X;
+
+  PetscFunctionBeginUser;
+  if (forest) {
+#if defined(PETSC_HAVE_P4EST)
+    MatType mtype;
+
+    PetscCall(DMGetMatType(dm, &mtype));
+    PetscCall(ForestAssembleJacobianAIJ(dm, J));
+    PetscCall(MatConvert(*J, mtype, MAT_INPLACE_MATRIX, J));
+    PetscFunctionReturn(0);
+#else
+    SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_SUP, "-domain forest needs PETSc with p4est");
+#endif
+  }
+  PetscCall(DMCreateMatrix(dm, J));
+  PetscCall(DMGetLocalVector(dm, &X));
+  PetscCall(VecZeroEntries(X));
+  PetscCall(DMPlexSNESComputeJacobianFEM(dm, X, *J, *J, NULL));
+  PetscCall(DMRestoreLocalVector(dm, &X));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode CreateMesh(PetscInt dim, PetscInt N, PetscInt k, PetscBool shell, PetscBool forest, PetscBool ball, PetscReal rsplit, PetscInt levels, DM *dm)
 {
   PetscFunctionBeginUser;
@@ -118,32 +145,12 @@ int main(int argc, char **argv)
       if (ncells * nodes * nodes * nodes <= maxwork) {
         PetscDS   ds;
         Mat       J;
-        Vec       X;
         PetscReal err, ynorm;
         MatInfo   info;
 
-        DM        adm = dm;
-        MatType   mtype;
-
         PetscCall(DMGetDS(dm, &ds));
         PetscCall(PetscDSSetJacobian(ds, 0, 0, NULL, NULL, NULL, G3));
-        PetscCall(DMGetMatType(dm, &mtype));
-        /* a forest: assembled on its DMPlex (sharing its DS) as host AIJ, then converted (PETSc 3.26's
-           DMPlexSNESComputeJacobianFEM() of a forest segfaults, its DMCreateMatrix() with aijcusparse
-           gave a zero matrix; cf. tests/mat/test_forest.c) */
-        if (forest) {
-          PetscCall(DMConvert(dm, DMPLEX, &adm));
-          PetscCall(DMSetMatType(adm, MATAIJ));
-        }
-        PetscCall(DMCreateMatrix(adm, &J));
-        PetscCall(DMGetLocalVector(adm, &X));
-        PetscCall(VecZeroEntries(X));
-        PetscCall(DMPlexSNESComputeJacobianFEM(adm, X, J, J, NULL));
-        PetscCall(DMRestoreLocalVector(adm, &X));
-        if (forest) {
-          PetscCall(MatConvert(J, mtype, MAT_INPLACE_MATRIX, &J));
-          PetscCall(DMDestroy(&adm));
-        }
+        PetscCall(AssembleJacobian(dm, forest, &J));
         PetscCall(TimeMult(J, x, z, reps, &tsp));
         PetscCall(VecNorm(y, NORM_INFINITY, &ynorm));
         PetscCall(VecAXPY(z, -1.0, y));

@@ -8,6 +8,7 @@
 
 #include <petscdmforest.h>
 #include <petscdmplex.h>
+#include <petscsnes.h>
 
 #if defined(PETSC_HAVE_P4EST)
 /* One adaptation of *forest (replaced); nsplit: the cells marked, summed over ranks */
@@ -95,6 +96,27 @@ static inline PetscErrorCode ForestCreateTowardsSphere(MPI_Comm comm, PetscInt d
     PetscCall(ForestSplitTowardsSphere(forest, r, &nsplit));
     PetscCall(PetscInfo(*forest, "level %" PetscInt_FMT ": %" PetscInt_FMT " cells split towards |x| = %g\n", l + 1, nsplit, (double)r));
   }
+  PetscFunctionReturn(0);
+}
+
+/* PETSc's FEM Jacobian of the forest's discretization (its DS), with the hanging-node constraints, as a
+   new host AIJ matrix assembled on the forest's DMPlex: PETSc 3.26's DMPlexSNESComputeJacobianFEM() of a
+   forest segfaults (a forest has no DMSNES), and its DMCreateMatrix() with -dm_mat_type aijcusparse gave
+   a zero matrix on the H100 */
+static inline PetscErrorCode ForestAssembleJacobianAIJ(DM forest, Mat *J)
+{
+  DM  plex;
+  Vec X;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMConvert(forest, DMPLEX, &plex));
+  PetscCall(DMSetMatType(plex, MATAIJ));
+  PetscCall(DMCreateMatrix(plex, J));
+  PetscCall(DMCreateLocalVector(plex, &X));
+  PetscCall(VecZeroEntries(X));
+  PetscCall(DMPlexSNESComputeJacobianFEM(plex, X, *J, *J, NULL));
+  PetscCall(VecDestroy(&X));
+  PetscCall(DMDestroy(&plex));
   PetscFunctionReturn(0);
 }
 #endif

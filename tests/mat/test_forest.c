@@ -49,10 +49,10 @@ static PetscErrorCode Census(DM forest, PetscInt *ncells, PetscInt *nhang)
 
 static PetscErrorCode CompareDegree(MPI_Comm comm, PetscInt dim, PetscInt N, PetscInt levels, PetscReal radius, PetscInt k, PetscBool curved, PetscBool ball, PetscBool variable, PetscBool dirichlet, PetscReal tol)
 {
-  DM          forest, plex;
+  DM          forest;
   PetscDS     ds;
   Mat         J, A;
-  Vec         X, x;
+  Vec         x;
   PetscScalar constants[3] = {0.7, 1.3, variable ? 1.0 : 0.0};
   PetscRandom rnd;
   PetscReal   err, errd;
@@ -65,17 +65,8 @@ static PetscErrorCode CompareDegree(MPI_Comm comm, PetscInt dim, PetscInt N, Pet
   PetscCall(DMGetDS(forest, &ds));
   PetscCall(PetscDSSetConstants(ds, 3, constants));
   PetscCall(PetscDSSetJacobian(ds, 0, 0, G0, NULL, NULL, G3));
-  /* PETSc's FEM assembly, with the forest's hanging-node constraints, on the forest's mesh (sharing its DS),
-     as a host AIJ matrix: a reference independent of the device (PETSc 3.26's DMCreateMatrix() of a forest
-     with -dm_mat_type aijcusparse gave a zero matrix on the H100) */
-  PetscCall(DMConvert(forest, DMPLEX, &plex));
-  PetscCall(DMSetMatType(plex, MATAIJ));
-  PetscCall(DMCreateMatrix(plex, &J));
-  PetscCall(DMCreateLocalVector(plex, &X));
-  PetscCall(VecZeroEntries(X));
-  PetscCall(DMPlexSNESComputeJacobianFEM(plex, X, J, J, NULL));
-  PetscCall(VecDestroy(&X));
-  PetscCall(DMDestroy(&plex));
+  /* PETSc's FEM assembly as a host AIJ matrix: a reference independent of the device */
+  PetscCall(ForestAssembleJacobianAIJ(forest, &J));
 
   PetscCall(MatCreatePatchworkTensor(forest, k, &A));
   PetscCall(MatPatchworkTensorSetCoefficients(A, 0.7, 1.3));
