@@ -107,27 +107,61 @@ extern "C" int PatchworkVecHashFillCUDA(ptrdiff_t n, ptrdiff_t first, unsigned s
   return (int)cudaGetLastError();
 }
 
+extern "C" int PatchworkHostPinnedMalloc(size_t bytes, void **p)
+{
+  *p = NULL;
+  return bytes ? (int)cudaMallocHost(p, bytes) : (int)cudaSuccess;
+}
+
+extern "C" int PatchworkHostPinnedFree(void *p)
+{
+  return p ? (int)cudaFreeHost(p) : (int)cudaSuccess;
+}
+
+extern "C" int PatchworkDeviceStreamSynchronize(void *stream)
+{
+  return (int)cudaStreamSynchronize((cudaStream_t)stream);
+}
+
+extern "C" int PatchworkDeviceCopyToHostAsync(void *dst, const void *src, size_t bytes, void *stream)
+{
+  return bytes ? (int)cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, (cudaStream_t)stream) : (int)cudaSuccess;
+}
+
 namespace {
 
 /* the halo exchange's gathers and scatters: several entries i may add into one y entry, so adds are
-   atomic; NULL index arrays are the identity, a branch every thread takes the same way */
-template <bool Add>
-__global__ void ScatterFloat(ptrdiff_t n, const int *__restrict__ ix, const float *__restrict__ x, const int *__restrict__ iy, float *y)
+   atomic; NULL index arrays are the identity, a branch every thread takes the same way; a NULL x
+   writes zeros */
+template <typename T, bool Add>
+__global__ void Scatter(ptrdiff_t n, const int *__restrict__ ix, const T *__restrict__ x, const int *__restrict__ iy, T *y)
 {
   for (ptrdiff_t i = blockIdx.x * (ptrdiff_t)blockDim.x + threadIdx.x; i < n; i += (ptrdiff_t)gridDim.x * blockDim.x) {
     const ptrdiff_t s = ix ? ix[i] : i, d = iy ? iy[i] : i;
+    const T         v = x ? x[s] : (T)0;
 
-    if (Add) atomicAdd(&y[d], x[s]);
-    else y[d] = x[s];
+    if (Add) atomicAdd(&y[d], v);
+    else y[d] = v;
   }
+}
+
+template <typename T>
+int ScatterLaunch(ptrdiff_t n, const int *ix, const T *x, const int *iy, T *y, int add, void *stream)
+{
+  if (n <= 0) return (int)cudaSuccess;
+  if (add) Scatter<T, true><<<Blocks(n), 256, 0, (cudaStream_t)stream>>>(n, ix, x, iy, y);
+  else Scatter<T, false><<<Blocks(n), 256, 0, (cudaStream_t)stream>>>(n, ix, x, iy, y);
+  return (int)cudaGetLastError();
 }
 
 } // namespace
 
 extern "C" int PatchworkVecScatterFloatCUDA(ptrdiff_t n, const int *ix, const float *x, const int *iy, float *y, int add, void *stream)
 {
-  if (n <= 0) return (int)cudaSuccess;
-  if (add) ScatterFloat<true><<<Blocks(n), 256, 0, (cudaStream_t)stream>>>(n, ix, x, iy, y);
-  else ScatterFloat<false><<<Blocks(n), 256, 0, (cudaStream_t)stream>>>(n, ix, x, iy, y);
-  return (int)cudaGetLastError();
+  return ScatterLaunch<float>(n, ix, x, iy, y, add, stream);
+}
+
+extern "C" int PatchworkVecScatterCUDA(ptrdiff_t n, const int *ix, const double *x, const int *iy, double *y, int add, void *stream)
+{
+  return ScatterLaunch<double>(n, ix, x, iy, y, add, stream);
 }

@@ -181,11 +181,11 @@ run mat/tensor_aij-n1     $MPIEXEC -n 1 $B/tests/mat/test_tensor_aij
 run mat/tensor_aij-n2     $MPIEXEC -n 2 $B/tests/mat/test_tensor_aij
 run mat/transfer-n1       $MPIEXEC -n 1 $B/tests/mat/test_transfer
 run mat/transfer-n2       $MPIEXEC -n 2 $B/tests/mat/test_transfer
-# the float halo exchange of the single-precision cycles against DMGlobalToLocal/DMLocalToGlobal in double
-run mat/floathalo-n1      $MPIEXEC -n 1 $B/tests/mat/test_floathalo
-run mat/floathalo-n2      $MPIEXEC -n 2 $B/tests/mat/test_floathalo
-run mat/floathalo-n3      $MPIEXEC -n 3 $B/tests/mat/test_floathalo
-run mat/floathalo-n4      $MPIEXEC -n 4 $B/tests/mat/test_floathalo
+# the halo exchange (float and double, all entries or a mask) against DMGlobalToLocal/DMLocalToGlobal in double
+run mat/halo-n1           $MPIEXEC -n 1 $B/tests/mat/test_halo
+run mat/halo-n2           $MPIEXEC -n 2 $B/tests/mat/test_halo
+run mat/halo-n3           $MPIEXEC -n 3 $B/tests/mat/test_halo
+run mat/halo-n4           $MPIEXEC -n 4 $B/tests/mat/test_halo
 run mat/bad_input         $B/tests/mat/test_bad_input
 run mat/lor-n1            $MPIEXEC -n 1 $B/tests/mat/test_lor
 run mat/lor-n2            $MPIEXEC -n 2 $B/tests/mat/test_lor
@@ -333,7 +333,7 @@ run vertexpatch/mpi-n4-3d        vp_mpi 4 3 2 8
 run vertexpatch/mpi-n2-separate  vp_mpi 2 3 3 8 -pc_vertexpatch_kernel separate
 run vertexpatch/mpi-n4-history   vp_mpi_history 4 3 2 8
 run vertexpatch/mpi-n2-history-2d vp_mpi_history 2 2 3 16
-# the float cycle on several ranks: ghosts exchanged by the PC's float halo (src/sys/floathalo.c)
+# the float cycle on several ranks: ghosts exchanged by the PC's float halo (src/sys/halo.c)
 run vertexpatch/mpi-single-n2-2d      vp_mpi_single 2 2 4 16
 run vertexpatch/mpi-single-n4-3d      vp_mpi_single 4 3 2 8
 run vertexpatch/mpi-single-n3-separate vp_mpi_single 3 2 3 16 -pc_vertexpatch_kernel separate

@@ -40,12 +40,21 @@ int PatchworkDeviceCopyToDevice(void *dst, const void *src, size_t bytes, void *
 int PatchworkDeviceCopy(void *dst, const void *src, size_t bytes, void *stream);
 /* device to host copy, complete on return (waits for the stream's earlier work) */
 int PatchworkDeviceCopyToHost(void *dst, const void *src, size_t bytes, void *stream);
+/* device to host copy in a stream (complete once the stream is synchronized) */
+int PatchworkDeviceCopyToHostAsync(void *dst, const void *src, size_t bytes, void *stream);
+int PatchworkDeviceStreamSynchronize(void *stream);
+/* page-locked host memory: the staging buffers of halo exchanges through a non-CUDA-aware MPI */
+int PatchworkHostPinnedMalloc(size_t bytes, void **p);
+int PatchworkHostPinnedFree(void *p);
 
-/* y[iy ? iy[i] : i] = x[ix ? ix[i] : i] for i < n, or += when add: the pack, unpack and local parts
-   of the float halo exchange (src/sys/floathalo.c). Without add the iy[i] must be distinct; with add
-   they may repeat: the reference adds in order of i, the CUDA version atomically in any order. */
+/* y[iy ? iy[i] : i] = x[ix ? ix[i] : i] (0 when x is NULL) for i < n, or += when add: the pack,
+   unpack, local and zeroing parts of the halo exchanges (src/sys/halo.c), in float and double.
+   Without add the iy[i] must be distinct; with add they may repeat: the reference adds in order of
+   i, the CUDA version atomically in any order. */
 void PatchworkVecScatterFloatRef(ptrdiff_t n, const int *ix, const float *x, const int *iy, float *y, int add);
 int  PatchworkVecScatterFloatCUDA(ptrdiff_t n, const int *ix, const float *x, const int *iy, float *y, int add, void *stream);
+void PatchworkVecScatterRef(ptrdiff_t n, const int *ix, const double *x, const int *iy, double *y, int add);
+int  PatchworkVecScatterCUDA(ptrdiff_t n, const int *ix, const double *x, const int *iy, double *y, int add, void *stream);
 #ifdef __cplusplus
 }
 #endif

@@ -31,7 +31,18 @@ void PatchworkVecScatterFloatRef(ptrdiff_t n, const int *ix, const float *x, con
 {
   for (ptrdiff_t i = 0; i < n; i++) {
     const ptrdiff_t s = ix ? ix[i] : i, d = iy ? iy[i] : i;
+    const float     v = x ? x[s] : 0.0f;
 
-    y[d] = add ? y[d] + x[s] : x[s];
+    y[d] = add ? y[d] + v : v;
+  }
+}
+
+void PatchworkVecScatterRef(ptrdiff_t n, const int *ix, const double *x, const int *iy, double *y, int add)
+{
+  for (ptrdiff_t i = 0; i < n; i++) {
+    const ptrdiff_t s = ix ? ix[i] : i, d = iy ? iy[i] : i;
+    const double    v = x ? x[s] : 0.0;
+
+    y[d] = add ? y[d] + v : v;
   }
 }

@@ -69,13 +69,20 @@ PETSC_INTERN PetscErrorCode PatchworkDeviceSynchronize(void);
 PETSC_INTERN PetscErrorCode PatchworkCheckKernel(int, const char[]);
 #define PatchworkCallKernel(call) PetscCall(PatchworkCheckKernel((call), #call))
 
-/* DMGlobalToLocal(INSERT_VALUES) and DMLocalToGlobal(ADD_VALUES) of a DMDA on float arrays, in host
-   or device memory (src/sys/floathalo.c): PetscSF cannot reduce MPI_FLOAT when PetscReal is double */
-typedef struct _n_PatchworkFloatHalo *PatchworkFloatHalo;
-PETSC_INTERN PetscErrorCode PatchworkFloatHaloCreate(DM, PetscBool, PatchworkFloatHalo *);
-PETSC_INTERN PetscErrorCode PatchworkFloatHaloGetLocalSize(PatchworkFloatHalo, PetscInt *);
-PETSC_INTERN PetscErrorCode PatchworkFloatHaloToLocal(PatchworkFloatHalo, const float *, float *);
-PETSC_INTERN PetscErrorCode PatchworkFloatHaloAddToGlobal(PatchworkFloatHalo, const float *, float *);
-PETSC_INTERN PetscErrorCode PatchworkFloatHaloDestroy(PatchworkFloatHalo *);
+/* DMGlobalToLocal(INSERT_VALUES) and DMLocalToGlobal(ADD_VALUES) of a DMDA on raw float or double
+   arrays in host or device memory, on all ghosted entries or on those flagged needed, GPU-direct
+   through a CUDA-aware MPI (src/sys/halo.c): Patchwork's own messages */
+typedef struct _n_PatchworkHalo *PatchworkHalo;
+PETSC_INTERN PetscErrorCode PatchworkHaloCreate(DM, PetscBool, PetscBool, const PetscBool[], PatchworkHalo *);
+PETSC_INTERN PetscErrorCode PatchworkHaloGetLocalSize(PatchworkHalo, PetscInt *);
+PETSC_INTERN PetscErrorCode PatchworkHaloGetPath(PatchworkHalo, const char **);
+PETSC_INTERN PetscErrorCode PatchworkHaloToLocalBegin(PatchworkHalo, const void *, void *);
+PETSC_INTERN PetscErrorCode PatchworkHaloToLocalEnd(PatchworkHalo, void *);
+PETSC_INTERN PetscErrorCode PatchworkHaloAddToGlobalBegin(PatchworkHalo, const void *, void *);
+PETSC_INTERN PetscErrorCode PatchworkHaloAddToGlobalEnd(PatchworkHalo, void *);
+PETSC_INTERN PetscErrorCode PatchworkHaloToLocal(PatchworkHalo, const void *, void *);
+PETSC_INTERN PetscErrorCode PatchworkHaloAddToGlobal(PatchworkHalo, const void *, void *);
+PETSC_INTERN PetscErrorCode PatchworkHaloZeroLocal(PatchworkHalo, void *);
+PETSC_INTERN PetscErrorCode PatchworkHaloDestroy(PatchworkHalo *);
 
 #endif

@@ -123,22 +123,42 @@ static void TestLength(ptrdiff_t n)
   CHECK_CUDA(PatchworkDeviceFree(dyf));
 }
 
-/* The gathers and scatters of the float halo exchange against the reference: copies are exact, and
-   so are adds into distinct entries (one rounding each); where several adds meet in one entry the
-   atomics add in any order, so each of the two sums is within c roundings of magnitude at most S
-   (c terms, S the sum of their magnitudes) of the exact one: |gpu - ref| <= c S FLT_EPSILON. */
+/* The gathers and scatters of the halo exchanges, float and double, against the reference: copies
+   are exact, and so are adds into distinct entries (one rounding each) and zeroing (x NULL); where
+   several adds meet in one entry the atomics add in any order, so each of the two sums is within c
+   roundings of magnitude at most S (c terms, S the sum of their magnitudes) of the exact one:
+   |gpu - ref| <= c S eps. */
+static void ScatterRef(ptrdiff_t n, const int *ix, const float *x, const int *iy, float *y, int add)
+{
+  PatchworkVecScatterFloatRef(n, ix, x, iy, y, add);
+}
+static void ScatterRef(ptrdiff_t n, const int *ix, const double *x, const int *iy, double *y, int add)
+{
+  PatchworkVecScatterRef(n, ix, x, iy, y, add);
+}
+static int ScatterCUDA(ptrdiff_t n, const int *ix, const float *x, const int *iy, float *y, int add)
+{
+  return PatchworkVecScatterFloatCUDA(n, ix, x, iy, y, add, g_stream);
+}
+static int ScatterCUDA(ptrdiff_t n, const int *ix, const double *x, const int *iy, double *y, int add)
+{
+  return PatchworkVecScatterCUDA(n, ix, x, iy, y, add, g_stream);
+}
+
+template <typename T>
 static void TestScatter(ptrdiff_t n)
 {
   const ptrdiff_t     m = 2 * n + 1; /* the arrays indexed are larger than n */
-  std::vector<float>  x(m), y0(m), rf(m), gf(m);
+  const double        eps = sizeof(T) == sizeof(float) ? FLT_EPSILON : DBL_EPSILON;
+  std::vector<T>      x(m), y0(m), rf(m), gf(m);
   std::vector<double> mag(m);
   std::vector<int>    perm(m), gat(n), dup(n), cnt(m);
-  float              *dy;
+  T                  *dy;
   char                name[80];
 
   for (ptrdiff_t i = 0; i < m; i++) {
-    x[i]    = (float)Rand();
-    y0[i]   = (float)Rand();
+    x[i]    = (T)Rand();
+    y0[i]   = (T)Rand();
     perm[i] = (int)i;
   }
   for (ptrdiff_t i = m - 1; i > 0; i--) std::swap(perm[i], perm[std::min(i, (ptrdiff_t)((Rand() + 1) * 0.5 * (i + 1)))]);
@@ -146,32 +166,34 @@ static void TestScatter(ptrdiff_t n)
     gat[i] = std::min((int)(m - 1), (int)((Rand() + 1) * 0.5 * m)); /* entries read twice or never */
     dup[i] = perm[i] % (int)(n / 4 + 1);                             /* about four adds per entry */
   }
-  float *dx = Upload(x);
-  int   *dperm = Upload(perm), *dgat = Upload(gat), *ddup = Upload(dup);
-  CHECK_CUDA(PatchworkDeviceMalloc(m * sizeof(float), (void **)&dy));
+  T   *dx    = Upload(x);
+  int *dperm = Upload(perm), *dgat = Upload(gat), *ddup = Upload(dup);
+  CHECK_CUDA(PatchworkDeviceMalloc(m * sizeof(T), (void **)&dy));
   const struct {
     const char *what;
     const int  *ix, *dix, *iy, *diy;
     int         add;
+    bool        zero; /* x NULL: zeros */
   } cases[] = {
-    {"copy", NULL, NULL, NULL, NULL, 0},
-    {"gather", gat.data(), dgat, NULL, NULL, 0},
-    {"scatter", NULL, NULL, perm.data(), dperm, 0},
-    {"gather-scatter", gat.data(), dgat, perm.data(), dperm, 0},
-    {"add distinct", gat.data(), dgat, perm.data(), dperm, 1},
-    {"add repeated", NULL, NULL, dup.data(), ddup, 1},
-    {"gather-add repeated", gat.data(), dgat, dup.data(), ddup, 1},
+    {"copy", NULL, NULL, NULL, NULL, 0, false},
+    {"gather", gat.data(), dgat, NULL, NULL, 0, false},
+    {"scatter", NULL, NULL, perm.data(), dperm, 0, false},
+    {"gather-scatter", gat.data(), dgat, perm.data(), dperm, 0, false},
+    {"zero scattered", NULL, NULL, perm.data(), dperm, 0, true},
+    {"add distinct", gat.data(), dgat, perm.data(), dperm, 1, false},
+    {"add repeated", NULL, NULL, dup.data(), ddup, 1, false},
+    {"gather-add repeated", gat.data(), dgat, dup.data(), ddup, 1, false},
   };
   for (const auto &c : cases) {
     const bool repeated = c.add && c.iy == dup.data();
 
     rf = y0;
-    PatchworkVecScatterFloatRef(n, c.ix, x.data(), c.iy, rf.data(), c.add);
-    CHECK_CUDA(cudaMemcpyAsync(dy, y0.data(), m * sizeof(float), cudaMemcpyHostToDevice, g_stream));
-    CHECK_CUDA(PatchworkVecScatterFloatCUDA(n, c.dix, dx, c.diy, dy, c.add, g_stream));
-    CHECK_CUDA(cudaMemcpyAsync(gf.data(), dy, m * sizeof(float), cudaMemcpyDeviceToHost, g_stream));
+    ScatterRef(n, c.ix, c.zero ? NULL : x.data(), c.iy, rf.data(), c.add);
+    CHECK_CUDA(cudaMemcpyAsync(dy, y0.data(), m * sizeof(T), cudaMemcpyHostToDevice, g_stream));
+    CHECK_CUDA(ScatterCUDA(n, c.dix, c.zero ? NULL : dx, c.diy, dy, c.add));
+    CHECK_CUDA(cudaMemcpyAsync(gf.data(), dy, m * sizeof(T), cudaMemcpyDeviceToHost, g_stream));
     CHECK_CUDA(cudaStreamSynchronize(g_stream));
-    snprintf(name, sizeof(name), "scatter %s n=%td", c.what, n);
+    snprintf(name, sizeof(name), "scatter %s %s n=%td", sizeof(T) == sizeof(float) ? "float" : "double", c.what, n);
     if (!repeated) {
       ptrdiff_t bad = 0;
       for (ptrdiff_t i = 0; i < m; i++) bad += gf[i] != rf[i];
@@ -188,7 +210,7 @@ static void TestScatter(ptrdiff_t n)
       }
       for (ptrdiff_t j = 0; j < m; j++)
         if (mag[j] > 0) worst = std::fmax(worst, std::fabs((double)gf[j] - rf[j]) / (cnt[j] * mag[j]));
-      Report(worst <= FLT_EPSILON, name, worst, FLT_EPSILON);
+      Report(worst <= eps, name, worst, eps);
     }
   }
   CHECK_CUDA(PatchworkDeviceFree(dy));
@@ -210,8 +232,12 @@ int main(int argc, char **argv)
   }
   CHECK_CUDA(cudaStreamCreate(&g_stream));
   for (ptrdiff_t n : {(ptrdiff_t)1, (ptrdiff_t)255, (ptrdiff_t)257, (ptrdiff_t)100003, (ptrdiff_t)5000001}) TestLength(n);
-  for (ptrdiff_t n : {(ptrdiff_t)1, (ptrdiff_t)255, (ptrdiff_t)257, (ptrdiff_t)100003, (ptrdiff_t)1000003}) TestScatter(n);
+  for (ptrdiff_t n : {(ptrdiff_t)1, (ptrdiff_t)255, (ptrdiff_t)257, (ptrdiff_t)100003, (ptrdiff_t)1000003}) {
+    TestScatter<float>(n);
+    TestScatter<double>(n);
+  }
   CHECK_CUDA(PatchworkVecScatterFloatCUDA(0, NULL, NULL, NULL, NULL, 1, g_stream));
+  CHECK_CUDA(PatchworkVecScatterCUDA(0, NULL, NULL, NULL, NULL, 1, g_stream));
   /* zero length launches nothing and succeeds */
   CHECK_CUDA(PatchworkVecAYPXFloatCUDA(0, 1.0f, NULL, NULL, g_stream));
   CHECK_CUDA(cudaStreamDestroy(g_stream));

@@ -67,6 +67,40 @@ PetscErrorCode PatchworkTensorFillDesc(const PatchworkTensorInfo *info, Patchwor
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Several ranks: split this rank's cells (cells_desc) into the interior ones, whose nodes are all
+   owned, applied on the global arrays (in and out box the owned one), and the boundary layer along
+   the upper faces (a cell's nodes reach k beyond its first), in up to dim disjoint boxes applied on
+   the ghosted local arrays: cells past the interior in z; then, below that, past it in y; then in x */
+static PetscErrorCode SplitCells(Mat_PatchworkTensor *ctx)
+{
+  const PatchworkTensorDesc *c = &ctx->cells_desc;
+  PetscInt                   xs[3], xm[3], ie[3], k = ctx->info.degree, dim = ctx->info.dim;
+
+  PetscFunctionBegin;
+  PetscCall(DMDAGetCorners(ctx->info.dm, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
+  ctx->interior_desc = *c;
+  ctx->nboundary     = 0;
+  for (PetscInt d = 0; d < 3; d++) {
+    /* the cells starting before ie[d] end at an owned node (k*e + k <= xs + xm - 1) */
+    ie[d] = d < dim ? PetscMax(c->cell_start[d], PetscMin(c->cell_end[d], (xs[d] + xm[d] - 1) / k)) : c->cell_end[d];
+    ctx->interior_desc.cell_end[d] = (int)ie[d];
+    ctx->interior_desc.in_start[d] = ctx->interior_desc.out_start[d] = (int)xs[d];
+    ctx->interior_desc.in_size[d] = ctx->interior_desc.out_size[d] = (int)xm[d];
+  }
+  ctx->interior_desc.overwrite = 1; /* sets every owned entry of y */
+  for (PetscInt d = dim - 1; d >= 0; d--) {
+    PatchworkTensorDesc *b = &ctx->boundary_desc[ctx->nboundary];
+
+    if (ie[d] >= c->cell_end[d]) continue;
+    *b = *c; /* boxes of the ghosted local arrays */
+    b->overwrite   = 0;
+    b->cell_start[d] = (int)ie[d];
+    for (PetscInt e = d + 1; e < dim; e++) b->cell_end[e] = (int)ie[e]; /* the boxes taken before */
+    ctx->nboundary++;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode PatchworkTensorSetUpDescriptors(Mat A)
 {
   Mat_PatchworkTensor *ctx;
@@ -76,15 +110,71 @@ PetscErrorCode PatchworkTensorSetUpDescriptors(Mat A)
   if (ctx->descvalid) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscLogEventBegin(PATCHWORK_TensorSetUp, A, 0, 0, 0));
   PetscCall(PatchworkTensorFillDesc(&ctx->info, ctx->scatter, ctx->serial, &ctx->cells_desc, &ctx->owned_desc, &ctx->flops));
-  /* MatMult and MatGetDiagonal set y: no separate zeroing pass (on the GPU the 3D kernel zeroes y
-     as it goes, while the lines are in L2) */
+  /* MatMult and MatGetDiagonal set y: no separate zeroing pass */
   ctx->cells_desc.overwrite = 1;
-  if (!ctx->serial) {
-    if (!ctx->xloc) PetscCall(DMCreateLocalVector(ctx->info.dm, &ctx->xloc));
-    if (!ctx->yloc) PetscCall(VecDuplicate(ctx->xloc, &ctx->yloc));
-  }
+  if (!ctx->serial) PetscCall(SplitCells(ctx));
   ctx->descvalid = PETSC_TRUE;
   PetscCall(PetscLogEventEnd(PATCHWORK_TensorSetUp, A, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The halo of the boundary cells' nodes and the ghosted local arrays, for arrays on the host or the
+   device, made when first needed (the split depends only on the grid, not on the coefficients) */
+static PetscErrorCode GetExchange(Mat_PatchworkTensor *ctx, PetscBool device, PatchworkHalo *halo, void **xloc, void **yloc)
+{
+  PetscInt nlocal;
+
+  PetscFunctionBegin;
+  if (!ctx->halo[device]) {
+    PetscInt   gs[3], gm[3];
+    PetscBool *needed;
+
+    PetscCall(DMDAGetGhostCorners(ctx->info.dm, &gs[0], &gs[1], &gs[2], &gm[0], &gm[1], &gm[2]));
+    PetscCall(PetscCalloc1(gm[0] * gm[1] * gm[2], &needed));
+    for (PetscInt i = 0; i < ctx->nboundary; i++) { /* the nodes of every boundary cell */
+      const PatchworkTensorDesc *b = &ctx->boundary_desc[i];
+      PetscInt                   lo[3], hi[3];
+
+      for (PetscInt d = 0; d < 3; d++) {
+        lo[d] = d < ctx->info.dim ? ctx->info.degree * b->cell_start[d] - gs[d] : 0;
+        hi[d] = d < ctx->info.dim ? ctx->info.degree * b->cell_end[d] - gs[d] : 0;
+      }
+      for (PetscInt z = lo[2]; z <= hi[2]; z++)
+        for (PetscInt y = lo[1]; y <= hi[1]; y++)
+          for (PetscInt x = lo[0]; x <= hi[0]; x++) needed[(z * gm[1] + y) * gm[0] + x] = PETSC_TRUE;
+    }
+    PetscCall(PatchworkHaloCreate(ctx->info.dm, PETSC_FALSE, device, needed, &ctx->halo[device]));
+    PetscCall(PetscFree(needed));
+  }
+  PetscCall(PatchworkHaloGetLocalSize(ctx->halo[device], &nlocal));
+  for (int i = 0; i < 2; i++) {
+    if (ctx->loc[device][i]) continue;
+    if (device) {
+#if defined(PATCHWORK_HAVE_CUDA)
+      PatchworkCallKernel(PatchworkDeviceMalloc((size_t)nlocal * sizeof(double), &ctx->loc[device][i]));
+#endif
+    } else PetscCall(PetscMalloc((size_t)nlocal * sizeof(double), &ctx->loc[device][i]));
+  }
+  *halo = ctx->halo[device];
+  *xloc = ctx->loc[device][0];
+  *yloc = ctx->loc[device][1];
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PatchworkTensorDestroyExchange(Mat_PatchworkTensor *ctx)
+{
+  PetscFunctionBegin;
+  for (int device = 0; device < 2; device++) {
+    PetscCall(PatchworkHaloDestroy(&ctx->halo[device]));
+    for (int i = 0; i < 2; i++) {
+      if (device) {
+#if defined(PATCHWORK_HAVE_CUDA)
+        PatchworkCallKernel(PatchworkDeviceFree(ctx->loc[device][i]));
+#endif
+        ctx->loc[device][i] = NULL;
+      } else PetscCall(PetscFree(ctx->loc[device][i]));
+    }
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -94,14 +184,11 @@ typedef enum {
   KERNEL_BOUNDARY
 } KernelKind;
 
-static PetscErrorCode RunKernel(Mat_PatchworkTensor *ctx, KernelKind kind, const PatchworkTensorDesc *d, Vec x, Vec y)
+/* One kernel on raw arrays of the given side (x unused by the diagonal) */
+static PetscErrorCode RunArrays(Mat_PatchworkTensor *ctx, PetscBool device, KernelKind kind, const PatchworkTensorDesc *d, const double *x, double *y)
 {
-  PatchworkArrays p;
-
   PetscFunctionBegin;
-  if (d->overwrite && kind != KERNEL_BOUNDARY) PetscCall(PatchworkArraysGetOverwrite(x, NULL, y, &p));
-  else PetscCall(PatchworkArraysGet(x, NULL, y, &p));
-  if (p.device) {
+  if (device) {
 #if defined(PATCHWORK_HAVE_CUDA)
     void *stream;
 
@@ -109,34 +196,76 @@ static PetscErrorCode RunKernel(Mat_PatchworkTensor *ctx, KernelKind kind, const
     PetscCall(PetscLogGpuTimeBegin());
     switch (kind) {
     case KERNEL_APPLY:
-      PatchworkCallKernel(PatchworkTensorApplyCUDA(d, p.r[0], p.w, stream));
+      PatchworkCallKernel(PatchworkTensorApplyCUDA(d, x, y, stream));
       break;
     case KERNEL_DIAGONAL:
-      PatchworkCallKernel(PatchworkTensorDiagonalCUDA(d, p.w, stream));
+      PatchworkCallKernel(PatchworkTensorDiagonalCUDA(d, y, stream));
       break;
     case KERNEL_BOUNDARY:
-      PatchworkCallKernel(PatchworkTensorBoundaryCUDA(d, p.r[0], p.w, stream));
+      PatchworkCallKernel(PatchworkTensorBoundaryCUDA(d, x, y, stream));
       break;
     }
     PetscCall(PetscLogGpuTimeEnd());
-    if (kind == KERNEL_APPLY) PetscCall(PetscLogGpuFlops(ctx->flops));
 #else
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "Device vectors, but Patchwork was built without CUDA: rebuild it against a PETSc configured with CUDA");
 #endif
   } else {
     switch (kind) {
     case KERNEL_APPLY:
-      PatchworkTensorApplyRef(d, p.r[0], p.w);
+      PatchworkTensorApplyRef(d, x, y);
       break;
     case KERNEL_DIAGONAL:
-      PatchworkTensorDiagonalRef(d, p.w);
+      PatchworkTensorDiagonalRef(d, y);
       break;
     case KERNEL_BOUNDARY:
-      PatchworkTensorBoundaryRef(d, p.r[0], p.w);
+      PatchworkTensorBoundaryRef(d, x, y);
       break;
     }
-    if (kind == KERNEL_APPLY) PetscCall(PetscLogFlops(ctx->flops));
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode LogApplyFlops(Mat_PatchworkTensor *ctx, PetscBool device)
+{
+  PetscFunctionBegin;
+  if (device) PetscCall(PetscLogGpuFlops(ctx->flops));
+  else PetscCall(PetscLogFlops(ctx->flops));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode RunKernel(Mat_PatchworkTensor *ctx, KernelKind kind, const PatchworkTensorDesc *d, Vec x, Vec y)
+{
+  PatchworkArrays p;
+
+  PetscFunctionBegin;
+  if (d->overwrite && kind != KERNEL_BOUNDARY) PetscCall(PatchworkArraysGetOverwrite(x, NULL, y, &p));
+  else PetscCall(PatchworkArraysGet(x, NULL, y, &p));
+  PetscCall(RunArrays(ctx, p.device, kind, d, p.r[0], p.w));
+  if (kind == KERNEL_APPLY) PetscCall(LogApplyFlops(ctx, p.device));
+  PetscCall(PatchworkArraysRestore(&p));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Several ranks: y = A x (or diag(A) when x is NULL) as the interior cells on the global arrays while
+   the ghosts of the boundary cells travel, then the boundary cells on the ghosted local arrays,
+   whose entries are added to their owners */
+static PetscErrorCode ApplySplit(Mat_PatchworkTensor *ctx, KernelKind kind, Vec x, Vec y)
+{
+  PatchworkArrays p;
+  PatchworkHalo   h    = NULL;
+  void           *xloc = NULL, *yloc = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(PatchworkArraysGetOverwrite(x, NULL, y, &p)); /* the interior launch sets every owned entry */
+  PetscCall(GetExchange(ctx, p.device, &h, &xloc, &yloc));
+  if (x) PetscCall(PatchworkHaloToLocalBegin(h, p.r[0], xloc));
+  PetscCall(RunArrays(ctx, p.device, kind, &ctx->interior_desc, p.r[0], p.w));
+  if (x) PetscCall(PatchworkHaloToLocalEnd(h, xloc));
+  PetscCall(PatchworkHaloZeroLocal(h, yloc));
+  for (PetscInt i = 0; i < ctx->nboundary; i++) PetscCall(RunArrays(ctx, p.device, kind, &ctx->boundary_desc[i], (const double *)xloc, (double *)yloc));
+  PetscCall(PatchworkHaloAddToGlobalBegin(h, yloc, p.w));
+  PetscCall(PatchworkHaloAddToGlobalEnd(h, p.w));
+  if (kind == KERNEL_APPLY) PetscCall(LogApplyFlops(ctx, p.device));
   PetscCall(PatchworkArraysRestore(&p));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -145,7 +274,6 @@ static PetscErrorCode RunKernel(Mat_PatchworkTensor *ctx, KernelKind kind, const
 static PetscErrorCode ApplyOrDiagonal(Mat A, Vec x, Vec y)
 {
   Mat_PatchworkTensor *ctx;
-  Vec                  xin = x, yout = y;
 
   PetscFunctionBegin;
   PetscCall(MatShellGetContext(A, &ctx));
@@ -154,20 +282,8 @@ static PetscErrorCode ApplyOrDiagonal(Mat A, Vec x, Vec y)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(PatchworkTensorSetUpDescriptors(A));
-  if (!ctx->serial) {
-    if (x) {
-      PetscCall(DMGlobalToLocalBegin(ctx->info.dm, x, INSERT_VALUES, ctx->xloc));
-      PetscCall(DMGlobalToLocalEnd(ctx->info.dm, x, INSERT_VALUES, ctx->xloc));
-      xin = ctx->xloc;
-    }
-    yout = ctx->yloc;
-  }
-  PetscCall(RunKernel(ctx, x ? KERNEL_APPLY : KERNEL_DIAGONAL, &ctx->cells_desc, xin, yout));
-  if (!ctx->serial) {
-    PetscCall(VecZeroEntries(y));
-    PetscCall(DMLocalToGlobalBegin(ctx->info.dm, ctx->yloc, ADD_VALUES, y));
-    PetscCall(DMLocalToGlobalEnd(ctx->info.dm, ctx->yloc, ADD_VALUES, y));
-  }
+  if (ctx->serial) PetscCall(RunKernel(ctx, x ? KERNEL_APPLY : KERNEL_DIAGONAL, &ctx->cells_desc, x, y));
+  else PetscCall(ApplySplit(ctx, x ? KERNEL_APPLY : KERNEL_DIAGONAL, x, y));
   if (ctx->info.bc == PATCHWORK_BC_DIRICHLET) PetscCall(RunKernel(ctx, KERNEL_BOUNDARY, &ctx->owned_desc, x, y));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

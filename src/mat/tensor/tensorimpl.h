@@ -52,6 +52,13 @@ typedef struct {
   PetscBool                 descvalid;  /* the descriptors below match the settings above */
   PatchworkTensorDesc       cells_desc; /* this rank's cells; boxes of the local (or global) arrays */
   PatchworkTensorDesc       owned_desc; /* out box = owned nodes: Dirichlet rows of global vectors */
+  /* several ranks on a DMDA: the cells that read only owned nodes apply on the global arrays
+     (interior, setting y); the others, a layer along the upper faces that border other ranks, in up
+     to three boxes on ghosted local arrays whose needed entries the halos fill and sum */
+  PatchworkTensorDesc       interior_desc, boundary_desc[3];
+  PetscInt                  nboundary;
+  PatchworkHalo             halo[2];    /* [device]: made when first used */
+  void                     *loc[2][2];  /* [device][0: x, 1: y]: ghosted local arrays */
   Vec                       xloc, yloc, work;
   PetscLogDouble            flops;      /* per apply on this rank */
   PatchworkPlexData        *plex;       /* general mesh; NULL on a Cartesian DMDA */
@@ -61,6 +68,7 @@ typedef struct {
 PETSC_INTERN PetscErrorCode PatchworkTensorGetContext(Mat, Mat_PatchworkTensor **);
 PETSC_INTERN PetscErrorCode PatchworkDMDAGetQkGrid(DM, PetscInt, PetscInt[], PetscReal[], PetscReal[]);
 PETSC_INTERN PetscErrorCode PatchworkTensorSetUpDescriptors(Mat);
+PETSC_INTERN PetscErrorCode PatchworkTensorDestroyExchange(Mat_PatchworkTensor *);
 PETSC_INTERN PetscErrorCode MatMult_PatchworkTensor(Mat, Vec, Vec);
 PETSC_INTERN PetscErrorCode MatMultAdd_PatchworkTensor(Mat, Vec, Vec, Vec);
 PETSC_INTERN PetscErrorCode MatGetDiagonal_PatchworkTensor(Mat, Vec);

@@ -226,7 +226,7 @@ static PetscErrorCode FloatConvert(PC_VertexPatch *vp, PC_VPLevel *L, Vec v, VPV
 static PetscErrorCode ToLocal(PC_VertexPatch *vp, PC_VPLevel *L, VPVec g, VPLoc l)
 {
   PetscFunctionBegin;
-  if (vp->single) PetscCall(PatchworkFloatHaloToLocal(L->halo, L->f[g], L->floc[l]));
+  if (vp->single) PetscCall(PatchworkHaloToLocal(L->halo, L->f[g], L->floc[l]));
   else {
     PetscCall(DMGlobalToLocalBegin(L->dm, L->v[g], INSERT_VALUES, L->loc[l]));
     PetscCall(DMGlobalToLocalEnd(L->dm, L->v[g], INSERT_VALUES, L->loc[l]));
@@ -238,7 +238,7 @@ static PetscErrorCode ToLocal(PC_VertexPatch *vp, PC_VPLevel *L, VPVec g, VPLoc 
 static PetscErrorCode AddToGlobal(PC_VertexPatch *vp, PC_VPLevel *L, VPLoc l, VPVec g)
 {
   PetscFunctionBegin;
-  if (vp->single) PetscCall(PatchworkFloatHaloAddToGlobal(L->halo, L->floc[l], L->f[g]));
+  if (vp->single) PetscCall(PatchworkHaloAddToGlobal(L->halo, L->floc[l], L->f[g]));
   else {
     PetscCall(DMLocalToGlobalBegin(L->dm, L->loc[l], ADD_VALUES, L->v[g]));
     PetscCall(DMLocalToGlobalEnd(L->dm, L->loc[l], ADD_VALUES, L->v[g]));

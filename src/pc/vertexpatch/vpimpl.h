@@ -33,7 +33,7 @@ typedef struct {
   float                *f[VP_NVEC];            /* single precision: arrays the PC owns (device or host) */
   Vec                   loc[VP_NLOC];          /* ghosted copies, several ranks, double precision */
   float                *floc[VP_NLOC];         /* ghosted copies, several ranks, single precision */
-  PatchworkFloatHalo    halo;                  /* their exchange in single precision */
+  PatchworkHalo    halo;                  /* their exchange in single precision */
   PetscInt              nloc;                  /* entries of the ghosted copies */
   PetscInt              cells[3];
   PatchworkPatchDesc    patch;                 /* smoother; color and vertex range set per call; patch.op applies the operator */

@@ -48,7 +48,7 @@ PetscErrorCode PCReset_VertexPatch(PC pc)
       PetscCall(VecDestroy(&L->loc[i]));
       PetscCall(PCVertexPatchFloatFree(vp->device, &L->floc[i]));
     }
-    PetscCall(PatchworkFloatHaloDestroy(&L->halo));
+    PetscCall(PatchworkHaloDestroy(&L->halo));
     PetscCall(MatDestroy(&L->A));
     PetscCall(MatDestroy(&L->P));
     PetscCall(DMDestroy(&L->dm));
@@ -177,8 +177,8 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
     }
     if (!vp->serial) { /* ghosted copies; a local residual for the separate kernels only */
       if (vp->single) {
-        PetscCall(PatchworkFloatHaloCreate(L->dm, vp->device, &L->halo));
-        PetscCall(PatchworkFloatHaloGetLocalSize(L->halo, &L->nloc));
+        PetscCall(PatchworkHaloCreate(L->dm, PETSC_TRUE, vp->device, NULL, &L->halo));
+        PetscCall(PatchworkHaloGetLocalSize(L->halo, &L->nloc));
       } else PetscCall(DMCreateLocalVector(L->dm, &L->loc[VP_LX]));
       for (int i = 0; i < VP_NLOC; i++) {
         if (i == VP_LR && vp->kernel != PATCHWORK_VP_KERNEL_SEPARATE) continue;

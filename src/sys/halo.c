@@ -1,37 +1,53 @@
-/* The halo exchange of float arrays on a DMDA: the ghost update of DMGlobalToLocal(INSERT_VALUES)
-   and the sums of DMLocalToGlobal(ADD_VALUES), for the single-precision cycles of the
-   preconditioners. PetscSF has the pattern but cannot reduce MPI_FLOAT with MPI_SUM when PetscReal
-   is double, so the pattern is read from the DMDA's global-to-local scatter and the messages are
-   sent here. MPI is not assumed CUDA-aware: device data is packed on the device and travels
-   through host buffers. */
+/* Halo exchanges of raw float or double arrays laid out like the global and the ghosted local
+   vectors of a DMDA: the ghost update of DMGlobalToLocal(INSERT_VALUES) and the sums of
+   DMLocalToGlobal(ADD_VALUES), on all of the ghosted entries or on a subset (the nodes a kernel
+   reads across the rank's boundary). Patchwork's own messages all go through here.
+
+   Why not PetscSF: it cannot reduce MPI_FLOAT with MPI_SUM when PetscReal is double, and its
+   DMDA scatter copies every owned entry into the local vector, which costs as much as the kernel
+   when only the boundary layer is needed.
+
+   Device arrays go to MPI directly when MPI is CUDA-aware (PETSc's own -use_gpu_aware_mpi decides,
+   -patchwork_gpu_direct overrides); otherwise they are packed on the device and staged through
+   page-locked host buffers. Every call is split into Begin and End so that a kernel can run while
+   the messages travel. */
 #include "pwimpl.h"
 #include <patchwork/vec_kernel.h>
 #include <petscsf.h>
+#include <petsc/private/petscimpl.h> /* use_gpu_aware_mpi */
 #include <limits.h>
 
 /* The entries exchanged with other ranks, one message per rank: idx[off[r]..off[r+1]) are the
-   local (leaf) indices of the ghosts owned by rank[r], or the owned (root) indices that rank[r]
-   reads; buf is the host buffer of the messages (pageable, so a host-to-device copy has read it
-   when it returns) and dbuf its device twin. */
+   local indices of the ghosts owned by rank[r] (side in), or the owned indices that rank[r] reads
+   (side out); buf is the message buffer where MPI reads and writes it (device memory when direct),
+   dbuf the device buffer it is packed into (NULL on the host) */
 typedef struct {
   PetscMPIInt n, *rank;
   PetscInt   *off;
   int        *idx;
-  float      *buf, *dbuf;
+  void       *buf, *dbuf;
 } HaloSide;
 
-struct _n_PatchworkFloatHalo {
+struct _n_PatchworkHalo {
   MPI_Comm     comm;
   PetscMPIInt  tag;
+  PetscBool    single;                /* float entries, else double */
   PetscBool    device;                /* index arrays and dbuf in device memory */
+  PetscBool    direct;                /* device buffers handed to MPI (CUDA-aware) */
   PetscInt     nlocal, nself;
-  int         *self_root, *self_leaf; /* ghosted entries owned by this rank */
+  int         *self_root, *self_leaf; /* entries of the local array owned by this rank */
   HaloSide     in, out;               /* in: our ghosts by owner; out: our entries by reader */
   MPI_Request *req;                   /* in.n + out.n */
+  PetscBool    busy;                  /* between a Begin and its End */
 };
 
-/* y[iy[i]] = x[ix[i]] (or +=) on the side the arrays live */
-static PetscErrorCode Scatter(PatchworkFloatHalo h, PetscInt n, const int *ix, const float *x, const int *iy, float *y, PetscBool add)
+static size_t EntrySize(PatchworkHalo h)
+{
+  return h->single ? sizeof(float) : sizeof(double);
+}
+
+/* y[iy[i]] = x[ix[i]] (or +=; x NULL: 0) on the side the arrays live */
+static PetscErrorCode Scatter(PatchworkHalo h, PetscInt n, const int *ix, const void *x, const int *iy, void *y, PetscBool add)
 {
   PetscFunctionBegin;
   if (!n) PetscFunctionReturn(PETSC_SUCCESS);
@@ -40,14 +56,17 @@ static PetscErrorCode Scatter(PatchworkFloatHalo h, PetscInt n, const int *ix, c
     void *stream;
 
     PetscCall(PatchworkGetDeviceStream(&stream));
-    PatchworkCallKernel(PatchworkVecScatterFloatCUDA(n, ix, x, iy, y, add ? 1 : 0, stream));
+    if (h->single) PatchworkCallKernel(PatchworkVecScatterFloatCUDA(n, ix, (const float *)x, iy, (float *)y, add ? 1 : 0, stream));
+    else PatchworkCallKernel(PatchworkVecScatterCUDA(n, ix, (const double *)x, iy, (double *)y, add ? 1 : 0, stream));
 #endif
-  } else PatchworkVecScatterFloatRef(n, ix, x, iy, y, add ? 1 : 0);
+  } else if (h->single) PatchworkVecScatterFloatRef(n, ix, (const float *)x, iy, (float *)y, add ? 1 : 0);
+  else PatchworkVecScatterRef(n, ix, (const double *)x, iy, (double *)y, add ? 1 : 0);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The side's buffer = x[idx], in host memory when this returns */
-static PetscErrorCode Pack(PatchworkFloatHalo h, HaloSide *s, const float *x)
+/* The side's messages = x[idx]: packed where x lives, then where MPI reads them. Returns once the
+   stream has run the pack (MPI reads the buffer as soon as the send is posted) */
+static PetscErrorCode Pack(PatchworkHalo h, HaloSide *s, const void *x)
 {
   const PetscInt n = s->off[s->n];
 
@@ -58,51 +77,56 @@ static PetscErrorCode Pack(PatchworkFloatHalo h, HaloSide *s, const float *x)
     void *stream;
 
     PetscCall(PatchworkGetDeviceStream(&stream));
-    PatchworkCallKernel(PatchworkDeviceCopyToHost(s->buf, s->dbuf, (size_t)n * sizeof(float), stream));
-    PetscCall(PetscLogGpuToCpu((PetscLogDouble)n * sizeof(float)));
+    if (!h->direct) {
+      PatchworkCallKernel(PatchworkDeviceCopyToHostAsync(s->buf, s->dbuf, (size_t)n * EntrySize(h), stream));
+      PetscCall(PetscLogGpuToCpu((PetscLogDouble)n * EntrySize(h)));
+    }
+    PatchworkCallKernel(PatchworkDeviceStreamSynchronize(stream));
   }
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* y[idx] = the side's buffer (or +=) */
-static PetscErrorCode Unpack(PatchworkFloatHalo h, HaloSide *s, float *y, PetscBool add)
+/* y[idx] = the side's messages (or +=) */
+static PetscErrorCode Unpack(PatchworkHalo h, HaloSide *s, void *y, PetscBool add)
 {
   const PetscInt n = s->off[s->n];
 
   PetscFunctionBegin;
 #if defined(PATCHWORK_HAVE_CUDA)
-  if (h->device && n) {
+  if (h->device && !h->direct && n) {
     void *stream;
 
     PetscCall(PatchworkGetDeviceStream(&stream));
-    PatchworkCallKernel(PatchworkDeviceCopyToDevice(s->dbuf, s->buf, (size_t)n * sizeof(float), stream));
-    PetscCall(PetscLogCpuToGpu((PetscLogDouble)n * sizeof(float)));
+    PatchworkCallKernel(PatchworkDeviceCopyToDevice(s->dbuf, s->buf, (size_t)n * EntrySize(h), stream));
+    PetscCall(PetscLogCpuToGpu((PetscLogDouble)n * EntrySize(h)));
   }
 #endif
   PetscCall(Scatter(h, n, NULL, h->device ? s->dbuf : s->buf, s->idx, y, add));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Post the receives of recv's buffer and the sends of send's (completed by MPI_Waitall on h->req) */
-static PetscErrorCode MessagesBegin(PatchworkFloatHalo h, HaloSide *send, HaloSide *recv)
+/* Post the receives of recv's messages and the sends of send's (completed by MPI_Waitall on h->req) */
+static PetscErrorCode MessagesBegin(PatchworkHalo h, HaloSide *send, HaloSide *recv)
 {
-  PetscMPIInt count;
+  const MPI_Datatype type = h->single ? MPI_FLOAT : MPI_DOUBLE;
+  const size_t       es   = EntrySize(h);
+  PetscMPIInt        count;
 
   PetscFunctionBegin;
   for (PetscMPIInt r = 0; r < recv->n; r++) {
     PetscCall(PetscMPIIntCast(recv->off[r + 1] - recv->off[r], &count));
-    PetscCallMPI(MPI_Irecv(recv->buf + recv->off[r], count, MPI_FLOAT, recv->rank[r], h->tag, h->comm, &h->req[r]));
+    PetscCallMPI(MPI_Irecv((char *)recv->buf + recv->off[r] * es, count, type, recv->rank[r], h->tag, h->comm, &h->req[r]));
   }
   for (PetscMPIInt r = 0; r < send->n; r++) {
     PetscCall(PetscMPIIntCast(send->off[r + 1] - send->off[r], &count));
-    PetscCallMPI(MPI_Isend(send->buf + send->off[r], count, MPI_FLOAT, send->rank[r], h->tag, h->comm, &h->req[recv->n + r]));
+    PetscCallMPI(MPI_Isend((char *)send->buf + send->off[r] * es, count, type, send->rank[r], h->tag, h->comm, &h->req[recv->n + r]));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* Move a host array of n ints to where the halo's index arrays live (the host copy is freed) */
-static PetscErrorCode PlaceIndices(PatchworkFloatHalo h, PetscInt n, int **idx)
+static PetscErrorCode PlaceIndices(PatchworkHalo h, PetscInt n, int **idx)
 {
   PetscFunctionBegin;
   if (!h->device) PetscFunctionReturn(PETSC_SUCCESS);
@@ -121,31 +145,52 @@ static PetscErrorCode PlaceIndices(PatchworkFloatHalo h, PetscInt n, int **idx)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The side's host buffer and, on the device, its twin */
-static PetscErrorCode AllocBuffers(PatchworkFloatHalo h, HaloSide *s)
+/* The side's message buffers: host memory for host arrays; a device buffer, and for a staged
+   exchange a page-locked host one, for device arrays */
+static PetscErrorCode AllocBuffers(PatchworkHalo h, HaloSide *s)
 {
-  PetscFunctionBegin;
-  PetscCall(PetscMalloc1(s->off[s->n], &s->buf));
-#if defined(PATCHWORK_HAVE_CUDA)
-  if (h->device) {
-    void *d;
+  const size_t bytes = (size_t)s->off[s->n] * EntrySize(h);
 
-    PatchworkCallKernel(PatchworkDeviceMalloc((size_t)s->off[s->n] * sizeof(float), &d));
-    s->dbuf = (float *)d;
+  PetscFunctionBegin;
+  if (!h->device) {
+    PetscCall(PetscMalloc(bytes, &s->buf));
+    PetscFunctionReturn(PETSC_SUCCESS);
   }
+#if defined(PATCHWORK_HAVE_CUDA)
+  PatchworkCallKernel(PatchworkDeviceMalloc(bytes, &s->dbuf));
+  if (h->direct) s->buf = s->dbuf;
+  else PatchworkCallKernel(PatchworkHostPinnedMalloc(bytes, &s->buf));
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Whether device buffers may go to MPI: PETSc's own choice (-use_gpu_aware_mpi, which PETSc checks
+   at start-up), unless -patchwork_gpu_direct says otherwise */
+static PetscErrorCode UseDirect(PetscBool device, PetscBool *direct)
+{
+  PetscBool set, flg;
+
+  PetscFunctionBegin;
+  *direct = PETSC_FALSE;
+  if (!device) PetscFunctionReturn(PETSC_SUCCESS);
+  *direct = use_gpu_aware_mpi;
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-patchwork_gpu_direct", &flg, &set));
+  if (set) *direct = flg;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /*
-  PatchworkFloatHaloCreate - The halo exchange of float arrays laid out like the global and the
+  PatchworkHaloCreate - The halo exchange of float or double arrays laid out like the global and the
   ghosted local vectors of a DMDA.
 
   Collective
 
   Input Parameters:
 + dm     - the DMDA
-- device - whether the float arrays (and so the exchange's index arrays) live in device memory
+. single - float entries (else double)
+. device - whether the arrays (and so the exchange's index arrays) live in device memory
+- needed - NULL: every entry of the local array; else a flag per local entry: the entries the
+           exchange fills (ToLocal) and reads (AddToGlobal)
 
   Output Parameter:
 . h - the exchange
@@ -155,31 +200,33 @@ static PetscErrorCode AllocBuffers(PatchworkFloatHalo h, HaloSide *s)
   which of their entries it holds as ghosts (PetscCommBuildTwoSided() and one message per owner),
   so that no ordering internal to PetscSF is relied on. Indices are 32-bit ints, as the kernels take.
 */
-PetscErrorCode PatchworkFloatHaloCreate(DM dm, PetscBool device, PatchworkFloatHalo *halo)
+PetscErrorCode PatchworkHaloCreate(DM dm, PetscBool single, PetscBool device, const PetscBool needed[], PatchworkHalo *halo)
 {
-  PatchworkFloatHalo h;
+  PatchworkHalo      h;
   VecScatter         gtol;
   Vec                v;
   DMType             type;
   PetscBool          isda;
   const PetscInt    *ilocal;
   const PetscSFNode *iremote;
-  PetscInt           nroots, nleaves, nowned, dof, bs, nrem = 0, big, gbig;
+  PetscInt           nroots, nleaves, nowned, dof, bs, nrem = 0, nself = 0, big, gbig;
   PetscInt          *rank, *leaf, *root;
   PetscMPIInt        myrank, *cnt, *outcnt;
   int               *want;
 
   PetscFunctionBegin;
-  PatchworkAssertPointer(halo, 3);
+  PatchworkAssertPointer(halo, 5);
   *halo = NULL;
   PetscCall(PetscObjectTypeCompare((PetscObject)dm, DMDA, &isda));
   PetscCall(DMGetType(dm, &type));
-  PetscCheck(isda, PetscObjectComm((PetscObject)dm), PETSC_ERR_ARG_WRONG, "The float halo exchange needs a DMDA, not a DM of type %s", type);
+  PetscCheck(isda, PetscObjectComm((PetscObject)dm), PETSC_ERR_ARG_WRONG, "The halo exchange needs a DMDA, not a DM of type %s", type);
 #if !defined(PATCHWORK_HAVE_CUDA)
   PetscCheck(!device, PETSC_COMM_SELF, PETSC_ERR_SUP, "Device arrays, but Patchwork was built without CUDA: rebuild it against a PETSc configured with CUDA");
 #endif
   PetscCall(PetscNew(&h));
+  h->single = single;
   h->device = device;
+  PetscCall(UseDirect(device, &h->direct));
   PetscCall(PetscCommDuplicate(PetscObjectComm((PetscObject)dm), &h->comm, &h->tag));
   PetscCallMPI(MPI_Comm_rank(h->comm, &myrank));
   PetscCall(DMGetGlobalVector(dm, &v));
@@ -191,7 +238,7 @@ PetscErrorCode PatchworkFloatHaloCreate(DM dm, PetscBool device, PatchworkFloatH
   /* the kernels index with int; checked on all ranks at once so that they fail together */
   big = PetscMax(nowned, h->nlocal);
   PetscCallMPI(MPI_Allreduce(&big, &gbig, 1, MPIU_INT, MPI_MAX, h->comm));
-  PetscCheck(gbig <= INT_MAX, h->comm, PETSC_ERR_SUP, "The float halo exchange indexes with 32-bit int, but a rank's local vector has %" PetscInt_FMT " entries: use more ranks", gbig);
+  PetscCheck(gbig <= INT_MAX, h->comm, PETSC_ERR_SUP, "The halo exchange indexes with 32-bit int, but a rank's local vector has %" PetscInt_FMT " entries: use more ranks", gbig);
 
   PetscCall(DMDAGetScatter(dm, &gtol, NULL));
   PetscCall(PetscSFGetGraph(gtol, &nroots, &nleaves, &ilocal, &iremote));
@@ -199,9 +246,16 @@ PetscErrorCode PatchworkFloatHaloCreate(DM dm, PetscBool device, PatchworkFloatH
   /* VecScatterCreate() may build the graph on blocks of the dof entries of a node */
   bs = nroots == nowned ? 1 : dof;
   PetscCheck(nroots * bs == nowned && nleaves * bs <= h->nlocal, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The DMDA's global-to-local scatter has %" PetscInt_FMT " roots and %" PetscInt_FMT " leaves for %" PetscInt_FMT " owned and %" PetscInt_FMT " local entries", nroots, nleaves, nowned, h->nlocal);
-  for (PetscInt i = 0; i < nleaves; i++)
-    if (iremote[i].rank != myrank) nrem += bs;
-  h->nself = nleaves * bs - nrem;
+  for (PetscInt i = 0; i < nleaves; i++) {
+    for (PetscInt c = 0; c < bs; c++) {
+      const PetscInt l = (ilocal ? ilocal[i] : i) * bs + c;
+
+      if (needed && !needed[l]) continue;
+      if (iremote[i].rank != myrank) nrem++;
+      else nself++;
+    }
+  }
+  h->nself = nself;
   PetscCall(PetscMalloc1(h->nself, &h->self_root));
   PetscCall(PetscMalloc1(h->nself, &h->self_leaf));
   PetscCall(PetscMalloc3(nrem, &rank, nrem, &leaf, nrem, &root));
@@ -209,6 +263,7 @@ PetscErrorCode PatchworkFloatHaloCreate(DM dm, PetscBool device, PatchworkFloatH
     for (PetscInt c = 0; c < bs; c++) {
       const PetscInt l = (ilocal ? ilocal[i] : i) * bs + c, g = iremote[i].index * bs + c;
 
+      if (needed && !needed[l]) continue;
       if (iremote[i].rank == myrank) {
         h->self_leaf[s]   = (int)l;
         h->self_root[s++] = (int)g;
@@ -267,45 +322,103 @@ PetscErrorCode PatchworkFloatHaloCreate(DM dm, PetscBool device, PatchworkFloatH
   PetscCall(PlaceIndices(h, h->nself, &h->self_leaf));
   PetscCall(PlaceIndices(h, h->in.off[h->in.n], &h->in.idx));
   PetscCall(PlaceIndices(h, h->out.off[h->out.n], &h->out.idx));
-  PetscCall(PetscInfo(dm, "%" PetscInt_FMT " local entries, %" PetscInt_FMT " ghosts from %d ranks, %" PetscInt_FMT " entries read by %d ranks, %s arrays\n", h->nself, h->in.off[h->in.n], h->in.n, h->out.off[h->out.n], h->out.n, device ? "device" : "host"));
+  PetscCall(PetscInfo(dm, "%s halo: %" PetscInt_FMT " local entries, %" PetscInt_FMT " ghosts from %d ranks, %" PetscInt_FMT " entries read by %d ranks, %s\n", single ? "float" : "double", h->nself, h->in.off[h->in.n], h->in.n, h->out.off[h->out.n], h->out.n, !device ? "host arrays" : h->direct ? "device arrays to MPI directly" : "device arrays staged through host memory"));
   *halo = h;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* The number of entries of the ghosted local arrays (the DMDA's local vector size) */
-PetscErrorCode PatchworkFloatHaloGetLocalSize(PatchworkFloatHalo h, PetscInt *nlocal)
+PetscErrorCode PatchworkHaloGetLocalSize(PatchworkHalo h, PetscInt *nlocal)
 {
   PetscFunctionBegin;
   *nlocal = h->nlocal;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* l = g at the owned and ghost entries of l, as DMGlobalToLocal(INSERT_VALUES); other entries of
-   l (none with a box stencil) are left alone */
-PetscErrorCode PatchworkFloatHaloToLocal(PatchworkFloatHalo h, const float *g, float *l)
+/* How messages travel, for views: "host", "GPU-direct" (CUDA-aware MPI) or "staged" (through host memory) */
+PetscErrorCode PatchworkHaloGetPath(PatchworkHalo h, const char **path)
 {
   PetscFunctionBegin;
+  *path = !h->device ? "host" : h->direct ? "GPU-direct (CUDA-aware MPI)" : "staged through host memory (MPI not CUDA-aware)";
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode SetBusy(PatchworkHalo h, PetscBool busy)
+{
+  PetscFunctionBegin;
+  PetscCheck(h->busy != busy, PETSC_COMM_SELF, PETSC_ERR_ORDER, busy ? "A halo exchange began before the last one ended" : "A halo exchange ended without beginning");
+  h->busy = busy;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* l = g at the needed owned and ghost entries of l, as DMGlobalToLocal(INSERT_VALUES); other
+   entries of l are left alone. Between Begin and End the owned entries are in place, the ghosts travel */
+PetscErrorCode PatchworkHaloToLocalBegin(PatchworkHalo h, const void *g, void *l)
+{
+  PetscFunctionBegin;
+  PetscCall(SetBusy(h, PETSC_TRUE));
   PetscCall(Pack(h, &h->out, g));
   PetscCall(MessagesBegin(h, &h->out, &h->in));
-  PetscCall(Scatter(h, h->nself, h->self_root, g, h->self_leaf, l, PETSC_FALSE)); /* while the messages travel */
+  PetscCall(Scatter(h, h->nself, h->self_root, g, h->self_leaf, l, PETSC_FALSE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PatchworkHaloToLocalEnd(PatchworkHalo h, void *l)
+{
+  PetscFunctionBegin;
+  PetscCall(SetBusy(h, PETSC_FALSE));
   PetscCallMPI(MPI_Waitall(h->in.n + h->out.n, h->req, MPI_STATUSES_IGNORE));
   PetscCall(Unpack(h, &h->in, l, PETSC_FALSE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* g += every rank's l at the entries of g, as DMLocalToGlobal(ADD_VALUES) */
-PetscErrorCode PatchworkFloatHaloAddToGlobal(PatchworkFloatHalo h, const float *l, float *g)
+/* g += every rank's l at the needed entries, as DMLocalToGlobal(ADD_VALUES). Begin adds this rank's
+   own entries; End the others' */
+PetscErrorCode PatchworkHaloAddToGlobalBegin(PatchworkHalo h, const void *l, void *g)
 {
   PetscFunctionBegin;
+  PetscCall(SetBusy(h, PETSC_TRUE));
   PetscCall(Pack(h, &h->in, l));
   PetscCall(MessagesBegin(h, &h->in, &h->out));
   PetscCall(Scatter(h, h->nself, h->self_leaf, l, h->self_root, g, PETSC_TRUE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PatchworkHaloAddToGlobalEnd(PatchworkHalo h, void *g)
+{
+  PetscFunctionBegin;
+  PetscCall(SetBusy(h, PETSC_FALSE));
   PetscCallMPI(MPI_Waitall(h->in.n + h->out.n, h->req, MPI_STATUSES_IGNORE));
   PetscCall(Unpack(h, &h->out, g, PETSC_TRUE)); /* one entry may be read, so added to, by several ranks */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode FreeIndices(PatchworkFloatHalo h, int **idx)
+PetscErrorCode PatchworkHaloToLocal(PatchworkHalo h, const void *g, void *l)
+{
+  PetscFunctionBegin;
+  PetscCall(PatchworkHaloToLocalBegin(h, g, l));
+  PetscCall(PatchworkHaloToLocalEnd(h, l));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PatchworkHaloAddToGlobal(PatchworkHalo h, const void *l, void *g)
+{
+  PetscFunctionBegin;
+  PetscCall(PatchworkHaloAddToGlobalBegin(h, l, g));
+  PetscCall(PatchworkHaloAddToGlobalEnd(h, g));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* l = 0 at the needed entries (a local array the kernels add into, before they do) */
+PetscErrorCode PatchworkHaloZeroLocal(PatchworkHalo h, void *l)
+{
+  PetscFunctionBegin;
+  PetscCall(Scatter(h, h->nself, NULL, NULL, h->self_leaf, l, PETSC_FALSE));
+  PetscCall(Scatter(h, h->in.off[h->in.n], NULL, NULL, h->in.idx, l, PETSC_FALSE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode FreeIndices(PatchworkHalo h, int **idx)
 {
   PetscFunctionBegin;
   if (h->device) {
@@ -317,22 +430,24 @@ static PetscErrorCode FreeIndices(PatchworkFloatHalo h, int **idx)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode SideDestroy(PatchworkFloatHalo h, HaloSide *s)
+static PetscErrorCode SideDestroy(PatchworkHalo h, HaloSide *s)
 {
   PetscFunctionBegin;
   PetscCall(FreeIndices(h, &s->idx));
+  if (h->device) {
 #if defined(PATCHWORK_HAVE_CUDA)
-  if (h->device) PatchworkCallKernel(PatchworkDeviceFree(s->dbuf));
+    PatchworkCallKernel(PatchworkDeviceFree(s->dbuf));
+    if (!h->direct) PatchworkCallKernel(PatchworkHostPinnedFree(s->buf));
 #endif
-  PetscCall(PetscFree(s->buf));
+  } else PetscCall(PetscFree(s->buf));
   PetscCall(PetscFree(s->rank));
   PetscCall(PetscFree(s->off));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode PatchworkFloatHaloDestroy(PatchworkFloatHalo *halo)
+PetscErrorCode PatchworkHaloDestroy(PatchworkHalo *halo)
 {
-  PatchworkFloatHalo h;
+  PatchworkHalo h;
 
   PetscFunctionBegin;
   if (!halo || !*halo) PetscFunctionReturn(PETSC_SUCCESS);
