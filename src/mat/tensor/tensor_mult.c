@@ -67,36 +67,69 @@ PetscErrorCode PatchworkTensorFillDesc(const PatchworkTensorInfo *info, Patchwor
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Several ranks: split this rank's cells (cells_desc) into the interior ones, whose nodes are all
-   owned, applied on the global arrays (in and out box the owned one), and the boundary layer along
-   the upper faces (a cell's nodes reach k beyond its first), in up to dim disjoint boxes applied on
-   the ghosted local arrays: cells past the interior in z; then, below that, past it in y; then in x */
-static PetscErrorCode SplitCells(Mat_PatchworkTensor *ctx)
+/*
+  PatchworkTensorSplitCells - On several ranks, this rank's cells (c, boxes of the ghosted local
+  arrays) as the interior ones, whose nodes are all owned, to apply on the global arrays (in and out
+  box the owned one), and the boundary layer along the upper faces (a cell's nodes reach k beyond its
+  first) in up to dim disjoint boxes, applied on the ghosted local arrays: the cells past the interior
+  in the last direction; then, below those, past it in the one before; and so on.
+*/
+PetscErrorCode PatchworkTensorSplitCells(DM dm, const PatchworkTensorDesc *c, PatchworkTensorDesc *interior, PatchworkTensorDesc boundary[3], PetscInt *nboundary)
 {
-  const PatchworkTensorDesc *c = &ctx->cells_desc;
-  PetscInt                   xs[3], xm[3], ie[3], k = ctx->info.degree, dim = ctx->info.dim;
+  PetscInt xs[3], xm[3], ie[3], k = c->degree, dim = c->dim;
 
   PetscFunctionBegin;
-  PetscCall(DMDAGetCorners(ctx->info.dm, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
-  ctx->interior_desc = *c;
-  ctx->nboundary     = 0;
+  PetscCall(DMDAGetCorners(dm, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
+  *interior  = *c;
+  *nboundary = 0;
   for (PetscInt d = 0; d < 3; d++) {
     /* the cells starting before ie[d] end at an owned node (k*e + k <= xs + xm - 1) */
     ie[d] = d < dim ? PetscMax(c->cell_start[d], PetscMin(c->cell_end[d], (xs[d] + xm[d] - 1) / k)) : c->cell_end[d];
-    ctx->interior_desc.cell_end[d] = (int)ie[d];
-    ctx->interior_desc.in_start[d] = ctx->interior_desc.out_start[d] = (int)xs[d];
-    ctx->interior_desc.in_size[d] = ctx->interior_desc.out_size[d] = (int)xm[d];
+    interior->cell_end[d] = (int)ie[d];
+    interior->in_start[d] = interior->out_start[d] = (int)xs[d];
+    interior->in_size[d] = interior->out_size[d] = (int)xm[d];
   }
-  ctx->interior_desc.overwrite = 1; /* sets every owned entry of y */
   for (PetscInt d = dim - 1; d >= 0; d--) {
-    PatchworkTensorDesc *b = &ctx->boundary_desc[ctx->nboundary];
+    PatchworkTensorDesc *b = &boundary[*nboundary];
 
     if (ie[d] >= c->cell_end[d]) continue;
-    *b = *c; /* boxes of the ghosted local arrays */
-    b->overwrite   = 0;
+    *b               = *c;
     b->cell_start[d] = (int)ie[d];
     for (PetscInt e = d + 1; e < dim; e++) b->cell_end[e] = (int)ie[e]; /* the boxes taken before */
-    ctx->nboundary++;
+    (*nboundary)++;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Flag the nodes of the ghosted local box (gs, gm) in the global node box [lo, hi] (inclusive) */
+PetscErrorCode PatchworkDMDAMarkNodes(const PetscInt gs[3], const PetscInt gm[3], const PetscInt lo[3], const PetscInt hi[3], PetscBool needed[])
+{
+  PetscFunctionBegin;
+  for (PetscInt z = lo[2]; z <= hi[2]; z++)
+    for (PetscInt y = lo[1]; y <= hi[1]; y++)
+      for (PetscInt x = lo[0]; x <= hi[0]; x++) {
+        PetscCheck(x >= gs[0] && x < gs[0] + gm[0] && y >= gs[1] && y < gs[1] + gm[1] && z >= gs[2] && z < gs[2] + gm[2], PETSC_COMM_SELF, PETSC_ERR_PLIB, "Node (%" PetscInt_FMT ",%" PetscInt_FMT ",%" PetscInt_FMT ") outside the ghosted box", x, y, z);
+        needed[((z - gs[2]) * gm[1] + y - gs[1]) * gm[0] + x - gs[0]] = PETSC_TRUE;
+      }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Flag the nodes of the cells of the boundary boxes */
+PetscErrorCode PatchworkTensorMarkCells(DM dm, const PatchworkTensorDesc boundary[], PetscInt nboundary, PetscBool needed[])
+{
+  PetscInt gs[3], gm[3];
+
+  PetscFunctionBegin;
+  PetscCall(DMDAGetGhostCorners(dm, &gs[0], &gs[1], &gs[2], &gm[0], &gm[1], &gm[2]));
+  for (PetscInt i = 0; i < nboundary; i++) {
+    const PatchworkTensorDesc *b = &boundary[i];
+    PetscInt                   lo[3], hi[3];
+
+    for (PetscInt d = 0; d < 3; d++) {
+      lo[d] = d < b->dim ? b->degree * b->cell_start[d] : 0;
+      hi[d] = d < b->dim ? b->degree * b->cell_end[d] : 0;
+    }
+    PetscCall(PatchworkDMDAMarkNodes(gs, gm, lo, hi, needed));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -112,7 +145,11 @@ PetscErrorCode PatchworkTensorSetUpDescriptors(Mat A)
   PetscCall(PatchworkTensorFillDesc(&ctx->info, ctx->scatter, ctx->serial, &ctx->cells_desc, &ctx->owned_desc, &ctx->flops));
   /* MatMult and MatGetDiagonal set y: no separate zeroing pass */
   ctx->cells_desc.overwrite = 1;
-  if (!ctx->serial) PetscCall(SplitCells(ctx));
+  if (!ctx->serial) {
+    PetscCall(PatchworkTensorSplitCells(ctx->info.dm, &ctx->cells_desc, &ctx->interior_desc, ctx->boundary_desc, &ctx->nboundary));
+    ctx->interior_desc.overwrite = 1; /* sets every owned entry of y */
+    for (PetscInt i = 0; i < ctx->nboundary; i++) ctx->boundary_desc[i].overwrite = 0;
+  }
   ctx->descvalid = PETSC_TRUE;
   PetscCall(PetscLogEventEnd(PATCHWORK_TensorSetUp, A, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -131,18 +168,7 @@ static PetscErrorCode GetExchange(Mat_PatchworkTensor *ctx, PetscBool device, Pa
 
     PetscCall(DMDAGetGhostCorners(ctx->info.dm, &gs[0], &gs[1], &gs[2], &gm[0], &gm[1], &gm[2]));
     PetscCall(PetscCalloc1(gm[0] * gm[1] * gm[2], &needed));
-    for (PetscInt i = 0; i < ctx->nboundary; i++) { /* the nodes of every boundary cell */
-      const PatchworkTensorDesc *b = &ctx->boundary_desc[i];
-      PetscInt                   lo[3], hi[3];
-
-      for (PetscInt d = 0; d < 3; d++) {
-        lo[d] = d < ctx->info.dim ? ctx->info.degree * b->cell_start[d] - gs[d] : 0;
-        hi[d] = d < ctx->info.dim ? ctx->info.degree * b->cell_end[d] - gs[d] : 0;
-      }
-      for (PetscInt z = lo[2]; z <= hi[2]; z++)
-        for (PetscInt y = lo[1]; y <= hi[1]; y++)
-          for (PetscInt x = lo[0]; x <= hi[0]; x++) needed[(z * gm[1] + y) * gm[0] + x] = PETSC_TRUE;
-    }
+    PetscCall(PatchworkTensorMarkCells(ctx->info.dm, ctx->boundary_desc, ctx->nboundary, needed));
     PetscCall(PatchworkHaloCreate(ctx->info.dm, PETSC_FALSE, device, needed, &ctx->halo[device]));
     PetscCall(PetscFree(needed));
   }

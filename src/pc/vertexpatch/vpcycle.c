@@ -139,12 +139,12 @@ static const LevelArray None = {NULL, PETSC_FALSE, 0};
 
 static float *FloatOf(LevelArray a)
 {
-  return a.L ? (a.local ? a.L->floc[a.i] : a.L->f[a.i]) : NULL;
+  return a.L ? (a.local ? (float *)a.L->loc[a.i] : a.L->f[a.i]) : NULL;
 }
 
-static Vec VecOf(LevelArray a)
+static Vec VecOf(LevelArray a) /* global arrays only: double precision uses no ghosted Vecs */
 {
-  return a.L ? (a.local ? a.L->loc[a.i] : a.L->v[a.i]) : NULL;
+  return a.L ? a.L->v[a.i] : NULL;
 }
 
 /* One kernel on level arrays: x (and b) read, y written */
@@ -222,43 +222,116 @@ static PetscErrorCode FloatConvert(PC_VertexPatch *vp, PC_VPLevel *L, Vec v, VPV
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Ghosted copy l of the level's global array g */
-static PetscErrorCode ToLocal(PC_VertexPatch *vp, PC_VPLevel *L, VPVec g, VPLoc l)
+/* Ghosted copy l of the level's global float array g, every ghost (the single-precision transfers) */
+static PetscErrorCode ToLocal(PC_VPLevel *L, VPVec g, VPLoc l)
 {
   PetscFunctionBegin;
-  if (vp->single) PetscCall(PatchworkHaloToLocal(L->halo, L->f[g], L->floc[l]));
-  else {
-    PetscCall(DMGlobalToLocalBegin(L->dm, L->v[g], INSERT_VALUES, L->loc[l]));
-    PetscCall(DMGlobalToLocalEnd(L->dm, L->v[g], INSERT_VALUES, L->loc[l]));
-  }
+  PetscCall(PatchworkHaloToLocal(L->halo, L->f[g], L->loc[l]));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* g += the ghosted copy l, every rank's entries added to their owner */
-static PetscErrorCode AddToGlobal(PC_VertexPatch *vp, PC_VPLevel *L, VPLoc l, VPVec g)
+static PetscErrorCode AddToGlobal(PC_VPLevel *L, VPLoc l, VPVec g)
 {
   PetscFunctionBegin;
-  if (vp->single) PetscCall(PatchworkHaloAddToGlobal(L->halo, L->floc[l], L->f[g]));
+  PetscCall(PatchworkHaloAddToGlobal(L->halo, L->loc[l], L->f[g]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A transfer kernel from level X's float array x to level Y's array y (y += the kernel's output). On
+   one rank on the global arrays; on several, from a ghosted copy of x into a zeroed ghosted copy
+   whose entries are then added to their owners */
+static PetscErrorCode RunThrough(PC_VertexPatch *vp, KernelKind kind, const void *desc, PC_VPLevel *X, VPVec x, PC_VPLevel *Y, VPVec y, PetscLogDouble flops)
+{
+  PetscFunctionBegin;
+  if (vp->serial) PetscCall(Run(vp, kind, desc, Global(X, x), None, Global(Y, y), flops));
   else {
-    PetscCall(DMLocalToGlobalBegin(L->dm, L->loc[l], ADD_VALUES, L->v[g]));
-    PetscCall(DMLocalToGlobalEnd(L->dm, L->loc[l], ADD_VALUES, L->v[g]));
+    PetscCall(ToLocal(X, x, VP_LX));
+    PetscCall(Zero(vp, Local(Y, VP_LY)));
+    PetscCall(Run(vp, kind, desc, Local(X, VP_LX), None, Local(Y, VP_LY), flops));
+    PetscCall(AddToGlobal(Y, VP_LY, y));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* One kernel from level X's array x to level Y's array y (y += the kernel's output). On one rank on
-   the global arrays; on several, from a ghosted copy of x (and the ghosted b of X, made by the
-   caller) into a zeroed ghosted copy whose entries are then added to their owners */
-static PetscErrorCode RunThrough(PC_VertexPatch *vp, KernelKind kind, const void *desc, PC_VPLevel *X, VPVec x, PetscBool with_b, PC_VPLevel *Y, VPVec y, PetscLogDouble flops)
+/* Raw arrays of a level's global vectors (the float arrays, or the double Vecs' arrays), those flagged
+   in want (bit i: VPVec i); b is only read */
+typedef struct {
+  void    *a[VP_NVEC];
+  PetscInt want;
+} Globals;
+
+static PetscErrorCode GlobalsGet(PC_VertexPatch *vp, PC_VPLevel *L, PetscInt want, Globals *g)
 {
   PetscFunctionBegin;
-  if (vp->serial) PetscCall(Run(vp, kind, desc, Global(X, x), with_b ? Global(X, VP_B) : None, Global(Y, y), flops));
-  else {
-    PetscCall(ToLocal(vp, X, x, VP_LX));
-    PetscCall(Zero(vp, Local(Y, VP_LY)));
-    PetscCall(Run(vp, kind, desc, Local(X, VP_LX), with_b ? Local(X, VP_LB) : None, Local(Y, VP_LY), flops));
-    PetscCall(AddToGlobal(vp, Y, VP_LY, y));
+  PetscCall(PetscMemzero(g, sizeof(*g)));
+  g->want = want;
+  for (int i = 0; i < VP_NVEC; i++) {
+    PetscMemType mt;
+
+    if (!(want & (1 << i))) continue;
+    if (vp->single) {
+      g->a[i] = L->f[i];
+      continue;
+    }
+    if (i == VP_B) PetscCall(VecGetArrayReadAndMemType(L->v[i], (const PetscScalar **)&g->a[i], &mt));
+    else PetscCall(VecGetArrayAndMemType(L->v[i], (PetscScalar **)&g->a[i], &mt));
+    PetscCheck((PetscMemTypeDevice(mt) ? PETSC_TRUE : PETSC_FALSE) == vp->device, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "PCVERTEXPATCH was set up for %s vectors but got a vector on the %s: use vectors of the operator's type (MatCreateVecs())", vp->device ? "device" : "host", PetscMemTypeDevice(mt) ? "device" : "host");
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode GlobalsRestore(PC_VertexPatch *vp, PC_VPLevel *L, Globals *g)
+{
+  PetscFunctionBegin;
+  for (int i = 0; i < VP_NVEC && !vp->single; i++) {
+    if (!(g->want & (1 << i))) continue;
+    if (i == VP_B) PetscCall(VecRestoreArrayReadAndMemType(L->v[i], (const PetscScalar **)&g->a[i]));
+    else PetscCall(VecRestoreArrayAndMemType(L->v[i], (PetscScalar **)&g->a[i]));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Several ranks: the entries of the ghosted copy l of g that the boundary patches and cells read */
+static PetscErrorCode BoundaryToLocal(PC_VertexPatch *vp, PC_VPLevel *L, VPVec g, VPLoc l)
+{
+  Globals a;
+
+  PetscFunctionBegin;
+  PetscCall(GlobalsGet(vp, L, 1 << g, &a));
+  PetscCall(PatchworkHaloToLocal(L->bhalo, a.a[g], L->loc[l]));
+  PetscCall(GlobalsRestore(vp, L, &a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Several ranks: one patch kernel of one color (or, with kind K_APPLY, the operator) on level L from x
+   (and b) into y: the interior patches or cells on the global arrays while the ghosts of the others
+   travel, then those on the ghosted copies (b's made by the caller), whose output is added to the
+   owners. Patches of one color have disjoint interiors and read none of another's, so the interior
+   ones may update x in place while the boundary ones read it */
+static PetscErrorCode RunSplit(PC_VertexPatch *vp, PC_VPLevel *L, KernelKind kind, int color, VPVec x, PetscBool with_b, VPVec y, PetscLogDouble flops)
+{
+  const PetscBool    patch = (PetscBool)(kind != K_APPLY);
+  Globals            g;
+  PatchworkPatchDesc d;
+
+  PetscFunctionBegin;
+  PetscCall(GlobalsGet(vp, L, (1 << x) | (1 << y) | (with_b ? 1 << VP_B : 0), &g));
+  PetscCall(PatchworkHaloToLocalBegin(L->bhalo, g.a[x], L->loc[VP_LX]));
+  d       = L->patch_int;
+  d.color = color;
+  PetscCall(RunArrays(vp->device, vp->single, kind, patch ? (const void *)&d : (const void *)&L->op_int, g.a[x], with_b ? g.a[VP_B] : NULL, g.a[y], flops));
+  PetscCall(PatchworkHaloToLocalEnd(L->bhalo, L->loc[VP_LX]));
+  PetscCall(PatchworkHaloZeroLocal(L->bhalo, L->loc[VP_LY]));
+  for (PetscInt i = 0; i < (patch ? L->npatch_bnd : L->nop_bnd); i++) {
+    if (patch) {
+      d       = L->patch_bnd[i];
+      d.color = color;
+    }
+    PetscCall(RunArrays(vp->device, vp->single, kind, patch ? (const void *)&d : (const void *)&L->op_bnd[i], L->loc[VP_LX], with_b ? L->loc[VP_LB] : NULL, L->loc[VP_LY], 0));
+  }
+  PetscCall(PatchworkHaloAddToGlobal(L->bhalo, L->loc[VP_LY], g.a[y]));
+  PetscCall(GlobalsRestore(vp, L, &g));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -268,33 +341,49 @@ static PetscErrorCode RunThrough(PC_VertexPatch *vp, KernelKind kind, const void
 /* One patch kernel of one color on level L, reading x (and b), writing y */
 static PetscErrorCode PatchColor(PC_VertexPatch *vp, PC_VPLevel *L, KernelKind kind, int color, VPVec x, VPVec y)
 {
-  PatchworkPatchDesc d = L->patch;
+  PatchworkPatchDesc   d     = L->patch;
+  const PetscBool      withb = (PetscBool)(kind != K_SOLVE);
+  const PetscLogDouble flops = L->smooth_flops / (1 << vp->dim);
 
   PetscFunctionBegin;
   d.color = color;
-  PetscCall(RunThrough(vp, kind, &d, L, x, (PetscBool)(kind != K_SOLVE), L, y, L->smooth_flops / (1 << vp->dim)));
+  if (vp->serial) PetscCall(Run(vp, kind, &d, Global(L, x), withb ? Global(L, VP_B) : None, Global(L, y), flops));
+  else PetscCall(RunSplit(vp, L, kind, color, x, withb, y, flops));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* The separate kernels of one color: the local residuals of the color's patches, then their solves.
-   On several ranks the residual at this rank's patch interiors needs no exchange before the solves */
+   The residual at a patch's interior needs no exchange before its solve; on several ranks the
+   interior patches run on the global arrays while the ghosts of the others travel */
 static PetscErrorCode PatchColorSeparate(PC_VertexPatch *vp, PC_VPLevel *L, int color)
 {
   PatchworkPatchDesc   d     = L->patch;
   const PetscLogDouble flops = L->smooth_flops / (1 << vp->dim);
+  Globals              g;
 
   PetscFunctionBegin;
   d.color = color;
   if (vp->serial) {
     PetscCall(Run(vp, K_RESIDUAL, &d, Global(L, VP_X), Global(L, VP_B), Global(L, VP_R), 0));
     PetscCall(Run(vp, K_SOLVE, &d, Global(L, VP_R), None, Global(L, VP_X), flops));
-  } else {
-    PetscCall(ToLocal(vp, L, VP_X, VP_LX));
-    PetscCall(Run(vp, K_RESIDUAL, &d, Local(L, VP_LX), Local(L, VP_LB), Local(L, VP_LR), 0));
-    PetscCall(Zero(vp, Local(L, VP_LY)));
-    PetscCall(Run(vp, K_SOLVE, &d, Local(L, VP_LR), None, Local(L, VP_LY), flops));
-    PetscCall(AddToGlobal(vp, L, VP_LY, VP_X));
+    PetscFunctionReturn(PETSC_SUCCESS);
   }
+  PetscCall(GlobalsGet(vp, L, (1 << VP_X) | (1 << VP_B) | (1 << VP_R), &g));
+  PetscCall(PatchworkHaloToLocalBegin(L->bhalo, g.a[VP_X], L->loc[VP_LX]));
+  d       = L->patch_int;
+  d.color = color;
+  PetscCall(RunArrays(vp->device, vp->single, K_RESIDUAL, &d, g.a[VP_X], g.a[VP_B], g.a[VP_R], 0));
+  PetscCall(RunArrays(vp->device, vp->single, K_SOLVE, &d, g.a[VP_R], NULL, g.a[VP_X], flops));
+  PetscCall(PatchworkHaloToLocalEnd(L->bhalo, L->loc[VP_LX]));
+  PetscCall(PatchworkHaloZeroLocal(L->bhalo, L->loc[VP_LY]));
+  for (PetscInt i = 0; i < L->npatch_bnd; i++) {
+    d       = L->patch_bnd[i];
+    d.color = color;
+    PetscCall(RunArrays(vp->device, vp->single, K_RESIDUAL, &d, L->loc[VP_LX], L->loc[VP_LB], L->loc[VP_LR], 0));
+    PetscCall(RunArrays(vp->device, vp->single, K_SOLVE, &d, L->loc[VP_LR], NULL, L->loc[VP_LY], 0));
+  }
+  PetscCall(PatchworkHaloAddToGlobal(L->bhalo, L->loc[VP_LY], g.a[VP_X]));
+  PetscCall(GlobalsRestore(vp, L, &g));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -305,7 +394,8 @@ static PetscErrorCode Residual(PC_VertexPatch *vp, PC_VPLevel *L)
   PetscCall(PetscLogEventBegin(L->ev_residual, 0, 0, 0, 0));
   if (vp->single) { /* Dirichlet rows of r are left at b: restriction and the solves never read them */
     PetscCall(Zero(vp, Global(L, VP_R)));
-    PetscCall(RunThrough(vp, K_APPLY, &L->patch.op, L, VP_X, PETSC_FALSE, L, VP_R, L->apply_flops));
+    if (vp->serial) PetscCall(Run(vp, K_APPLY, &L->patch.op, Global(L, VP_X), None, Global(L, VP_R), L->apply_flops));
+    else PetscCall(RunSplit(vp, L, K_APPLY, 0, VP_X, PETSC_FALSE, VP_R, L->apply_flops));
     PetscCall(FloatAYPX(vp, L, -1.0f, VP_B, VP_R));
   } else {
     PetscCall(MatMult(L->A, L->v[VP_X], L->v[VP_R]));
@@ -322,7 +412,7 @@ static PetscErrorCode Smooth(PC_VertexPatch *vp, PC_VPLevel *L, PetscBool revers
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(L->ev_smooth, 0, 0, 0, 0));
-  if (!vp->serial && vp->type == PATCHWORK_VP_MULTIPLICATIVE && vp->kernel != PATCHWORK_VP_KERNEL_GLOBAL) PetscCall(ToLocal(vp, L, VP_B, VP_LB));
+  if (!vp->serial && vp->type == PATCHWORK_VP_MULTIPLICATIVE && vp->kernel != PATCHWORK_VP_KERNEL_GLOBAL) PetscCall(BoundaryToLocal(vp, L, VP_B, VP_LB));
   for (PetscInt s = 0; s < vp->smooth_steps; s++) {
     if (vp->type == PATCHWORK_VP_ADDITIVE) { /* every patch from the same residual */
       PetscCall(Residual(vp, L));
@@ -360,7 +450,7 @@ static PetscErrorCode Restrict(PC_VertexPatch *vp, PC_VPLevel *L, VPVec f, PC_VP
   PetscCall(PetscLogEventBegin(L->ev_transfer, 0, 0, 0, 0));
   if (vp->single) {
     PetscCall(Zero(vp, Global(C, VP_B)));
-    PetscCall(RunThrough(vp, K_RESTRICT, &L->transfer, L, f, PETSC_FALSE, C, VP_B, 0));
+    PetscCall(RunThrough(vp, K_RESTRICT, &L->transfer, L, f, C, VP_B, 0));
   } else PetscCall(MatMultTranspose(L->P, L->v[f], C->v[VP_B]));
   PetscCall(PetscLogEventEnd(L->ev_transfer, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -371,7 +461,7 @@ static PetscErrorCode Prolong(PC_VertexPatch *vp, PC_VPLevel *L, PC_VPLevel *C)
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(L->ev_transfer, 0, 0, 0, 0));
-  if (vp->single) PetscCall(RunThrough(vp, K_PROLONG, &L->transfer, C, VP_X, PETSC_FALSE, L, VP_X, 0));
+  if (vp->single) PetscCall(RunThrough(vp, K_PROLONG, &L->transfer, C, VP_X, L, VP_X, 0));
   else PetscCall(MatMultAdd(L->P, C->v[VP_X], L->v[VP_X], L->v[VP_X]));
   PetscCall(PetscLogEventEnd(L->ev_transfer, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -385,7 +475,7 @@ static PetscErrorCode CoarseSolve(PC pc, PC_VPLevel *L)
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PATCHWORK_VPCoarse, pc, 0, 0, 0));
   if (vp->coarse_patch) { /* the one patch is the whole problem: one local solve is exact */
-    if (!vp->serial) PetscCall(ToLocal(vp, L, VP_B, VP_LB)); /* the patch reads b from the ghosted copy */
+    if (!vp->serial) PetscCall(BoundaryToLocal(vp, L, VP_B, VP_LB)); /* the boundary patches read b from the ghosted copy */
     PetscCall(Zero(vp, Global(L, VP_X)));
     PetscCall(PatchColor(vp, L, K_SMOOTH, (1 << vp->dim) - 1, VP_X, VP_X));
   } else {

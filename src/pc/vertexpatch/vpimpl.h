@@ -16,7 +16,9 @@ typedef enum {
 } VPVec;
 
 /* Ghosted copies of a level's vectors, several ranks only: a kernel's input, the right-hand side
-   (ghosted once per smoothing), its output (corrections added to the owners), a local residual */
+   (ghosted once per smoothing), its output (corrections added to the owners), a local residual.
+   The smoother and the operator fill and read only the entries their boundary patches and cells
+   touch (bhalo); the single-precision transfers all of them (halo) */
 typedef enum {
   VP_LX,
   VP_LB,
@@ -31,12 +33,18 @@ typedef struct {
   PetscInt              n;                     /* entries of this rank's level vectors */
   Vec                   v[VP_NVEC];            /* double precision; in single only on level 0 for the coarse KSP */
   float                *f[VP_NVEC];            /* single precision: arrays the PC owns (device or host) */
-  Vec                   loc[VP_NLOC];          /* ghosted copies, several ranks, double precision */
-  float                *floc[VP_NLOC];         /* ghosted copies, several ranks, single precision */
-  PatchworkHalo    halo;                  /* their exchange in single precision */
+  void                 *loc[VP_NLOC];          /* ghosted copies, several ranks, in the cycle's precision */
+  PatchworkHalo         halo;                  /* all their ghosts (single precision transfers) */
+  PatchworkHalo         bhalo;                 /* the entries the boundary patches and cells touch */
   PetscInt              nloc;                  /* entries of the ghosted copies */
   PetscInt              cells[3];
   PatchworkPatchDesc    patch;                 /* smoother; color and vertex range set per call; patch.op applies the operator */
+  /* several ranks: the patches and cells whose nodes are all owned run on the global arrays (the
+     owned box); the others, near the rank's faces, on the ghosted copies */
+  PatchworkPatchDesc    patch_int, patch_bnd[6];
+  PetscInt              npatch_bnd;
+  PatchworkTensorDesc   op_int, op_bnd[3];
+  PetscInt              nop_bnd;
   Mat                   P;                     /* interpolation from the next coarser level (NULL on the coarsest) */
   PatchworkTransferDesc transfer;              /* its kernel descriptor, for single precision */
   PetscLogEvent         ev_smooth, ev_residual, ev_transfer;
@@ -67,8 +75,10 @@ typedef struct {
 PETSC_INTERN PetscErrorCode PCSetUp_VertexPatch(PC);
 PETSC_INTERN PetscErrorCode PCApply_VertexPatch(PC, Vec, Vec);
 PETSC_INTERN PetscErrorCode PCReset_VertexPatch(PC);
-/* single precision: float arrays of n entries on the device or the host */
-PETSC_INTERN PetscErrorCode PCVertexPatchFloatAlloc(PetscBool, PetscInt, float **);
-PETSC_INTERN PetscErrorCode PCVertexPatchFloatFree(PetscBool, float **);
+/* arrays the PC owns, of n entries of the cycle's precision (single: float), on the device or the host */
+PETSC_INTERN PetscErrorCode PCVertexPatchAlloc(PetscBool, size_t, void **);
+PETSC_INTERN PetscErrorCode PCVertexPatchFree(PetscBool, void **);
+#define PCVertexPatchFloatAlloc(device, n, a) PCVertexPatchAlloc((device), (size_t)(n) * sizeof(float), (void **)(a))
+#define PCVertexPatchFloatFree(device, a)     PCVertexPatchFree((device), (void **)(a))
 
 #endif

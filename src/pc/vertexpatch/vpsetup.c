@@ -3,23 +3,20 @@
 #include "vpimpl.h"
 #include <patchwork/vec_kernel.h>
 
-PetscErrorCode PCVertexPatchFloatAlloc(PetscBool device, PetscInt n, float **a)
+PetscErrorCode PCVertexPatchAlloc(PetscBool device, size_t bytes, void **a)
 {
   PetscFunctionBegin;
   if (device) {
 #if defined(PATCHWORK_HAVE_CUDA)
-    void *p;
-
-    PatchworkCallKernel(PatchworkDeviceMalloc((size_t)n * sizeof(float), &p));
-    *a = (float *)p;
+    PatchworkCallKernel(PatchworkDeviceMalloc(bytes, a));
 #else
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "Device vectors, but Patchwork was built without CUDA: rebuild it against a PETSc configured with CUDA");
 #endif
-  } else PetscCall(PetscMalloc1(n, a));
+  } else PetscCall(PetscMalloc(bytes, a));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode PCVertexPatchFloatFree(PetscBool device, float **a)
+PetscErrorCode PCVertexPatchFree(PetscBool device, void **a)
 {
   PetscFunctionBegin;
   if (!*a) PetscFunctionReturn(PETSC_SUCCESS);
@@ -44,11 +41,9 @@ PetscErrorCode PCReset_VertexPatch(PC pc)
       PetscCall(VecDestroy(&L->v[i]));
       PetscCall(PCVertexPatchFloatFree(vp->device, &L->f[i]));
     }
-    for (int i = 0; i < VP_NLOC; i++) {
-      PetscCall(VecDestroy(&L->loc[i]));
-      PetscCall(PCVertexPatchFloatFree(vp->device, &L->floc[i]));
-    }
+    for (int i = 0; i < VP_NLOC; i++) PetscCall(PCVertexPatchFree(vp->device, &L->loc[i]));
     PetscCall(PatchworkHaloDestroy(&L->halo));
+    PetscCall(PatchworkHaloDestroy(&L->bhalo));
     PetscCall(MatDestroy(&L->A));
     PetscCall(MatDestroy(&L->P));
     PetscCall(DMDestroy(&L->dm));
@@ -101,6 +96,91 @@ static PetscErrorCode SetUpPatch(PC_VertexPatch *vp, PC_VPLevel *L, const Patchw
      six contractions with S of the fast-diagonalization solve; a color holds about 1/2^dim of them */
   if (vp->dim == 3) L->smooth_flops = 2 * npatch * (2 * a * a * a * b + 3 * a * a * b * b + 2 * a * b * b * b + 6 * b * b * b * b);
   else L->smooth_flops = 2 * npatch * (2 * a * a * b + 3 * a * b * b + 4 * b * b * b);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The patches of the vertex box [vs, ve) less the interior box [lo, hi), as disjoint boxes: below and
+   above the interior in the last direction, then in the one before within the interior's range there,
+   and so on */
+static void PatchBoxes(const PatchworkPatchDesc *p, const int lo[3], const int hi[3], PatchworkPatchDesc box[6], PetscInt *n)
+{
+  int vs[3], ve[3];
+
+  *n = 0;
+  for (int d = 0; d < 3; d++) {
+    vs[d] = p->vertex_start[d];
+    ve[d] = p->vertex_end[d];
+  }
+  for (int d = p->op.dim - 1; d >= 0; d--) {
+    const int from[2] = {vs[d], hi[d]}, to[2] = {lo[d], ve[d]};
+
+    for (int s = 0; s < 2; s++) {
+      if (from[s] >= to[s]) continue;
+      box[*n] = *p;
+      for (int e = 0; e < 3; e++) {
+        box[*n].vertex_start[e] = vs[e];
+        box[*n].vertex_end[e]   = ve[e];
+      }
+      box[*n].vertex_start[d] = from[s];
+      box[*n].vertex_end[d]   = to[s];
+      (*n)++;
+    }
+    vs[d] = lo[d];
+    ve[d] = hi[d];
+  }
+}
+
+/* Several ranks: the interior patches (every node of their closure owned) and cells of the level run
+   on the global arrays, the others on the ghosted copies, which bhalo fills and sums at the nodes
+   those touch (the transfers of the single-precision cycle keep whole ghosted copies: halo) */
+static PetscErrorCode SetUpSplit(PC_VertexPatch *vp, PC_VPLevel *L)
+{
+  const PetscInt k = vp->degree;
+  PetscInt       xs[3], xm[3], gs[3], gm[3];
+  int            lo[3], hi[3];
+  PetscBool     *needed;
+  const size_t   es = vp->single ? sizeof(float) : sizeof(double);
+
+  PetscFunctionBegin;
+  PetscCall(DMDAGetCorners(L->dm, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
+  PetscCall(DMDAGetGhostCorners(L->dm, &gs[0], &gs[1], &gs[2], &gm[0], &gm[1], &gm[2]));
+  L->patch_int = L->patch;
+  for (int d = 0; d < 3; d++) {
+    if (d < vp->dim) { /* k (v - 1) >= xs and k (v + 1) <= xs + xm - 1 */
+      lo[d] = (int)PetscMin(L->patch.vertex_end[d], PetscMax(L->patch.vertex_start[d], (xs[d] + k - 1) / k + 1));
+      hi[d] = (int)PetscMax(lo[d], PetscMin(L->patch.vertex_end[d], (xs[d] + xm[d] - 1) / k));
+    } else {
+      lo[d] = 0;
+      hi[d] = 1;
+    }
+    L->patch_int.vertex_start[d] = lo[d];
+    L->patch_int.vertex_end[d]   = hi[d];
+    L->patch_int.op.in_start[d] = L->patch_int.op.out_start[d] = (int)xs[d];
+    L->patch_int.op.in_size[d] = L->patch_int.op.out_size[d] = (int)xm[d];
+  }
+  PatchBoxes(&L->patch, lo, hi, L->patch_bnd, &L->npatch_bnd);
+  PetscCall(PatchworkTensorSplitCells(L->dm, &L->patch.op, &L->op_int, L->op_bnd, &L->nop_bnd));
+
+  PetscCall(PetscCalloc1(gm[0] * gm[1] * gm[2], &needed));
+  for (PetscInt i = 0; i < L->npatch_bnd; i++) { /* the closures of the boundary patches */
+    const PatchworkPatchDesc *b = &L->patch_bnd[i];
+    PetscInt                  nlo[3], nhi[3];
+
+    for (int d = 0; d < 3; d++) {
+      nlo[d] = d < vp->dim ? k * (b->vertex_start[d] - 1) : 0;
+      nhi[d] = d < vp->dim ? k * b->vertex_end[d] : 0;
+    }
+    PetscCall(PatchworkDMDAMarkNodes(gs, gm, nlo, nhi, needed));
+  }
+  if (vp->single) PetscCall(PatchworkTensorMarkCells(L->dm, L->op_bnd, L->nop_bnd, needed)); /* the float residual's apply */
+  PetscCall(PatchworkHaloCreate(L->dm, vp->single, vp->device, needed, &L->bhalo));
+  PetscCall(PetscFree(needed));
+  PetscCall(PatchworkHaloGetLocalSize(L->bhalo, &L->nloc));
+  if (vp->single) PetscCall(PatchworkHaloCreate(L->dm, PETSC_TRUE, vp->device, NULL, &L->halo));
+  for (int i = 0; i < VP_NLOC; i++) { /* a local residual for the separate kernels only */
+    if (i == VP_LR && vp->kernel != PATCHWORK_VP_KERNEL_SEPARATE) continue;
+    PetscCall(PCVertexPatchAlloc(vp->device, (size_t)L->nloc * es, &L->loc[i]));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -175,18 +255,8 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
       }
       if (vp->type == PATCHWORK_VP_ADDITIVE) PetscCall(VecDuplicate(L->v[VP_R], &L->v[VP_W]));
     }
-    if (!vp->serial) { /* ghosted copies; a local residual for the separate kernels only */
-      if (vp->single) {
-        PetscCall(PatchworkHaloCreate(L->dm, PETSC_TRUE, vp->device, NULL, &L->halo));
-        PetscCall(PatchworkHaloGetLocalSize(L->halo, &L->nloc));
-      } else PetscCall(DMCreateLocalVector(L->dm, &L->loc[VP_LX]));
-      for (int i = 0; i < VP_NLOC; i++) {
-        if (i == VP_LR && vp->kernel != PATCHWORK_VP_KERNEL_SEPARATE) continue;
-        if (vp->single) PetscCall(PCVertexPatchFloatAlloc(vp->device, L->nloc, &L->floc[i]));
-        else if (i != VP_LX) PetscCall(VecDuplicate(L->loc[VP_LX], &L->loc[i]));
-      }
-    }
     PetscCall(SetUpPatch(vp, L, &li));
+    if (!vp->serial) PetscCall(SetUpSplit(vp, L));
     PetscCall(RegisterLevelEvents(L, l));
   }
   {
