@@ -20,6 +20,7 @@ static const char help[] = "Time to solution of the Q_k Poisson problem -div(gra
                            "  -max_it <10000>        iteration limit\n"
                            "  -reps <2>              timed solves per run from a zero initial guess; the fastest is reported\n"
                            "  -max_nnz <1e9>         gamg only when the assembled matrix has at most this many nonzeros\n"
+                           "  -cells_z_factor <1>    3D: the last direction gets this many times the cells (weak scaling along z)\n"
                            "  -breakdown             vp-*: where the timed solves spend their time, per component and level (the\n"
                            "                         paper's figures 10 and 11), from Patchwork's log events; turns logging on, and\n"
                            "                         with CUDA vectors PETSc's GPU timers (each kernel synchronized: slower solves)\n"
@@ -55,7 +56,7 @@ typedef struct {
   PetscBool          skipped;
   char               note[96]; /* why skipped, or what ran differently from what was asked */
   KSPConvergedReason reason;
-  PetscLogDouble     tasm, tsetup, tsolve, tfirst, nnz; /* nnz: of gamg's matrix */
+  PetscLogDouble     tdm, top, tasm, tsetup, tsolve, tfirst, nnz; /* DM, operator, gamg's assembly; nnz: of gamg's matrix */
   PetscReal          err;
 } Result;
 
@@ -285,8 +286,11 @@ static PetscErrorCode RunOne(DM dm, PetscInt k, Solver solver, const Settings *s
   }
   PetscCall(PetscLogStagePush(stage));
   if (!S) { /* gamg needs only its assembled matrix */
+    PetscCall(Mark(comm, &t0));
     PetscCall(MatCreatePatchworkTensor(dm, k, &A));
     PetscCall(MatSetFromOptions(A));
+    PetscCall(Mark(comm, &t1));
+    res->top = t1 - t0;
   }
   PetscCall(DMCreateGlobalVector(dm, &u));
   PetscCall(VecDuplicate(u, &b));
@@ -375,7 +379,7 @@ static PetscErrorCode PrintRun(const Result *r)
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "run: dim=%" PetscInt_FMT " k=%" PetscInt_FMT " cells=%" PetscInt_FMT " dofs=%" PetscInt_FMT " solver=%s", r->dim, r->k, r->cells, r->N, SolverNames[r->solver]));
   if (r->skipped) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %s\n", r->note));
   else {
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, " its=%" PetscInt_FMT " reason=%s assemble_s=%.4f setup_s=%.4f solve_s=%.4f first_solve_s=%.4f ns_per_dof=%.3f mdof_per_s=%.2f err_M=%.3e", r->its, KSPConvergedReasons[r->reason], r->tasm, r->tsetup, r->tsolve, r->tfirst, 1e9 * r->tsolve / r->N, 1e-6 * r->N / r->tsolve, (double)r->err));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, " its=%" PetscInt_FMT " reason=%s dm_s=%.4f op_s=%.4f assemble_s=%.4f setup_s=%.4f solve_s=%.4f first_solve_s=%.4f ns_per_dof=%.3f mdof_per_s=%.2f err_M=%.3e", r->its, KSPConvergedReasons[r->reason], r->tdm, r->top, r->tasm, r->tsetup, r->tsolve, r->tfirst, 1e9 * r->tsolve / r->N, 1e-6 * r->N / r->tsolve, (double)r->err));
     if (r->nnz > 0) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " nnz=%.4g", (double)r->nnz));
     if (r->note[0]) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " (%s)", r->note));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
@@ -417,7 +421,7 @@ static PetscErrorCode PrintTable(PetscInt nres, const Result res[], PetscBool fm
 
 int main(int argc, char **argv)
 {
-  PetscInt       dim = 3, degrees[16] = {1, 3, 7}, ndeg = 3, cells[16] = {0}, ncells = 16, ndofs = 16, nsolvers = 16, nsizes, nres = 0;
+  PetscInt       zf = 1, dim = 3, degrees[16] = {1, 3, 7}, ndeg = 3, cells[16] = {0}, ncells = 16, ndofs = 16, nsolvers = 16, nsizes, nres = 0;
   PetscReal      dofs[16] = {1e7};
   char          *names[16];
   Solver         solvers[16] = {SOLVER_VP_SINGLE, SOLVER_VP_DOUBLE, SOLVER_MG_CHEB, SOLVER_GAMG};
@@ -448,7 +452,9 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsInt("-max_it", "Iteration limit", NULL, set.maxit, &set.maxit, NULL));
   PetscCall(PetscOptionsInt("-reps", "Timed solves per run (the fastest is reported)", NULL, set.reps, &set.reps, NULL));
   PetscCall(PetscOptionsReal("-max_nnz", "gamg only up to this many nonzeros of the assembled matrix", NULL, set.maxnnz, &set.maxnnz, NULL));
+  PetscCall(PetscOptionsInt("-cells_z_factor", "3D: the last direction gets this many times the cells (weak scaling along z)", NULL, zf, &zf, NULL));
   PetscOptionsEnd();
+  PetscCheck(zf >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-cells_z_factor %" PetscInt_FMT ": need at least 1", zf);
   if (set.breakdown) { /* the events need logging; on the GPU, kernel times need PETSc's GPU timers */
     PetscCall(PetscLogDefaultBegin());
 #if defined(PETSC_HAVE_CUDA)
@@ -508,13 +514,16 @@ int main(int argc, char **argv)
 
   for (PetscInt d = 0; d < ndeg; d++)
     for (PetscInt s = 0; s < nsizes; s++) {
-      const PetscInt k = degrees[d], nc = cellsset ? cells[d] : ChooseCells(dim, k, dofs[s]), c[3] = {nc, nc, nc};
+      const PetscInt k = degrees[d], nc = cellsset ? cells[d] : ChooseCells(dim, k, dofs[s]), c[3] = {nc, nc, dim == 3 ? zf * nc : nc};
       DM             dm;
       PetscInt       N;
+      PetscLogDouble t0, t1;
 
-      PetscCheck(PetscPowReal((PetscReal)(k * nc + 1), dim) < (PetscReal)PETSC_MAX_INT, PETSC_COMM_WORLD, PETSC_ERR_SUP, "Q%" PetscInt_FMT " on %" PetscInt_FMT "^%" PetscInt_FMT " cells has more DoFs than PetscInt holds: use a PETSc configured with 64-bit indices", k, nc, dim);
+      PetscCheck(PetscPowReal((PetscReal)(k * nc + 1), dim) * (dim == 3 ? zf : 1) < (PetscReal)PETSC_MAX_INT, PETSC_COMM_WORLD, PETSC_ERR_SUP, "Q%" PetscInt_FMT " on %" PetscInt_FMT "^%" PetscInt_FMT " cells has more DoFs than PetscInt holds: use a PETSc configured with 64-bit indices", k, nc, dim);
+      PetscCall(Mark(PETSC_COMM_WORLD, &t0));
       PetscCall(PatchworkDMDACreateQk(PETSC_COMM_WORLD, dim, k, c, NULL, NULL, &dm));
-      N = dim == 3 ? (k * nc + 1) * (k * nc + 1) * (k * nc + 1) : (k * nc + 1) * (k * nc + 1);
+      PetscCall(Mark(PETSC_COMM_WORLD, &t1));
+      N = dim == 3 ? (k * nc + 1) * (k * nc + 1) * (k * c[2] + 1) : (k * nc + 1) * (k * nc + 1);
       for (PetscInt i = 0; i < nsolvers; i++) {
         Result *r = &res[nres++];
 
@@ -524,6 +533,7 @@ int main(int argc, char **argv)
         r->cells  = nc;
         r->N      = N;
         r->solver = solvers[i];
+        r->tdm    = t1 - t0;
         PetscCall(RunOne(dm, k, solvers[i], &set, stages[solvers[i]], r));
         PetscCall(PrintRun(r));
       }

@@ -58,10 +58,12 @@ static inline int CompareDouble(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
-/* Median time of one y = A x over reps synchronized applies, after 3 warm-up applies */
+/* Median time of one y = A x over reps synchronized applies, after 3 warm-up applies; on several
+   ranks each apply starts together (a barrier) and takes the slowest rank's time */
 static inline PetscErrorCode TimeMult(Mat A, Vec x, Vec y, PetscInt reps, double *median)
 {
-  double *t;
+  double  *t;
+  MPI_Comm comm = PetscObjectComm((PetscObject)A);
 
   PetscFunctionBeginUser;
   PetscCall(PetscMalloc1(reps, &t));
@@ -70,11 +72,13 @@ static inline PetscErrorCode TimeMult(Mat A, Vec x, Vec y, PetscInt reps, double
     PetscLogDouble t0, t1;
 
     PetscCall(Sync());
+    PetscCallMPI(MPI_Barrier(comm));
     PetscCall(PetscTime(&t0));
     PetscCall(MatMult(A, x, y));
     PetscCall(Sync());
     PetscCall(PetscTime(&t1));
     t[i] = t1 - t0;
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &t[i], 1, MPI_DOUBLE, MPI_MAX, comm));
   }
   qsort(t, (size_t)reps, sizeof(double), CompareDouble);
   *median = t[reps / 2];

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # PCLOR on the GPU (run by tests/gpu/run.sh after the build; needs its environment: PETSC_DIR, the
-# CUDA PETSc, -use_gpu_aware_mpi 0 in PETSC_OPTIONS):
+# CUDA PETSc of tests/gpu/env.sh):
 #  1. time to solution and its breakdown (Pazner et al. 2023, figure 5) of 3D Helmholtz u - lap u with
 #     CG + PCLOR (GAMG on the LOR matrix, the default without a GPU hypre), k = 2..8 at the first of
 #     LOR_SIZES (default 8e6 and 2.7e7) DoF and k = LOR_BIG_KS (2 5 8) at the others, examples/lor
@@ -16,7 +16,8 @@ set -u
 cd "$(dirname "$0")/.."
 LIMIT=${RUN_LIMIT:-60}
 SIZES=${LOR_SIZES:-8e6 2.7e7}
-GPU=${LOR_GPU-"-dm_vec_type cuda -use_gpu_aware_mpi 0"}
+. tests/gpu/env.sh || exit 1
+GPU=${LOR_GPU-"$GPU"}
 PARTS=" ${LOR_PARTS:-1 2 3} "
 INNER=${LOR_INNER:+-lor_pc_type $LOR_INNER}
 cmp= fem= rows=()

@@ -2,7 +2,7 @@
 # PCPATCHAMG beside GAMG (and BoomerAMG where this PETSc has hypre) on the tetrahedral meshes of Fu et
 # al. 2014 (examples/tets), CG to ||r||/||b|| < 1e-8 with b = 1: setup, solve, iterations; on the GPU
 # when GPU_OPTS selects device matrices. Run after a build, from the repository root:
-#   GPU_OPTS="-dm_mat_type aijcusparse -dm_vec_type cuda -use_gpu_aware_mpi 0" bash bench/patchamg.sh
+#   GPU_OPTS="-dm_mat_type aijcusparse -dm_vec_type cuda" bash bench/patchamg.sh
 # REFINE (default "3 4") lists the refinements of the 8^3-cube box: 3 is the paper's 275K-node mesh.
 # MESHES (default "regular irregular blobs"; blobs with sigma ratio 100). PCS (default "patchamg gamg"):
 # the PCs, each optionally with options joined by '+', e.g. "patchamg+-pc_patchamg_threshold+0.05".

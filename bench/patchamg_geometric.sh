@@ -6,7 +6,7 @@
 # bandwidth max|i-j| of the finest matrix, and the setup's renumbering, relaxation (SPAI(1) and its
 # damping) and format-conversion parts.
 # On the GPU when GPU_OPTS selects device matrices. Run after a build, from the repository root:
-#   GPU_OPTS="-dm_mat_type aijcusparse -dm_vec_type cuda -use_gpu_aware_mpi 0" bash bench/patchamg_geometric.sh
+#   GPU_OPTS="-dm_mat_type aijcusparse -dm_vec_type cuda" bash bench/patchamg_geometric.sh
 # REFINE (default 3: 275K vertices), RELAX (default spai1), MESHES, NUMBERINGS, FORMATS override the
 # sweep; the format "-" is the matrix's own (aij on the CPU, aijcusparse on the GPU).
 set -u

@@ -11,8 +11,9 @@
 # The GPU run's solve_s includes the writing of the matrix: its solve time is the KSPSolve event.
 set -u
 cd "$(dirname "$0")/.."
-GPU=${P1_GPU-"-dm_mat_type aijcusparse -dm_vec_type cuda -use_gpu_aware_mpi 0"} # P1_GPU="" runs it on the CPU
-MPI="mpiexec --allow-run-as-root --oversubscribe --bind-to core"
+. tests/gpu/env.sh || exit 1
+GPU=${P1_GPU-"-dm_mat_type aijcusparse $GPU"} # P1_GPU="" runs it on the CPU
+MPI="$MPI --bind-to core"
 RANKS=${CPU_RANKS:-16}
 TMP=${TMP:-/tmp}
 LOGS=${LOGS:-build/bench-logs}

@@ -4,7 +4,7 @@
 # and the regular tetrahedral P1 mesh (examples/tets, REFINE 4: 2.1M nodes). CG to 1e-8, b = 1.
 # Prints PCPATCHAMG's own breakdown (PCView) and the -log_view times of the setup events, then one
 # line per solver: setup s, solve s, iterations. Run after a build, from the repository root:
-#   GPU_OPTS="-dm_mat_type aijcusparse -dm_vec_type cuda -use_gpu_aware_mpi 0" bash bench/patchamg_setup.sh
+#   GPU_OPTS="-dm_mat_type aijcusparse -dm_vec_type cuda" bash bench/patchamg_setup.sh
 # N (default 256), REFINE (default 4), PCS (default "patchamg gamg"; "hypre" runs BoomerAMG on the
 # GPU matrices when PETSc's hypre is a device one, with PETSc's defaults for it plus HYPRE_GPU_OPTS), CPU_RANKS (GAMG, and hypre's
 # BoomerAMG where this PETSc has hypre, on that many CPU ranks too, default none), HYPRE_OPTS

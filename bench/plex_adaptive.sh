@@ -14,7 +14,7 @@
 # (GPU="" runs it on host vectors: the CPU reference, for a check of the script only)
 set -u
 cd "$(dirname "$0")/.."
-GPU=${GPU-"-dm_vec_type cuda -dm_mat_type aijcusparse -use_gpu_aware_mpi 0"}
+if [ -z "${GPU+set}" ]; then . tests/gpu/env.sh || exit 1; GPU="$GPU -dm_mat_type aijcusparse"; fi
 SIZES=${SIZES:-1e6 4e6}
 DIMS=${DIMS:-3 2}
 LEVELS=${LEVELS:-"0 1 2"}

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-build/bench-out}
 mkdir -p "$OUT"
 LIM=${1:-150}
-GPU="-dm_vec_type cuda -use_gpu_aware_mpi 0"
+. tests/gpu/env.sh || exit 1
 B=build/bench/bench_solve
 one() { # NAME ARGS...: one bench_solve run, its table appended to $OUT/table7.txt
   local name=$1

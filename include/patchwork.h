@@ -15,7 +15,7 @@ PETSC_EXTERN PetscErrorCode PatchworkInitializePackage(void);
 PETSC_EXTERN PetscErrorCode PatchworkFinalizePackage(void);
 
 /* Log events, registered by PatchworkInitializePackage() */
-PETSC_EXTERN PetscLogEvent PATCHWORK_TensorSetUp, PATCHWORK_TensorMult, PATCHWORK_TensorDiagonal, PATCHWORK_VPSetUp, PATCHWORK_VPApply, PATCHWORK_VPCoarse, PATCHWORK_Transfer;
+PETSC_EXTERN PetscLogEvent PATCHWORK_TensorSetUp, PATCHWORK_TensorMult, PATCHWORK_TensorDiagonal, PATCHWORK_VPSetUp, PATCHWORK_VPApply, PATCHWORK_VPCoarse, PATCHWORK_Transfer, PATCHWORK_Halo;
 PETSC_EXTERN PetscLogEvent PATCHWORK_PlexElements, PATCHWORK_PlexGeometry;
 PETSC_EXTERN PetscLogEvent PATCHWORK_AMGGraph, PATCHWORK_AMGProlong, PATCHWORK_AMGGalerkin, PATCHWORK_AMGRelaxSetUp, PATCHWORK_AMGCoarse, PATCHWORK_AMGCoarseSolve, PATCHWORK_AMGApply, PATCHWORK_SPAI1;
 PETSC_EXTERN PetscLogEvent PATCHWORK_LORPattern, PATCHWORK_LORMacro, PATCHWORK_LORGather, PATCHWORK_LORDirichlet, PATCHWORK_LORSetValues, PATCHWORK_LORInnerSetUp, PATCHWORK_LORApply;

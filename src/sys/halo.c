@@ -357,9 +357,11 @@ PetscErrorCode PatchworkHaloToLocalBegin(PatchworkHalo h, const void *g, void *l
 {
   PetscFunctionBegin;
   PetscCall(SetBusy(h, PETSC_TRUE));
+  PetscCall(PetscLogEventBegin(PATCHWORK_Halo, 0, 0, 0, 0));
   PetscCall(Pack(h, &h->out, g));
   PetscCall(MessagesBegin(h, &h->out, &h->in));
   PetscCall(Scatter(h, h->nself, h->self_root, g, h->self_leaf, l, PETSC_FALSE));
+  PetscCall(PetscLogEventEnd(PATCHWORK_Halo, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -367,8 +369,10 @@ PetscErrorCode PatchworkHaloToLocalEnd(PatchworkHalo h, void *l)
 {
   PetscFunctionBegin;
   PetscCall(SetBusy(h, PETSC_FALSE));
+  PetscCall(PetscLogEventBegin(PATCHWORK_Halo, 0, 0, 0, 0));
   PetscCallMPI(MPI_Waitall(h->in.n + h->out.n, h->req, MPI_STATUSES_IGNORE));
   PetscCall(Unpack(h, &h->in, l, PETSC_FALSE));
+  PetscCall(PetscLogEventEnd(PATCHWORK_Halo, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -378,9 +382,11 @@ PetscErrorCode PatchworkHaloAddToGlobalBegin(PatchworkHalo h, const void *l, voi
 {
   PetscFunctionBegin;
   PetscCall(SetBusy(h, PETSC_TRUE));
+  PetscCall(PetscLogEventBegin(PATCHWORK_Halo, 0, 0, 0, 0));
   PetscCall(Pack(h, &h->in, l));
   PetscCall(MessagesBegin(h, &h->in, &h->out));
   PetscCall(Scatter(h, h->nself, h->self_leaf, l, h->self_root, g, PETSC_TRUE));
+  PetscCall(PetscLogEventEnd(PATCHWORK_Halo, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -388,8 +394,10 @@ PetscErrorCode PatchworkHaloAddToGlobalEnd(PatchworkHalo h, void *g)
 {
   PetscFunctionBegin;
   PetscCall(SetBusy(h, PETSC_FALSE));
+  PetscCall(PetscLogEventBegin(PATCHWORK_Halo, 0, 0, 0, 0));
   PetscCallMPI(MPI_Waitall(h->in.n + h->out.n, h->req, MPI_STATUSES_IGNORE));
   PetscCall(Unpack(h, &h->out, g, PETSC_TRUE)); /* one entry may be read, so added to, by several ranks */
+  PetscCall(PetscLogEventEnd(PATCHWORK_Halo, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -2,7 +2,7 @@
 #include "pwimpl.h"
 
 PetscBool     PatchworkPackageInitialized = PETSC_FALSE;
-PetscLogEvent PATCHWORK_TensorSetUp, PATCHWORK_TensorMult, PATCHWORK_TensorDiagonal, PATCHWORK_VPSetUp, PATCHWORK_VPApply, PATCHWORK_VPCoarse, PATCHWORK_Transfer;
+PetscLogEvent PATCHWORK_TensorSetUp, PATCHWORK_TensorMult, PATCHWORK_TensorDiagonal, PATCHWORK_VPSetUp, PATCHWORK_VPApply, PATCHWORK_VPCoarse, PATCHWORK_Transfer, PATCHWORK_Halo;
 PetscLogEvent PATCHWORK_PlexElements, PATCHWORK_PlexGeometry;
 PetscLogEvent PATCHWORK_AMGGraph, PATCHWORK_AMGProlong, PATCHWORK_AMGGalerkin, PATCHWORK_AMGRelaxSetUp, PATCHWORK_AMGCoarse, PATCHWORK_AMGCoarseSolve, PATCHWORK_AMGApply, PATCHWORK_SPAI1;
 PetscLogEvent PATCHWORK_LORPattern, PATCHWORK_LORMacro, PATCHWORK_LORGather, PATCHWORK_LORDirichlet, PATCHWORK_LORSetValues, PATCHWORK_LORInnerSetUp, PATCHWORK_LORApply;
@@ -57,6 +57,7 @@ PetscErrorCode PatchworkInitializePackage(void)
   PetscCall(PetscLogEventRegister("PWPlexElements", MAT_CLASSID, &PATCHWORK_PlexElements));
   PetscCall(PetscLogEventRegister("PWPlexGeometry", MAT_CLASSID, &PATCHWORK_PlexGeometry));
   PetscCall(PetscLogEventRegister("PWTransfer", MAT_CLASSID, &PATCHWORK_Transfer));
+  PetscCall(PetscLogEventRegister("PWHalo", VEC_CLASSID, &PATCHWORK_Halo));
   PetscCall(PetscLogEventRegister("PWVPSetUp", PC_CLASSID, &PATCHWORK_VPSetUp));
   PetscCall(PetscLogEventRegister("PWVPApply", PC_CLASSID, &PATCHWORK_VPApply));
   PetscCall(PetscLogEventRegister("PWVPCoarse", PC_CLASSID, &PATCHWORK_VPCoarse));

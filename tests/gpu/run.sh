@@ -4,7 +4,9 @@
 # CPU reference, the operator on device vectors vs an assembled matrix, the Poisson example on the
 # GPU), compute-sanitizer memcheck/racecheck, then the benchmarks. Logs go to $OUT (or build/gpu-out),
 # packed as logs.tar.gz; a short table is printed last.
-#   bash tests/gpu/run.sh [--no-bench] [--quick] [--no-tests] [--no-cpu-suite] [--no-kernels] [--lor-only] [--plex-only] [--amg-only] [--tensor-only]
+#   bash tests/gpu/run.sh [--no-bench] [--quick] [--no-tests] [--no-cpu-suite] [--no-kernels] [--lor-only] [--plex-only] [--amg-only] [--tensor-only] [--multi-gpu-only]
+# (--multi-gpu-only: the build, then every object on one rank per GPU against the CPU on as many ranks,
+#  compute-sanitizer on those ranks; the same block runs in a full run when the machine has 2+ GPUs)
 # (--no-tests: build and benchmarks only; one device call has 10 minutes, so a full run is two calls:
 #  `--no-bench --no-cpu-suite`, then `--no-tests`, back to back so the second finds the build;
 #  --no-kernels leaves out tests/gpu/kernels.sh, e.g. to run it beside this script's build)
@@ -13,8 +15,10 @@ cd "$(dirname "$0")/../.."
 OUT=${OUT:-build/gpu-out}
 L=build/gpu-logs
 mkdir -p "$OUT" "$L"
-BENCH=1 QUICK= TESTS=1 KERNELS=1 CPUSUITE=1 LORONLY= PLEXONLY= AMGONLY= TENSORONLY=
-for a in "$@"; do case $a in --no-bench) BENCH= ;; --quick) QUICK=1 ;; --no-tests) TESTS= ;; --no-cpu-suite) CPUSUITE= ;; --no-kernels) KERNELS= ;; --lor-only) LORONLY=1 ;; --plex-only) PLEXONLY=1 ;; --amg-only) AMGONLY=1 ;; --tensor-only) TENSORONLY=1 ;; esac; done
+BENCH=1 QUICK= TESTS=1 KERNELS=1 CPUSUITE=1 LORONLY= PLEXONLY= AMGONLY= TENSORONLY= MULTIONLY=
+for a in "$@"; do case $a in --no-bench) BENCH= ;; --quick) QUICK=1 ;; --no-tests) TESTS= ;; --no-cpu-suite) CPUSUITE= ;; --no-kernels) KERNELS= ;; --lor-only) LORONLY=1 ;; --plex-only) PLEXONLY=1 ;; --amg-only) AMGONLY=1 ;; --tensor-only) TENSORONLY=1 ;; --multi-gpu-only) MULTIONLY=1 ;; esac; done
+# --multi-gpu-only: the several-GPU block alone (no benchmarks: bench/multigpu.sh)
+[ -n "$MULTIONLY" ] && { KERNELS=; CPUSUITE=; BENCH=; LORONLY=1; PLEXONLY=1; TENSORONLY=1; }
 # --lor-only: the PCLOR kernels, tests and benchmark alone; --plex-only: the same for the operator on DMPlex
 [ -n "$LORONLY" ] && { KERNEL_SUITES=lor; CPUSUITE=; BENCHES=${BENCHES:-lor}; }
 [ -n "$PLEXONLY" ] && { KERNEL_SUITES=plex; CPUSUITE=; BENCHES=${BENCHES:-plex}; }
@@ -23,17 +27,7 @@ for a in "$@"; do case $a in --no-bench) BENCH= ;; --quick) QUICK=1 ;; --no-test
 # --tensor-only: the Cartesian operator and PCVERTEXPATCH (their kernels, tests on device vectors, MatMult benchmark)
 [ -n "$TENSORONLY" ] && { KERNEL_SUITES=${KERNEL_SUITES:-tensor patch}; CPUSUITE=; BENCHES=${BENCHES:-matmult}; }
 T0=$(date +%s)
-export PETSC_DIR=${PETSC_DIR:-/opt/patchwork/petsc-cuda} PETSC_ARCH=
-if [ ! -f "$PETSC_DIR/lib/petsc/conf/variables" ]; then
-  [ -f deps/petsc-cuda.tar.xz ] || { echo "no CUDA PETSc: run 'make deps-gpu' here and carry deps/"; exit 1; }
-  tar -C / -xJf deps/petsc-cuda.tar.xz || exit 1
-fi
-export LD_LIBRARY_PATH=$PETSC_DIR/lib:${LD_LIBRARY_PATH:-}
-# the GPU machine's OpenMPI is not CUDA-aware: PETSc aborts at its first device object without this
-export PETSC_OPTIONS="${PETSC_OPTIONS:-} -use_gpu_aware_mpi 0"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-MPI="mpiexec --allow-run-as-root --oversubscribe"
-GPU="-dm_vec_type cuda -use_gpu_aware_mpi 0"
+. tests/gpu/env.sh || exit 1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$L/gpu.txt"
 echo "unpacked PETSc in $(($(date +%s) - T0)) s"
 
@@ -125,6 +119,50 @@ for v in fused separate global; do
   check vp-memcheck-$v compute-sanitizer --tool memcheck --error-exitcode 1 build/examples/poisson -dim 3 -degree 3 -cells 4 $GPU -pc_type vertexpatch -ksp_type gmres -pc_vertexpatch_kernel $v
 done
 check vp-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 build/examples/poisson -dim 3 -degree 2 -cells 4 $GPU -pc_type vertexpatch -ksp_type gmres -pc_vertexpatch_kernel separate
+fi
+
+# --- several GPUs, one rank per GPU (PETSc gives rank r the GPU r % count), exchanges GPU-direct: every
+#     object on 2 ranks gives the CPU's iterations (within 1) and error (to rounding, or the float cycle's
+#     1e-5) on as many ranks; the GPU run must really be on the GPUs ('summary' lines compared, -ksp_view
+#     checked for device vectors and the exchange path)
+if [ "$NGPUS" -ge 2 ] || [ -n "$MULTIONLY" ]; then
+NP=2
+# same_as_cpu NAME TOL GREP CMD...: CMD on NP ranks on the CPU and with $GPU; its= within 1, l2err (or relres)
+# within TOL relative, and the GPU log contains GREP
+same_as_cpu() {
+  local name=$1 tol=$2 want=$3 c g
+  shift 3
+  c=$($MPI -n $NP "$@" 2>&1 | grep summary: | sed 's/ [a-z_]*_s=[^ ]*//g')
+  g=$($MPI -n $NP "$@" $GPU -ksp_view 2>&1 | tee "$L/$name.log" | grep summary: | sed 's/ [a-z_]*_s=[^ ]*//g')
+  if [ -n "$c" ] && [ -n "$g" ] && grep -q -- "$want" "$L/$name.log" && awk -v a="$c" -v b="$g" -v tol="$tol" 'function val(s, k) { if (match(s, k "=[^ ]*")) return substr(s, RSTART + length(k) + 1, RLENGTH - length(k) - 1); return "" }
+      BEGIN { ia = val(a, "its"); ib = val(b, "its"); ea = val(a, "l2err"); eb = val(b, "l2err"); if (ea == "") { ea = val(a, "relres"); eb = val(b, "relres") }
+              if (ia == "" || ib == "" || ea == "" || eb == "" || val(a, "reason") !~ /^CONVERGED/ || val(b, "reason") !~ /^CONVERGED/) exit 1
+              d = ia - ib; if (d < -1 || d > 1) exit 1; e = ea - eb; if (e < 0) e = -e; exit !(e <= tol * ea) }'; then
+    row "$name" ok "$(echo "$g" | grep -o 'its=[0-9]*') $(echo "$g" | grep -o -E '(l2err|relres)=[^ ]*') (cpu $(echo "$c" | grep -o 'its=[0-9]*') $(echo "$c" | grep -o -E '(l2err|relres)=[^ ]*'))"
+  else row "$name" FAIL "cpu: ${c:-none} | gpu: ${g:-$(tail -n 3 "$L/$name.log" | head -1)}"; fi
+}
+[ -n "$CUDA_AWARE" ] && XPATH='GPU-direct' || XPATH='staged through host memory'
+check mgpu-aij-n2      $MPI -n $NP build/tests/mat/test_tensor_aij $GPU
+check mgpu-transfer-n2 $MPI -n $NP build/tests/mat/test_transfer $GPU
+same_as_cpu mgpu-poisson-cg-n2 1e-8 'vector type cuda' build/examples/poisson -dim 3 -degree 4 -cells 12
+same_as_cpu mgpu-pcmg-n2 1e-8 'vector type cuda' build/examples/poisson -dim 3 -degree 3 -cells 16 -pc_type mg
+for v in "double fused 1e-8" "double separate 1e-8" "double global 1e-8" "single fused 1e-5" "single separate 1e-5" "single global 1e-5"; do
+  set -- $v
+  same_as_cpu mgpu-vertexpatch-$1-$2-n2 $3 "$XPATH" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_precision $1 -pc_vertexpatch_kernel $2
+done
+same_as_cpu mgpu-vertexpatch-2d-n2 1e-5 "$XPATH" build/examples/poisson -dim 2 -degree 6 -cells 32 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch
+same_as_cpu mgpu-vertexpatch-cg-n2 1e-5 "$XPATH" build/examples/poisson -dim 3 -degree 3 -cells 16 -ksp_type cg -pc_type vertexpatch -pc_vertexpatch_symmetric
+check mgpu-plex-n2     $MPI -n $NP build/tests/mat/test_plex -dm_plex_simplex 0 $GPU -dm_mat_type aijcusparse -dm_plex_dim 3 -dm_plex_box_faces 3,2,3 -kmax 4 -curved -variable -dirichlet
+check mgpu-plex-hanging-n2 $MPI -n $NP build/tests/mat/test_plex -dm_plex_simplex 0 $GPU -dm_mat_type aijcusparse -tol 1e-13 -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 4,10,12,13,14,16,22 -kmax 4 -curved -variable -dirichlet
+same_as_cpu mgpu-shell-n2 1e-8 'vector type cuda' build/examples/shell -dim 3 -degree 3 -cells 4
+check mgpu-lor-matrix-n2 $MPI -n $NP build/tests/mat/test_lor -lor_mat_type aijcusparse -kmax 5 $GPU
+same_as_cpu mgpu-lor-gamg-n2 1e-6 'values computed on the GPU' build/examples/lor -dim 3 -degree 4 -cells 12 -lor_pc_type gamg
+same_as_cpu mgpu-patchamg-tets-n2 1e-6 'on the GPU' build/examples/tets -mesh regular -cells 8 -refine 2 -pc_type patchamg -dm_mat_type aijcusparse
+same_as_cpu mgpu-patchamg-geometric-n2 1e-6 'SPAI' build/examples/tets -mesh regular -cells 8 -refine 2 -refine_hierarchy -pc_type patchamg -pc_patchamg_hierarchy geometric -dm_mat_type aijcusparse
+check mgpu-memcheck-vp-double $MPI -n $NP compute-sanitizer --tool memcheck --error-exitcode 1 build/examples/poisson -dim 3 -degree 3 -cells 6 $GPU -pc_type vertexpatch -ksp_type fgmres -pc_vertexpatch_precision double
+check mgpu-memcheck-vp-single $MPI -n $NP compute-sanitizer --tool memcheck --error-exitcode 1 build/examples/poisson -dim 3 -degree 3 -cells 6 $GPU -pc_type vertexpatch -ksp_type fgmres -pc_vertexpatch_kernel separate
+check mgpu-racecheck-vp $MPI -n $NP compute-sanitizer --tool racecheck --error-exitcode 1 build/examples/poisson -dim 3 -degree 2 -cells 6 $GPU -pc_type vertexpatch -ksp_type fgmres
+check mgpu-memcheck-aij $MPI -n $NP compute-sanitizer --tool memcheck --error-exitcode 1 build/tests/mat/test_tensor_aij $GPU -kmax 3
 fi
 
 # --- the operator on DMPlex meshes on device vectors (geometric factors computed on the GPU) vs PETSc's
@@ -329,7 +367,7 @@ check patchamg-racecheck compute-sanitizer --tool racecheck --kernel-name-exclud
 fi
 # --- the CPU suite against this (newer) PETSc
 [ -n "$CPUSUITE" ] && check cpu-suite bash tests/run.sh
-else
+elif [ -z "$MULTIONLY" ]; then
   P="build/examples/poisson -dim 3 -degree 4 -cells 12"
   no_copies
 fi

@@ -72,7 +72,14 @@ static PetscErrorCode MatView_PatchworkTensor(Mat A, PetscViewer viewer)
   else PetscCall(PetscViewerASCIIPrintf(viewer, "cells %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " on [%g,%g]x[%g,%g]x[%g,%g]\n", ctx->info.cells[0], ctx->info.cells[1], ctx->info.cells[2], (double)ctx->info.lower[0], (double)ctx->info.upper[0], (double)ctx->info.lower[1], (double)ctx->info.upper[1], (double)ctx->info.lower[2], (double)ctx->info.upper[2]));
   PetscCall(PetscViewerASCIIPrintf(viewer, "quadrature: %s, %" PetscInt_FMT " points per direction; boundary conditions: %s\n", PatchworkTensorQuadratures[ctx->info.quadrature], ctx->info.degree + 1, PatchworkTensorBCs[ctx->info.bc]));
   PetscCall(PetscViewerASCIIPrintf(viewer, "backend: %s (vector type %s), precision double, scatter %s, %s\n", PetscDefined(HAVE_CUDA) && vtype && strstr(vtype, "cuda") ? "CUDA kernels on device vectors" : "CPU sum factorization", vtype ? vtype : "standard", ScatterTypes[ctx->scatter],
-                                   ctx->serial ? "one rank: no ghost exchange" : "interior cells on the owned arrays, the boundary layer through a halo of its nodes"));
+                                   ctx->serial ? "one rank: no ghost exchange" : (ctx->plex ? "ghost exchange through the DM" : "interior cells on the owned arrays, the boundary layer through a halo of its nodes")));
+  for (int device = 0; device < 2; device++) {
+    const char *path;
+
+    if (!ctx->halo[device]) continue;
+    PetscCall(PatchworkHaloGetPath(ctx->halo[device], &path));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "halo exchange: %s\n", path));
+  }
   PetscCall(PetscViewerASCIIPopTab(viewer));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -51,6 +51,14 @@ static PetscErrorCode PCView_VertexPatch(PC pc, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPrintf(viewer, "  local solver: exact, fast diagonalization of the (2k-1)^%" PetscInt_FMT " = %" PetscInt_FMT " patch unknowns (1D generalized eigenproblems of size %" PetscInt_FMT ")\n", vp->dim, (PetscInt)PetscPowInt(2 * vp->degree - 1, vp->dim), 2 * vp->degree - 1));
   if (vp->single) PetscCall(PetscViewerASCIIPrintf(viewer, "  precision: single (float V-cycle on the %s, double outside)\n", vp->device ? "GPU" : "CPU"));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "  precision: double\n"));
+  if (!vp->serial) {
+    const char *path;
+    PetscMPIInt size;
+
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)pc), &size));
+    PetscCall(PatchworkHaloGetPath(vp->levels[vp->nlevels - 1].bhalo, &path));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  %d ranks: interior patches on the owned arrays, the boundary layer through a halo of its nodes, %s\n", size, path));
+  }
   for (PetscInt l = vp->nlevels - 1; l >= 0; l--) {
     PC_VPLevel *L = &vp->levels[l];
     PetscInt    N;
