@@ -7,8 +7,10 @@
 #     make PETSC_DIR=/opt/patchwork/petsc-cuda PETSC_ARCH=
 #
 # Build host : Debian 12, CUDA 13.0 toolkit in /usr/local/cuda, no GPU needed.
-# Target     : Ubuntu 24.04, CUDA 13.0 driver/runtime, OpenMPI 4.1.x in /usr,
-#              sm_90 (H100/H200).  Code is generated for sm_90 only (SASS).
+# Target     : Ubuntu 24.04, CUDA 13.0 driver/runtime, sm_90 (H100/H200).  Code
+#              is generated for sm_90 only (SASS).  The prefix brings its own
+#              CUDA-aware Open MPI (bin/mpiexec); the machine's own Open MPI
+#              4.1.6 (not CUDA-aware) is not used.
 #
 # Choices:
 #  * Source: PETSc sdist from PyPI (petsc==3.26.1; 3.25.6 as fallback if
@@ -17,7 +19,23 @@
 #    build does not need nvml.h nor link libnvidia-ml.  Only if the chosen
 #    PETSc has no such option (mandatory NVML) do we fetch the header from the
 #    PyPI package nvidia-nvml-dev and add it to the include path.
-#  * MPI: Debian's OpenMPI 4.1 (mpicc/mpicxx); ABI matches Ubuntu's 4.1.6.
+#  * MPI: a CUDA-aware Open MPI 4.1.4 built from Debian 12 (bookworm)'s source
+#    package (the orig tarball, sha256-checked, fetched as hypre below) with
+#    --with-cuda --without-ucx --disable-mpi-fortran, installed into the same
+#    prefix ($PREFIX/bin/mpicc, mpiexec; OPAL_PREFIX if the prefix moves).  It
+#    passes device buffers to its smcuda transport (CUDA IPC between the GPUs of
+#    one host), so PETSc runs with its default -use_gpu_aware_mpi 1 and PetscSF
+#    (DMDA ghost updates, VecScatter, MPIAIJCUSPARSE MatMult) goes GPU to GPU.
+#    It uses the system's libhwloc15, libevent 2.1 and libudev (the GPU machine
+#    has them) and loads libcuda at run time (none needed here).  Its
+#    etc/openmpi-mca-params.conf puts the shared-memory segments into /dev/shm
+#    (shmem_mmap_relocate_backing_file): smcuda pins its segment with
+#    cuMemHostRegister, which Linux refuses (long-term pinning) for a writable
+#    shared mapping of a regular file, such as one under /tmp's session
+#    directory, but allows on tmpfs.  p4est (Debian's, built against Debian's
+#    Open MPI 4.1.4, the same ABI) resolves libmpi to this one in the prefix.
+#    WITH_CUDA_MPI=0 builds against the system Open MPI instead (not CUDA-aware:
+#    then PETSc needs -use_gpu_aware_mpi 0).
 #  * BLAS/LAPACK: Debian's reference libblas/liblapack.  They (and their
 #    non-system deps: libgfortran, libquadmath) are copied into the prefix's
 #    lib/ with RPATH=$ORIGIN, since the GPU machine may lack them.
@@ -34,8 +52,8 @@
 #    - cuda (opt-in, WITH_HYPRE=cuda): hypre configured --with-cuda for
 #      sm_90 (SASS only, like PETSc), C++17, cuSPARSE/cuBLAS/cuRAND/cuSOLVER,
 #      hypre's own device memory pool (no Umpire here), NO unified memory,
-#      NO GPU-aware MPI (the GPU machine's OpenMPI is not CUDA-aware), no
-#      OpenMP, 32-bit ints, double, internal BLAS/LAPACK.  PETSc then defines
+#      NO GPU-aware MPI in hypre itself (not tried with the CUDA-aware
+#      Open MPI), no OpenMP, 32-bit ints, double, internal BLAS/LAPACK.  PETSc then defines
 #      PETSC_HAVE_HYPRE_DEVICE: PCHYPRE/BoomerAMG runs on the GPU for
 #      aijcusparse matrices and CUDA vectors, and on the CPU for AIJ matrices
 #      (PETSc sets hypre's memory location per matrix; hypre runs where the
@@ -64,8 +82,8 @@
 #    GitHub), for DMForest (DMP4EST/DMP8EST) meshes with hanging nodes;
 #    libp4est/libsc are copied into the prefix.  WITH_P4EST=0 leaves it out.
 #  * No Fortran, no X, no SSL/valgrind (fewer runtime deps).
-#  * The GPU machine's OpenMPI is not CUDA-aware: PETSc aborts at the first
-#    GPU object unless run with -use_gpu_aware_mpi 0 (e.g. in PETSC_OPTIONS).
+#  * With WITH_CUDA_MPI=0 (the system Open MPI, not CUDA-aware) PETSc aborts at
+#    the first GPU object unless run with -use_gpu_aware_mpi 0.
 #  * config/deps-gpu-check.sh smoke-tests the archive on the GPU machine.
 #
 # Idempotent: exits at once if the archive exists and was built with the same
@@ -103,6 +121,13 @@ if [ "$INDEX64" = 1 ] && [ "$WITH_HYPRE" != 0 ]; then
   echo "deps-gpu: ERROR: INDEX64=1 builds without hypre (its hypre build is 32-bit): use WITH_HYPRE=0" >&2; exit 1
 fi
 WITH_P4EST=${WITH_P4EST:-1}
+# WITH_CUDA_MPI: 1 (default) a CUDA-aware Open MPI in the prefix; 0 the system's Open MPI
+WITH_CUDA_MPI=${WITH_CUDA_MPI:-1}
+OMPI_VERSION=4.1.4
+OMPI_SHA256=ddaee7dbdb01eb4fab1fda5b5e03e8bbff026711806c095c1f39bb410f99f263
+OMPI_SUITE=bookworm
+OMPI_SRC=$BUILD/openmpi-$OMPI_VERSION
+OMPI_DEST=$BUILD/openmpi-dest        # DESTDIR of its install: $OMPI_DEST$PREFIX is copied into each new prefix
 HYPRE_VERSION=2.32.0
 HYPRE_SHA256=2277b6f01de4a7d0b01cfe12615255d9640eaa02268565a7ce1a769beab25fa1
 HYPRE_SUITE=trixie                       # the Debian release whose source package has it
@@ -115,7 +140,7 @@ else
   HYPRE_SRC=$BUILD/hypre-$HYPRE_VERSION
   HYPRE_PREFIX=$BUILD/hypre-install
 fi
-FEATURES="cuda hypre=$(case $WITH_HYPRE in cuda|host) echo "$WITH_HYPRE-$HYPRE_VERSION" ;; *) echo no ;; esac)$([ "$INDEX64" = 1 ] && echo " index64" || true)$([ "$WITH_P4EST" = 1 ] && echo " p4est-2.2" || true)"
+FEATURES="cuda hypre=$(case $WITH_HYPRE in cuda|host) echo "$WITH_HYPRE-$HYPRE_VERSION" ;; *) echo no ;; esac)$([ "$INDEX64" = 1 ] && echo " index64" || true)$([ "$WITH_P4EST" = 1 ] && echo " p4est-2.2" || true)$([ "$WITH_CUDA_MPI" = 1 ] && echo " openmpi-cuda-$OMPI_VERSION" || true)"
 
 if [ -f "$ARCHIVE" ] && grep -qxF "features: $FEATURES" "$INFO" 2>/dev/null; then
   echo "deps-gpu: $ARCHIVE already exists ($FEATURES)"
@@ -171,35 +196,88 @@ apt_install libopenmpi-dev openmpi-bin liblapack-dev libblas-dev patchelf xz-uti
 [ "$WITH_P4EST" = 1 ] && apt_install libp4est-dev zlib1g-dev
 P4EST_LIBS=(/usr/lib/x86_64-linux-gnu/libp4est.so /usr/lib/x86_64-linux-gnu/libsc.so)
 
-# ---------------------------------------------------------------- hypre
-fetch_hypre() {
-  local tgz=$CACHE/hypre_$HYPRE_VERSION.orig.tar.gz a=$CACHE/apt-$HYPRE_SUITE uri
-  [ -f "$tgz" ] && return 0
+# ---------------------------------------------------------------- Debian source packages
+# fetch_orig PKG VERSION SUITE SHA256 EXT: the orig tarball of Debian SUITE's source package PKG
+# into $CACHE/PKG_VERSION.orig.tar.EXT, sha256-checked, through a private apt configuration that
+# adds SUITE's deb-src to this machine's Debian mirror (/etc/apt is not touched)
+fetch_orig() {
+  local pkg=$1 ver=$2 suite=$3 sha=$4 ext=$5
+  local file=${pkg}_$ver.orig.tar.$ext a=$CACHE/apt-$suite uri
+  [ -f "$CACHE/$file" ] && return 0
   # this machine's Debian mirror, from its apt sources (deb822 or one-line)
   uri=$(sed -n 's/^URIs: *\([^ ]*\).*/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | grep -v security | head -1)
   [ -n "$uri" ] || uri=$(awk '$1 == "deb" && $2 !~ /security/ {print $2; exit}' /etc/apt/sources.list 2>/dev/null)
   [ -n "$uri" ] || { echo "no Debian mirror in /etc/apt" >&2; return 1; }
+  rm -rf "$a"
   mkdir -p "$a/lists/partial" "$a/cache/archives/partial" "$a/dl"
-  echo "deb-src $uri $HYPRE_SUITE main" > "$a/sources.list"
+  echo "deb-src $uri $suite main" > "$a/sources.list"
   local o=(-o Dir::Etc::SourceList="$a/sources.list" -o Dir::Etc::SourceParts=/nonexistent
            -o Dir::State::Lists="$a/lists" -o Dir::Cache="$a/cache")
   apt-get "${o[@]}" update
   # only the orig tarball is needed (a missing .dsc/.debian.tar is not an error here)
-  (cd "$a/dl" && apt-get "${o[@]}" source --download-only hypre) || true
-  [ -f "$a/dl/hypre_$HYPRE_VERSION.orig.tar.gz" ] || { echo "$HYPRE_SUITE has no hypre $HYPRE_VERSION: $(ls "$a/dl")" >&2; return 1; }
-  echo "$HYPRE_SHA256  $a/dl/hypre_$HYPRE_VERSION.orig.tar.gz" | sha256sum -c -
-  mv "$a/dl/hypre_$HYPRE_VERSION.orig.tar.gz" "$tgz"
+  (cd "$a/dl" && apt-get "${o[@]}" source --download-only "$pkg") || true
+  [ -f "$a/dl/$file" ] || { echo "$suite has no $pkg $ver: $(ls "$a/dl")" >&2; return 1; }
+  echo "$sha  $a/dl/$file" | sha256sum -c -
+  mv "$a/dl/$file" "$CACHE/$file"
   rm -rf "$a"
 }
+
+# ---------------------------------------------------------------- CUDA-aware Open MPI
+# Built once into $OMPI_DEST$PREFIX (DESTDIR install, the prefix compiled in); copied into
+# $PREFIX at once, so that hypre and PETSc compile with the real $PREFIX/bin/mpicc, and into
+# each new prefix at install.
+OMPI_CONF=(--prefix="$PREFIX" --with-cuda="$CUDA_DIR" --without-ucx --disable-mpi-fortran
+           --enable-mpi-ext=cuda --disable-static --enable-shared CFLAGS=-O2)
+build_openmpi() {
+  rm -rf "$OMPI_SRC" "$OMPI_DEST"
+  tar -C "$BUILD" -xJf "$CACHE/openmpi_$OMPI_VERSION.orig.tar.xz"
+  cd "$OMPI_SRC"
+  echo "Open MPI configure: ./configure $(printf '%q ' "${OMPI_CONF[@]}")"
+  ./configure "${OMPI_CONF[@]}"
+  make -j"$JOBS"
+  make install DESTDIR="$OMPI_DEST"
+  local p=$OMPI_DEST$PREFIX
+  # the shared-memory segments on tmpfs, where smcuda may pin them (see the header)
+  cat >> "$p/etc/openmpi-mca-params.conf" <<'MCA'
+# Patchwork (config/deps-gpu.sh): shared-memory segments in /dev/shm (tmpfs). smcuda pins its
+# segment with cuMemHostRegister; Linux refuses to pin a writable shared mapping of a regular
+# file (the default: the session directory under /tmp), which printed a warning at start-up.
+shmem_mmap_relocate_backing_file = -1
+shmem_mmap_backing_file_base_dir = /dev/shm
+MCA
+  # its own libraries, not the system's libmpi.so.40 (Debian's, without CUDA), which the loader
+  # would find first while the prefix is not yet in place
+  LD_LIBRARY_PATH=$p/lib OPAL_PREFIX=$p "$p/bin/ompi_info" --parsable --all > "$BUILD/ompi_info.txt"
+  grep -q '^mca:mpi:base:param:mpi_built_with_cuda_support:value:true' "$BUILD/ompi_info.txt" ||
+    { echo "Open MPI was built without CUDA support" >&2; return 1; }
+  echo "$(printf '%q ' "${OMPI_CONF[@]}")" > "$OMPI_SRC/.installed"
+}
+MPICC=mpicc MPICXX=mpicxx MPIEXEC=mpiexec
+if [ "$WITH_CUDA_MPI" = 1 ]; then
+  if [ "$(cat "$OMPI_SRC/.installed" 2>/dev/null)" != "$(printf '%q ' "${OMPI_CONF[@]}")" ]; then
+    phase fetch-openmpi fetch_orig openmpi "$OMPI_VERSION" "$OMPI_SUITE" "$OMPI_SHA256" xz > "$BUILD/openmpi-fetch.log" 2>&1
+    [ $PHASE_RC -eq 0 ] || die "could not fetch Open MPI $OMPI_VERSION, see $BUILD/openmpi-fetch.log"
+    phase openmpi build_openmpi > "$BUILD/openmpi.log" 2>&1
+    [ $PHASE_RC -eq 0 ] || die "Open MPI build failed, see $BUILD/openmpi.log"
+  fi
+  # the live prefix gets it now (hypre and PETSc are compiled with its wrappers)
+  mkdir -p "$PREFIX"
+  cp -a "$OMPI_DEST$PREFIX/." "$PREFIX/"
+  MPICC=$PREFIX/bin/mpicc MPICXX=$PREFIX/bin/mpicxx MPIEXEC=$PREFIX/bin/mpiexec
+  "$MPICC" --showme:version
+fi
+
+# ---------------------------------------------------------------- hypre
+fetch_hypre() { fetch_orig hypre "$HYPRE_VERSION" "$HYPRE_SUITE" "$HYPRE_SHA256" gz; }
 # hypre's configure arguments for the selected kind (HYPRE_CONF), and the stamp that
 # marks a finished build with them (a changed argument or patch level rebuilds hypre)
 hypre_configure_args() {
   HYPRE_CONF=(--prefix="$HYPRE_PREFIX" --enable-shared --disable-fortran --without-openmp
-              CC=mpicc CXX=mpicxx CFLAGS=-O2 CXXFLAGS=-O2)
+              CC="$MPICC" CXX="$MPICXX" CFLAGS=-O2 CXXFLAGS=-O2)
   if [ "$WITH_HYPRE" = cuda ]; then
     # C++17: CCCL 3 (CUDA 13's thrust/cub) needs it (hypre's default is C++11).
     # CUFLAGS: hypre's default less -lineinfo (smaller library); -fPIC for the shared lib.
-    # GPU-aware MPI stays off: the GPU machine's OpenMPI is not CUDA-aware.
+    # hypre's own GPU-aware MPI stays off (not tried with the CUDA-aware Open MPI).
     HYPRE_CONF+=(--with-cuda --with-gpu-arch=90 --with-cxxstandard=17
                  --enable-cusparse --enable-cublas --enable-curand --enable-cusolver
                  --enable-device-memory-pool --disable-unified-memory --disable-gpu-aware-mpi
@@ -359,14 +437,14 @@ configure_opts() {
   fi
   CONFIGURE_OPTS=(
     --prefix=$PREFIX
-    --with-cc=mpicc --with-cxx=mpicxx --with-fc=0
+    --with-cc="$MPICC" --with-cxx="$MPICXX" --with-fc=0
     --with-cuda=1 --with-cuda-dir=$CUDA_DIR --with-cudac=$CUDA_DIR/bin/nvcc
     --with-cuda-arch=90
     --with-shared-libraries=1 --with-debugging=0
     COPTFLAGS=-O3 CXXOPTFLAGS=-O3 CUDAOPTFLAGS=-O3
     --with-blaslapack-lib="[/usr/lib/x86_64-linux-gnu/liblapack.so,/usr/lib/x86_64-linux-gnu/libblas.so]"
     --with-x=0 --with-ssl=0 --with-valgrind=0
-    "--with-mpiexec=mpiexec --allow-run-as-root --oversubscribe"
+    "--with-mpiexec=$MPIEXEC --allow-run-as-root --oversubscribe"
     "${extra[@]}"
   )
 }
@@ -410,6 +488,7 @@ fi
 STAGE=$(dirname "$PREFIX")/.$(basename "$PREFIX").stage
 install_petsc() {
   rm -rf "$STAGE"
+  if [ "$WITH_CUDA_MPI" = 1 ]; then mkdir -p "$STAGE$PREFIX" && cp -a "$OMPI_DEST$PREFIX/." "$STAGE$PREFIX/"; fi
   make -C "$SRC" PETSC_DIR="$SRC" PETSC_ARCH=$PETSC_ARCH DESTDIR="$STAGE" install
   cd "$STAGE$PREFIX"
   # strip and trim what a user of the installed library does not need
@@ -490,6 +569,11 @@ install_petsc() {
 }
 check_prefix() {
   local p=$1
+  if [ "$WITH_CUDA_MPI" = 1 ]; then
+    [ -x "$p/bin/mpiexec" ] && [ -x "$p/bin/mpicc" ] || { echo "no Open MPI in the prefix" >&2; return 1; }
+    grep -q "^MPIEXEC *= *$PREFIX/bin/mpiexec" "$p/lib/petsc/conf/petscvariables" || { echo "PETSc does not use the prefix's mpiexec" >&2; return 1; }
+    grep -q "$PREFIX/lib/libmpi.so" <<< "$(ldd "$p/lib/libpetsc.so")" || { echo "libpetsc.so does not load the prefix's libmpi" >&2; return 1; }
+  fi
   grep -q 'not found' <<< "$(ldd "$p/lib/libpetsc.so")" && { echo "libpetsc.so has unresolved deps" >&2; return 1; }
   grep -q '^#define PETSC_HAVE_CUDA 1' "$p/include/petscconf.h" || { echo "PETSc built without CUDA" >&2; return 1; }
   if [ "$WITH_HYPRE" != 0 ]; then
@@ -557,13 +641,17 @@ SIZE=$(stat -c %s "$ARCHIVE")
   fi
   [ -f "$BUILD/fallback.txt" ] && sed 's/^/note:    /' "$BUILD/fallback.txt"
   echo "nvcc:    $("$CUDA_DIR/bin/nvcc" --version | grep -o 'release [0-9.]*')"
-  echo "mpi:     $(mpicc --showme:version 2>&1 | head -1)"
+  echo "mpi:     $("$MPICC" --showme:version 2>&1 | head -1)$([ "$WITH_CUDA_MPI" = 1 ] && echo ", CUDA-aware, in the prefix (Debian $OMPI_SUITE source, sha256 $OMPI_SHA256; configure $(printf '%q ' "${OMPI_CONF[@]}"))" || true)"
   echo "built:   $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(. /etc/os-release; echo "$PRETTY_NAME")"
   echo "configure: ./configure PETSC_ARCH=$PETSC_ARCH $(cat "$SRC/.configured")"
   echo "copied runtime libs: $(tr '\n' ' ' < "$BUILD/copied-libs.txt")"
   echo "phase times (s):"
   sed 's/^/  /' "$TIMES"
-  echo "runtime: OpenMPI on the GPU machine is not CUDA-aware: PETSC_OPTIONS='-use_gpu_aware_mpi 0'"
+  if [ "$WITH_CUDA_MPI" = 1 ]; then
+    echo "runtime: $PREFIX/bin/mpiexec (CUDA-aware); PETSc's default -use_gpu_aware_mpi 1"
+  else
+    echo "runtime: the system OpenMPI is not CUDA-aware: PETSC_OPTIONS='-use_gpu_aware_mpi 0'"
+  fi
   echo "makefile: PETSC_DIR=$PREFIX PETSC_ARCH= ; include \$(PETSC_DIR)/lib/petsc/conf/variables"
   grep -E '^(CUDAC|CUDAC_FLAGS|CUDAFLAGS|CUDAPP_FLAGS|CUDA_INCLUDE|CUDA_LIB|CUDA_CXX|CUDA_CXXFLAGS) ' \
     "$PREFIX/lib/petsc/conf/petscvariables" | sed 's/^/  /'

@@ -64,8 +64,7 @@ static PetscErrorCode Scatter(PatchworkHalo h, PetscInt n, const int *ix, const 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The side's messages = x[idx]: packed where x lives, then where MPI reads them. Returns once the
-   stream has run the pack (MPI reads the buffer as soon as the send is posted) */
+/* The side's messages = x[idx]: packed where x lives, then copied where MPI reads them (in the stream) */
 static PetscErrorCode Pack(PatchworkHalo h, HaloSide *s, const void *x)
 {
   const PetscInt n = s->off[s->n];
@@ -81,7 +80,6 @@ static PetscErrorCode Pack(PatchworkHalo h, HaloSide *s, const void *x)
       PatchworkCallKernel(PatchworkDeviceCopyToHostAsync(s->buf, s->dbuf, (size_t)n * EntrySize(h), stream));
       PetscCall(PetscLogGpuToCpu((PetscLogDouble)n * EntrySize(h)));
     }
-    PatchworkCallKernel(PatchworkDeviceStreamSynchronize(stream));
   }
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -106,7 +104,9 @@ static PetscErrorCode Unpack(PatchworkHalo h, HaloSide *s, void *y, PetscBool ad
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Post the receives of recv's messages and the sends of send's (completed by MPI_Waitall on h->req) */
+/* Post the receives of recv's messages and the sends of send's (completed by MPI_Waitall on h->req),
+   once the stream has run what it had: the packs MPI is about to read, and the unpacks of the last
+   exchange from the buffers it is about to write */
 static PetscErrorCode MessagesBegin(PatchworkHalo h, HaloSide *send, HaloSide *recv)
 {
   const MPI_Datatype type = h->single ? MPI_FLOAT : MPI_DOUBLE;
@@ -114,6 +114,14 @@ static PetscErrorCode MessagesBegin(PatchworkHalo h, HaloSide *send, HaloSide *r
   PetscMPIInt        count;
 
   PetscFunctionBegin;
+#if defined(PATCHWORK_HAVE_CUDA)
+  if (h->device) {
+    void *stream;
+
+    PetscCall(PatchworkGetDeviceStream(&stream));
+    PatchworkCallKernel(PatchworkDeviceStreamSynchronize(stream));
+  }
+#endif
   for (PetscMPIInt r = 0; r < recv->n; r++) {
     PetscCall(PetscMPIIntCast(recv->off[r + 1] - recv->off[r], &count));
     PetscCallMPI(MPI_Irecv((char *)recv->buf + recv->off[r] * es, count, type, recv->rank[r], h->tag, h->comm, &h->req[r]));

@@ -163,6 +163,21 @@ check mgpu-memcheck-vp-double $MPI -n $NP compute-sanitizer --tool memcheck --er
 check mgpu-memcheck-vp-single $MPI -n $NP compute-sanitizer --tool memcheck --error-exitcode 1 build/examples/poisson -dim 3 -degree 3 -cells 6 $GPU -pc_type vertexpatch -ksp_type fgmres -pc_vertexpatch_kernel separate
 check mgpu-racecheck-vp $MPI -n $NP compute-sanitizer --tool racecheck --error-exitcode 1 build/examples/poisson -dim 3 -degree 2 -cells 6 $GPU -pc_type vertexpatch -ksp_type fgmres
 check mgpu-memcheck-aij $MPI -n $NP compute-sanitizer --tool memcheck --error-exitcode 1 build/tests/mat/test_tensor_aij $GPU -kmax 3
+# the prefix's Open MPI pins its shared-memory segment in /dev/shm (its openmpi-mca-params.conf): no
+# cuMemHostRegister warning at start-up in any of the runs above
+if [ -n "$CUDA_AWARE" ] && grep -l 'cuMemHostRegister' "$L"/mgpu-*.log >/dev/null 2>&1; then row mgpu-no-register-warning FAIL "$(grep -l 'cuMemHostRegister' "$L"/mgpu-*.log | head -3 | tr '\n' ' ')"
+else row mgpu-no-register-warning ok "no cuMemHostRegister warning in the mgpu-* logs"; fi
+# several ranks on one GPU still work (PETSc gives rank r GPU r % count): the CPU's iterations and error
+CUDA_VISIBLE_DEVICES=0 same_as_cpu mgpu-two-ranks-one-gpu 1e-5 "$XPATH" build/examples/poisson -dim 3 -degree 3 -cells 8 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch
+# a rank without a GPU asked for device vectors: an error that says so, no hang
+if CUDA_VISIBLE_DEVICES= timeout 60 $MPI -n 1 build/examples/poisson -dim 3 -degree 2 -cells 4 $GPU >"$L/mgpu-no-gpu.log" 2>&1; then row mgpu-no-gpu FAIL "ran without a GPU: $(tail -n 1 "$L/mgpu-no-gpu.log")"
+elif [ "$(tail -c 2000 "$L/mgpu-no-gpu.log" | grep -c -i -E 'cuda|device')" -gt 0 ]; then row mgpu-no-gpu ok "$(grep -i -m1 -E 'error.*(cuda|device)|(cuda|device).*error' "$L/mgpu-no-gpu.log" | cut -c1-100)"
+else row mgpu-no-gpu FAIL "no message naming the device: $(tail -n 2 "$L/mgpu-no-gpu.log" | head -1)"; fi
+# the machine's own mpiexec (another Open MPI, not CUDA-aware) with our binaries: what happens, within 60 s
+if [ -n "$CUDA_AWARE" ] && command -v /usr/bin/mpiexec >/dev/null; then
+  timeout 60 /usr/bin/mpiexec --allow-run-as-root -n 2 build/examples/poisson -dim 3 -degree 2 -cells 4 $GPU >"$L/mgpu-foreign-mpiexec.log" 2>&1
+  row mgpu-foreign-mpiexec info "exit $?: $(grep -v '^ *$' "$L/mgpu-foreign-mpiexec.log" | tail -n 1 | cut -c1-100)"
+fi
 fi
 
 # --- the operator on DMPlex meshes on device vectors (geometric factors computed on the GPU) vs PETSc's
