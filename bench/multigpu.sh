@@ -24,9 +24,12 @@ run() { # NAME NP ARGS...: one run of NP ranks, its log kept
 }
 for part in ${PARTS:-matmult solve weak}; do
   case $part in
-  matmult) # the operator alone at ~1.2e8 DoF; k = 3, 5, 7; staged exchanges on the most ranks for the path table
-    for np in $NPS; do run matmult-n$np $np build/bench/bench_matmult $GPU -kmin 3 -kmax 7 -dofs ${MM_DOFS:-1.2e8} -spmv_max_nnz 0 -reps 20; done
-    [ "$NMAX" -gt 1 ] && run matmult-n$NMAX-staged $NMAX build/bench/bench_matmult $GPU -kmin 3 -kmax 7 -dofs ${MM_DOFS:-1.2e8} -spmv_max_nnz 0 -reps 20 -patchwork_gpu_direct 0 ;;
+  matmult) # the operator alone at ~1.2e8 DoF, one run per degree; on the most ranks also with the exchanges
+    # staged through host memory; -log_view's PWHalo row gives the time in exchanges (2 per apply)
+    for k in ${MM_K:-3 5 7}; do
+      for np in $NPS; do run matmult-k$k-n$np $np build/bench/bench_matmult $GPU -kmin $k -kmax $k -dofs ${MM_DOFS:-1.2e8} -spmv_max_nnz 0 -reps 20 -log_view; done
+      [ "$NMAX" -gt 1 ] && run matmult-k$k-n$NMAX-staged $NMAX build/bench/bench_matmult $GPU -kmin $k -kmax $k -dofs ${MM_DOFS:-1.2e8} -spmv_max_nnz 0 -reps 20 -log_view -patchwork_gpu_direct 0
+    done ;;
   solve) # strong scaling: Q7 90.5M, Q3 57.1M, Q1 17M DoF
     for np in $NPS; do run solve-n$np $np build/bench/bench_solve $GPU -degrees 7,3,1 -cells 64,128,256 -solvers ${SOLVERS:-vp-single,vp-double,mg-cheb} -restart 3 -log_view; done ;;
   weak) # about 90M DoF per GPU: Q7 with 64 cells per direction per GPU along z
@@ -34,8 +37,12 @@ for part in ${PARTS:-matmult solve weak}; do
   esac
 done
 {
-  echo "== MatMult GDoF/s (all ranks together), $(head -1 "$OUT/matmult-n1.log" 2>/dev/null)"
-  for f in "$OUT"/matmult-n*.log; do [ -f "$f" ] && echo "-- $(basename "$f" .log)" && grep -E '^3 +[0-9]' "$f" | awk '{printf "k=%s DoF=%s %s GDoF/s\n", $2, $3, $4}'; done
+  echo "== MatMult (all ranks together): GDoF/s; PWHalo: exchanges, total s, us per exchange"
+  for f in "$OUT"/matmult-k*.log; do
+    [ -f "$f" ] || continue
+    printf '%-24s %s %s\n' "$(basename "$f" .log)" "$(grep -E '^3 +[0-9]' "$f" | awk '{printf "k=%s DoF=%s %s GDoF/s", $2, $3, $4}')" \
+      "$(awk '$1 == "PWHalo" {printf "PWHalo %d %.4f s %.1f us", $2, $4, 1e6 * $4 / $2}' "$f")"
+  done
   for part in solve weak; do
     for f in "$OUT"/$part-n*.log; do [ -f "$f" ] && echo "-- $(basename "$f" .log)" && grep '^run:' "$f" | sed 's/^run: //'; done
   done
