@@ -657,6 +657,9 @@ if command -v valgrind >/dev/null 2>&1; then
                             $B/examples/poisson -dim 3 -degree 2 -cells 2
   run valgrind/vertexpatch-n2-single $MPIEXEC -n 2 valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $B/examples/poisson -dim 2 -degree 3 -cells 8 -ksp_type fgmres -pc_type vertexpatch -pc_vertexpatch_kernel separate
+  # the double cycle and the operator on 2 ranks: the boundary halos and the split applies
+  run valgrind/vertexpatch-n2-double $MPIEXEC -n 2 valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+                            $B/examples/poisson -dim 3 -degree 3 -cells 4 -ksp_type fgmres -pc_type vertexpatch -pc_vertexpatch_precision double
   run valgrind/lor-plex   valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $B/tests/mat/test_lor_plex -dm_plex_simplex 0 -dm_plex_dim 2 -dm_plex_box_faces 2,2 -kmax 3
   run valgrind/lor-plex-hanging valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \

@@ -1,5 +1,7 @@
-/* The little host code that talks about devices: PETSc's stream, kernel error codes. */
+/* The little host code that talks about devices: PETSc's stream, kernel error codes, memory that lives
+   where the arrays it serves live. */
 #include "pwimpl.h"
+#include <patchwork/vec_kernel.h>
 #if defined(PATCHWORK_HAVE_CUDA)
   #include <petscdevice.h>
 #endif
@@ -45,5 +47,35 @@ PetscErrorCode PatchworkDeviceSynchronize(void)
     PetscCall(PetscDeviceContextSynchronize(dctx));
   }
 #endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Memory of n bytes on the device (plain cudaMalloc) or the host, as the arrays it serves live */
+PetscErrorCode PatchworkMalloc(PetscBool device, size_t bytes, void **p)
+{
+  PetscFunctionBegin;
+  *p = NULL;
+  if (device) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    PatchworkCallKernel(PatchworkDeviceMalloc(bytes, p));
+#else
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "Device arrays, but Patchwork was built without CUDA: rebuild it against a PETSc configured with CUDA");
+#endif
+  } else PetscCall(PetscMalloc(bytes, p));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Free what PatchworkMalloc() gave (NULL: nothing), and set the pointer to NULL */
+PetscErrorCode PatchworkFree(PetscBool device, void *p)
+{
+  void **pp = (void **)p;
+
+  PetscFunctionBegin;
+  if (device) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    PatchworkCallKernel(PatchworkDeviceFree(*pp));
+#endif
+    *pp = NULL;
+  } else PetscCall(PetscFree(*pp));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -143,7 +143,7 @@ static PetscErrorCode PlaceIndices(PatchworkHalo h, PetscInt n, int **idx)
     void *d, *stream;
 
     PetscCall(PatchworkGetDeviceStream(&stream));
-    PatchworkCallKernel(PatchworkDeviceMalloc((size_t)n * sizeof(int), &d));
+    PetscCall(PatchworkMalloc(PETSC_TRUE, (size_t)n * sizeof(int), &d));
     PatchworkCallKernel(PatchworkDeviceCopyToDevice(d, *idx, (size_t)n * sizeof(int), stream));
     PetscCall(PatchworkDeviceSynchronize()); /* the copy reads the host array, freed next */
     PetscCall(PetscFree(*idx));
@@ -165,7 +165,7 @@ static PetscErrorCode AllocBuffers(PatchworkHalo h, HaloSide *s)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 #if defined(PATCHWORK_HAVE_CUDA)
-  PatchworkCallKernel(PatchworkDeviceMalloc(bytes, &s->dbuf));
+  PetscCall(PatchworkMalloc(PETSC_TRUE, bytes, &s->dbuf));
   if (h->direct) s->buf = s->dbuf;
   else PatchworkCallKernel(PatchworkHostPinnedMalloc(bytes, &s->buf));
 #endif
@@ -434,28 +434,16 @@ PetscErrorCode PatchworkHaloZeroLocal(PatchworkHalo h, void *l)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode FreeIndices(PatchworkHalo h, int **idx)
-{
-  PetscFunctionBegin;
-  if (h->device) {
-#if defined(PATCHWORK_HAVE_CUDA)
-    PatchworkCallKernel(PatchworkDeviceFree(*idx));
-#endif
-    *idx = NULL;
-  } else PetscCall(PetscFree(*idx));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 static PetscErrorCode SideDestroy(PatchworkHalo h, HaloSide *s)
 {
   PetscFunctionBegin;
-  PetscCall(FreeIndices(h, &s->idx));
-  if (h->device) {
+  PetscCall(PatchworkFree(h->device, &s->idx));
+  PetscCall(PatchworkFree(h->device, &s->dbuf));
+  if (h->device && !h->direct) {
 #if defined(PATCHWORK_HAVE_CUDA)
-    PatchworkCallKernel(PatchworkDeviceFree(s->dbuf));
-    if (!h->direct) PatchworkCallKernel(PatchworkHostPinnedFree(s->buf));
+    PatchworkCallKernel(PatchworkHostPinnedFree(s->buf));
 #endif
-  } else PetscCall(PetscFree(s->buf));
+  } else if (!h->device) PetscCall(PetscFree(s->buf));
   PetscCall(PetscFree(s->rank));
   PetscCall(PetscFree(s->off));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -468,8 +456,8 @@ PetscErrorCode PatchworkHaloDestroy(PatchworkHalo *halo)
   PetscFunctionBegin;
   if (!halo || !*halo) PetscFunctionReturn(PETSC_SUCCESS);
   h = *halo;
-  PetscCall(FreeIndices(h, &h->self_root));
-  PetscCall(FreeIndices(h, &h->self_leaf));
+  PetscCall(PatchworkFree(h->device, &h->self_root));
+  PetscCall(PatchworkFree(h->device, &h->self_leaf));
   PetscCall(SideDestroy(h, &h->in));
   PetscCall(SideDestroy(h, &h->out));
   PetscCall(PetscFree(h->req));

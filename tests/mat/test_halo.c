@@ -6,6 +6,7 @@ static const char help[] = "The halo exchange of a DMDA (PatchworkHalo, float an
 #include <float.h>
 /* The exchange is PETSC_INTERN, hidden in the shared library: compile it, and its CPU kernel, into the test */
 #include "../../src/sys/halo.c"
+#include "../../src/sys/device.c"
 #include "../../src/core/vecops_ref.c"
 
 static PetscInt failures = 0, cases = 0;

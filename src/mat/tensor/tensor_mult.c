@@ -173,14 +173,8 @@ static PetscErrorCode GetExchange(Mat_PatchworkTensor *ctx, PetscBool device, Pa
     PetscCall(PetscFree(needed));
   }
   PetscCall(PatchworkHaloGetLocalSize(ctx->halo[device], &nlocal));
-  for (int i = 0; i < 2; i++) {
-    if (ctx->loc[device][i]) continue;
-    if (device) {
-#if defined(PATCHWORK_HAVE_CUDA)
-      PatchworkCallKernel(PatchworkDeviceMalloc((size_t)nlocal * sizeof(double), &ctx->loc[device][i]));
-#endif
-    } else PetscCall(PetscMalloc((size_t)nlocal * sizeof(double), &ctx->loc[device][i]));
-  }
+  for (int i = 0; i < 2; i++)
+    if (!ctx->loc[device][i]) PetscCall(PatchworkMalloc(device, (size_t)nlocal * sizeof(double), &ctx->loc[device][i]));
   *halo = ctx->halo[device];
   *xloc = ctx->loc[device][0];
   *yloc = ctx->loc[device][1];
@@ -192,14 +186,7 @@ PetscErrorCode PatchworkTensorDestroyExchange(Mat_PatchworkTensor *ctx)
   PetscFunctionBegin;
   for (int device = 0; device < 2; device++) {
     PetscCall(PatchworkHaloDestroy(&ctx->halo[device]));
-    for (int i = 0; i < 2; i++) {
-      if (device) {
-#if defined(PATCHWORK_HAVE_CUDA)
-        PatchworkCallKernel(PatchworkDeviceFree(ctx->loc[device][i]));
-#endif
-        ctx->loc[device][i] = NULL;
-      } else PetscCall(PetscFree(ctx->loc[device][i]));
-    }
+    for (int i = 0; i < 2; i++) PetscCall(PatchworkFree((PetscBool)device, &ctx->loc[device][i]));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

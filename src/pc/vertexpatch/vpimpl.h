@@ -75,10 +75,5 @@ typedef struct {
 PETSC_INTERN PetscErrorCode PCSetUp_VertexPatch(PC);
 PETSC_INTERN PetscErrorCode PCApply_VertexPatch(PC, Vec, Vec);
 PETSC_INTERN PetscErrorCode PCReset_VertexPatch(PC);
-/* arrays the PC owns, of n entries of the cycle's precision (single: float), on the device or the host */
-PETSC_INTERN PetscErrorCode PCVertexPatchAlloc(PetscBool, size_t, void **);
-PETSC_INTERN PetscErrorCode PCVertexPatchFree(PetscBool, void **);
-#define PCVertexPatchFloatAlloc(device, n, a) PCVertexPatchAlloc((device), (size_t)(n) * sizeof(float), (void **)(a))
-#define PCVertexPatchFloatFree(device, a)     PCVertexPatchFree((device), (void **)(a))
 
 #endif

@@ -3,32 +3,6 @@
 #include "vpimpl.h"
 #include <patchwork/vec_kernel.h>
 
-PetscErrorCode PCVertexPatchAlloc(PetscBool device, size_t bytes, void **a)
-{
-  PetscFunctionBegin;
-  if (device) {
-#if defined(PATCHWORK_HAVE_CUDA)
-    PatchworkCallKernel(PatchworkDeviceMalloc(bytes, a));
-#else
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "Device vectors, but Patchwork was built without CUDA: rebuild it against a PETSc configured with CUDA");
-#endif
-  } else PetscCall(PetscMalloc(bytes, a));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode PCVertexPatchFree(PetscBool device, void **a)
-{
-  PetscFunctionBegin;
-  if (!*a) PetscFunctionReturn(PETSC_SUCCESS);
-  if (device) {
-#if defined(PATCHWORK_HAVE_CUDA)
-    PatchworkCallKernel(PatchworkDeviceFree(*a));
-#endif
-    *a = NULL;
-  } else PetscCall(PetscFree(*a));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 PetscErrorCode PCReset_VertexPatch(PC pc)
 {
   PC_VertexPatch *vp = (PC_VertexPatch *)pc->data;
@@ -39,9 +13,9 @@ PetscErrorCode PCReset_VertexPatch(PC pc)
 
     for (int i = 0; i < VP_NVEC; i++) {
       PetscCall(VecDestroy(&L->v[i]));
-      PetscCall(PCVertexPatchFloatFree(vp->device, &L->f[i]));
+      PetscCall(PatchworkFree(vp->device, &L->f[i]));
     }
-    for (int i = 0; i < VP_NLOC; i++) PetscCall(PCVertexPatchFree(vp->device, &L->loc[i]));
+    for (int i = 0; i < VP_NLOC; i++) PetscCall(PatchworkFree(vp->device, &L->loc[i]));
     PetscCall(PatchworkHaloDestroy(&L->halo));
     PetscCall(PatchworkHaloDestroy(&L->bhalo));
     PetscCall(MatDestroy(&L->A));
@@ -179,7 +153,7 @@ static PetscErrorCode SetUpSplit(PC_VertexPatch *vp, PC_VPLevel *L)
   if (vp->single) PetscCall(PatchworkHaloCreate(L->dm, PETSC_TRUE, vp->device, NULL, &L->halo));
   for (int i = 0; i < VP_NLOC; i++) { /* a local residual for the separate kernels only */
     if (i == VP_LR && vp->kernel != PATCHWORK_VP_KERNEL_SEPARATE) continue;
-    PetscCall(PCVertexPatchAlloc(vp->device, (size_t)L->nloc * es, &L->loc[i]));
+    PetscCall(PatchworkMalloc(vp->device, (size_t)L->nloc * es, &L->loc[i]));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -246,7 +220,7 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
     if (L->P) PetscCall(PatchworkTransferGetDesc(L->P, &L->transfer));
     if (vp->single) {
       for (int i = 0; i < VP_NVEC; i++)
-        if (i != VP_W || vp->type == PATCHWORK_VP_ADDITIVE) PetscCall(PCVertexPatchFloatAlloc(vp->device, L->n, &L->f[i]));
+        if (i != VP_W || vp->type == PATCHWORK_VP_ADDITIVE) PetscCall(PatchworkMalloc(vp->device, (size_t)L->n * sizeof(float), (void **)&L->f[i]));
     } else { /* the finest level's x and b are the caller's vectors */
       PetscCall(MatCreateVecs(L->A, &L->v[VP_R], NULL));
       if (l < vp->nlevels - 1) {
