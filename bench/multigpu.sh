@@ -4,7 +4,7 @@
 # the table-7 problems at the sizes that fit one GPU (PCVERTEXPATCH single and double, PCMG
 # Chebyshev-Jacobi), with set-up beside solve. Run on the GPU machine after a CUDA build
 # (tests/gpu/run.sh builds); logs go to $OUT (or build/bench-out), a short table is printed last.
-#   NPS="1 2" PARTS="matmult solve weak" bash bench/multigpu.sh [LIMIT_S per run, default 300]
+#   NPS="1 2" PARTS="matmult solve weak amg" bash bench/multigpu.sh [LIMIT_S per run, default 300]
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build/bench-out}
@@ -34,6 +34,10 @@ for part in ${PARTS:-matmult solve weak}; do
     for np in $NPS; do run solve-n$np $np build/bench/bench_solve $GPU -degrees 7,3,1 -cells 64,128,256 -solvers ${SOLVERS:-vp-single,vp-double,mg-cheb} -restart 3 -log_view; done ;;
   weak) # about 90M DoF per GPU: Q7 with 64 cells per direction per GPU along z
     for np in $NPS; do run weak-n$np $np build/bench/bench_solve $GPU -degrees 7 -cells 64 -cells_z_factor $np -solvers ${SOLVERS:-vp-single,vp-double} -restart 3; done ;;
+  amg) # PCPATCHAMG on the 7-point Laplacian (AMG_N^3 points, default 193: 7.2M) on 1 and N GPUs; on several
+    # ranks also with PETSc's products on the CPU (-matptap_backend_cpu -matmatmult_backend_cpu)
+    for np in $NPS; do run amg-n$np $np build/tests/mat/test_patchamg -problem fd7 -n ${AMG_N:-193} -dm_mat_type aijcusparse $GPU -log_view; done
+    [ "$NMAX" -gt 1 ] && run amg-n$NMAX-cpuproducts $NMAX build/tests/mat/test_patchamg -problem fd7 -n ${AMG_N:-193} -dm_mat_type aijcusparse $GPU -log_view -matptap_backend_cpu -matmatmult_backend_cpu ;;
   esac
 done
 {
@@ -42,6 +46,10 @@ done
     [ -f "$f" ] || continue
     printf '%-24s %s %s\n' "$(basename "$f" .log)" "$(grep -E '^3 +[0-9]' "$f" | awk '{printf "k=%s DoF=%s %s GDoF/s", $2, $3, $4}')" \
       "$(awk '$1 == "PWHalo" {printf "PWHalo %d %.4f s %.1f us", $2, $4, 1e6 * $4 / $2}' "$f")"
+  done
+  for f in "$OUT"/amg-n*.log; do
+    [ -f "$f" ] || continue
+    printf '%-24s %s setup %s s solve %s s %s\n' "$(basename "$f" .log)" "$(grep -m1 -o 'CG iterations [0-9]*' "$f")" "$(awk '$1 == "PCSetUp" {print $4; exit}' "$f")" "$(awk '$1 == "KSPSolve" {print $4; exit}' "$f")" "$(grep -m1 -i 'error' "$f" | cut -c1-80)"
   done
   for part in solve weak; do
     for f in "$OUT"/$part-n*.log; do [ -f "$f" ] && echo "-- $(basename "$f" .log)" && grep '^run:' "$f" | sed 's/^run: //'; done
