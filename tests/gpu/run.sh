@@ -45,6 +45,21 @@ check() {
   fi
 }
 
+# same_as_cpu NAME NP TOL GREP CMD...: CMD on NP ranks on the CPU and with $GPU; its= within 1, l2err (or
+# relres; neither: the iterations alone) within TOL relative, and the GPU log contains GREP (a multi-rank GPU
+# run checked against the CPU)
+same_as_cpu() {
+  local name=$1 np=$2 tol=$3 want=$4 c g
+  shift 4
+  c=$($MPI -n $np "$@" 2>&1 | grep summary: | sed 's/ [a-z_]*_s=[^ ]*//g')
+  g=$($MPI -n $np "$@" $GPU -ksp_view 2>&1 | tee "$L/$name.log" | grep summary: | sed 's/ [a-z_]*_s=[^ ]*//g')
+  if [ -n "$c" ] && [ -n "$g" ] && grep -q -- "$want" "$L/$name.log" && awk -v a="$c" -v b="$g" -v tol="$tol" 'function val(s, k) { if (match(s, k "=[^ ]*")) return substr(s, RSTART + length(k) + 1, RLENGTH - length(k) - 1); return "" }
+      BEGIN { ia = val(a, "its"); ib = val(b, "its"); ea = val(a, "l2err"); eb = val(b, "l2err"); if (ea == "") { ea = val(a, "relres"); eb = val(b, "relres") }
+              if (ia == "" || ib == "" || (ea == "") != (eb == "") || val(a, "reason") !~ /^CONVERGED/ || val(b, "reason") !~ /^CONVERGED/) exit 1
+              d = ia - ib; if (d < -1 || d > 1) exit 1; if (ea == "") exit 0; e = ea - eb; if (e < 0) e = -e; exit !(e <= tol * ea) }'; then
+    row "$name" ok "$(echo "$g" | grep -o 'its=[0-9]*') $(echo "$g" | grep -o -E '(l2err|relres)=[^ ]*') (cpu $(echo "$c" | grep -o 'its=[0-9]*') $(echo "$c" | grep -o -E '(l2err|relres)=[^ ]*'))"
+  else row "$name" FAIL "cpu: ${c:-none} | gpu: ${g:-$(tail -n 3 "$L/$name.log" | head -1)}"; fi
+}
 for t in mpicc mpicxx mpiexec nvcc compute-sanitizer; do printf "%s: %s\n" $t "$(command -v $t || echo MISSING)"; done | tee "$L/tools.txt"
 # the benchmarks are built only where they run
 make -j16 lib examples tests ${BENCH:+bench} cuda-check >"$L/build.log" 2>&1 || { tail -n 40 "$L/build.log"; row build FAIL "see build.log"; }
@@ -84,7 +99,7 @@ grep summary: "$L/poisson-gpu.log" | sed 's/ solve_s=.*//' >"$L/poisson-gpu.txt"
 if [ -s "$L/poisson-cpu.txt" ] && cmp -s "$L/poisson-cpu.txt" "$L/poisson-gpu.txt"; then row poisson-gpu-vs-cpu ok "$(cut -c1-90 "$L/poisson-gpu.txt")"; else
   row poisson-gpu-vs-cpu FAIL "cpu: $(cat "$L/poisson-cpu.txt") gpu: $(cat "$L/poisson-gpu.txt")"; fi
 no_copies
-check poisson-gpu-n2   $MPI -n 2 $P $GPU
+same_as_cpu poisson-gpu-n2 2 1e-8 "vector type cuda" $P
 # --- PCVERTEXPATCH on device vectors: the iterations and L2 error of the CPU run (to 1e-5: the float
 #     cycle rounds differently on the GPU), every kernel variant in both precisions
 VP="-dim 3 -degree 4 -cells 8 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch"
@@ -100,7 +115,7 @@ for v in "single fused" "double fused" "single separate" "double separate" "sing
   if same_its_err "$vp_cpu" "$vp_gpu"; then row "vertexpatch-gpu-$1-$2" ok "$(echo "$vp_gpu" | sed 's/.*its=/its=/') (cpu $(echo "$vp_cpu" | grep -o 'l2err=.*'))"; else
     row "vertexpatch-gpu-$1-$2" FAIL "cpu: $vp_cpu gpu: ${vp_gpu:-$(tail -n 3 "$L/vertexpatch-gpu-$1-$2.log" | head -1)}"; fi
 done
-check vertexpatch-gpu-n2 $MPI -n 2 build/examples/poisson $VP $GPU -pc_vertexpatch_kernel separate -pc_vertexpatch_precision double
+same_as_cpu vertexpatch-gpu-n2 2 1e-8 "precision: double" build/examples/poisson $VP -pc_vertexpatch_kernel separate -pc_vertexpatch_precision double
 # the float cycle on 2 and 3 ranks (ghosts exchanged by the PC's float halo, staged through the host) gives
 # the CPU's iterations and error on as many ranks (3 ranks: the 3-way split of the z nodes allows two
 # levels, so the coarse KSP runs too)
@@ -127,38 +142,24 @@ fi
 #     checked for device vectors and the exchange path)
 if [ "$NGPUS" -ge 2 ] || [ -n "$MULTIONLY" ]; then
 NP=2
-# same_as_cpu NAME TOL GREP CMD...: CMD on NP ranks on the CPU and with $GPU; its= within 1, l2err (or relres)
-# within TOL relative, and the GPU log contains GREP
-same_as_cpu() {
-  local name=$1 tol=$2 want=$3 c g
-  shift 3
-  c=$($MPI -n $NP "$@" 2>&1 | grep summary: | sed 's/ [a-z_]*_s=[^ ]*//g')
-  g=$($MPI -n $NP "$@" $GPU -ksp_view 2>&1 | tee "$L/$name.log" | grep summary: | sed 's/ [a-z_]*_s=[^ ]*//g')
-  if [ -n "$c" ] && [ -n "$g" ] && grep -q -- "$want" "$L/$name.log" && awk -v a="$c" -v b="$g" -v tol="$tol" 'function val(s, k) { if (match(s, k "=[^ ]*")) return substr(s, RSTART + length(k) + 1, RLENGTH - length(k) - 1); return "" }
-      BEGIN { ia = val(a, "its"); ib = val(b, "its"); ea = val(a, "l2err"); eb = val(b, "l2err"); if (ea == "") { ea = val(a, "relres"); eb = val(b, "relres") }
-              if (ia == "" || ib == "" || ea == "" || eb == "" || val(a, "reason") !~ /^CONVERGED/ || val(b, "reason") !~ /^CONVERGED/) exit 1
-              d = ia - ib; if (d < -1 || d > 1) exit 1; e = ea - eb; if (e < 0) e = -e; exit !(e <= tol * ea) }'; then
-    row "$name" ok "$(echo "$g" | grep -o 'its=[0-9]*') $(echo "$g" | grep -o -E '(l2err|relres)=[^ ]*') (cpu $(echo "$c" | grep -o 'its=[0-9]*') $(echo "$c" | grep -o -E '(l2err|relres)=[^ ]*'))"
-  else row "$name" FAIL "cpu: ${c:-none} | gpu: ${g:-$(tail -n 3 "$L/$name.log" | head -1)}"; fi
-}
 [ -n "$CUDA_AWARE" ] && XPATH='GPU-direct' || XPATH='staged through host memory'
 check mgpu-aij-n2      $MPI -n $NP build/tests/mat/test_tensor_aij $GPU
 check mgpu-transfer-n2 $MPI -n $NP build/tests/mat/test_transfer $GPU
-same_as_cpu mgpu-poisson-cg-n2 1e-8 'vector type cuda' build/examples/poisson -dim 3 -degree 4 -cells 12
-same_as_cpu mgpu-pcmg-n2 1e-8 'vector type cuda' build/examples/poisson -dim 3 -degree 3 -cells 16 -pc_type mg
+same_as_cpu mgpu-poisson-cg-n2 $NP 1e-8 'vector type cuda' build/examples/poisson -dim 3 -degree 4 -cells 12
+same_as_cpu mgpu-pcmg-n2 $NP 1e-8 'vector type cuda' build/examples/poisson -dim 3 -degree 3 -cells 16 -pc_type mg
 for v in "double fused 1e-8" "double separate 1e-8" "double global 1e-8" "single fused 1e-5" "single separate 1e-5" "single global 1e-5"; do
   set -- $v
-  same_as_cpu mgpu-vertexpatch-$1-$2-n2 $3 "$XPATH" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_precision $1 -pc_vertexpatch_kernel $2
+  same_as_cpu mgpu-vertexpatch-$1-$2-n2 $NP $3 "$XPATH" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_precision $1 -pc_vertexpatch_kernel $2
 done
-same_as_cpu mgpu-vertexpatch-2d-n2 1e-5 "$XPATH" build/examples/poisson -dim 2 -degree 6 -cells 32 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch
-same_as_cpu mgpu-vertexpatch-cg-n2 1e-5 "$XPATH" build/examples/poisson -dim 3 -degree 3 -cells 16 -ksp_type cg -pc_type vertexpatch -pc_vertexpatch_symmetric
+same_as_cpu mgpu-vertexpatch-2d-n2 $NP 1e-5 "$XPATH" build/examples/poisson -dim 2 -degree 6 -cells 32 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch
+same_as_cpu mgpu-vertexpatch-cg-n2 $NP 1e-5 "$XPATH" build/examples/poisson -dim 3 -degree 3 -cells 16 -ksp_type cg -pc_type vertexpatch -pc_vertexpatch_symmetric
 check mgpu-plex-n2     $MPI -n $NP build/tests/mat/test_plex -dm_plex_simplex 0 $GPU -dm_mat_type aijcusparse -dm_plex_dim 3 -dm_plex_box_faces 3,2,3 -kmax 4 -curved -variable -dirichlet
 check mgpu-plex-hanging-n2 $MPI -n $NP build/tests/mat/test_plex -dm_plex_simplex 0 $GPU -dm_mat_type aijcusparse -tol 1e-13 -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 4,10,12,13,14,16,22 -kmax 4 -curved -variable -dirichlet
-same_as_cpu mgpu-shell-n2 1e-8 'vector type cuda' build/examples/shell -dim 3 -degree 3 -cells 4
+same_as_cpu mgpu-shell-n2 $NP 1e-8 'vector type cuda' build/examples/shell -dim 3 -degree 3 -cells 4
 check mgpu-lor-matrix-n2 $MPI -n $NP build/tests/mat/test_lor -lor_mat_type aijcusparse -kmax 5 $GPU
-same_as_cpu mgpu-lor-gamg-n2 1e-6 'values computed on the GPU' build/examples/lor -dim 3 -degree 4 -cells 12 -lor_pc_type gamg
-same_as_cpu mgpu-patchamg-tets-n2 1e-6 'on the GPU' build/examples/tets -mesh regular -cells 8 -refine 2 -pc_type patchamg -dm_mat_type aijcusparse
-same_as_cpu mgpu-patchamg-geometric-n2 1e-6 'SPAI' build/examples/tets -mesh regular -cells 8 -refine 2 -refine_hierarchy -pc_type patchamg -pc_patchamg_hierarchy geometric -dm_mat_type aijcusparse
+same_as_cpu mgpu-lor-gamg-n2 $NP 1e-6 'values computed on the GPU' build/examples/lor -dim 3 -degree 4 -cells 12 -lor_pc_type gamg
+same_as_cpu mgpu-patchamg-tets-n2 $NP 0.5 'on the GPU' build/examples/tets -mesh regular -cells 8 -refine 2 -pc_type patchamg -dm_mat_type aijcusparse
+same_as_cpu mgpu-patchamg-geometric-n2 $NP 0.5 'SPAI' build/examples/tets -mesh regular -cells 8 -refine 2 -refine_hierarchy -pc_type patchamg -pc_patchamg_hierarchy geometric -dm_mat_type aijcusparse
 check mgpu-memcheck-vp-double $MPI -n $NP compute-sanitizer --tool memcheck --error-exitcode 1 build/examples/poisson -dim 3 -degree 3 -cells 6 $GPU -pc_type vertexpatch -ksp_type fgmres -pc_vertexpatch_precision double
 check mgpu-memcheck-vp-single $MPI -n $NP compute-sanitizer --tool memcheck --error-exitcode 1 build/examples/poisson -dim 3 -degree 3 -cells 6 $GPU -pc_type vertexpatch -ksp_type fgmres -pc_vertexpatch_kernel separate
 check mgpu-racecheck-vp $MPI -n $NP compute-sanitizer --tool racecheck --error-exitcode 1 build/examples/poisson -dim 3 -degree 2 -cells 6 $GPU -pc_type vertexpatch -ksp_type fgmres
@@ -168,7 +169,7 @@ check mgpu-memcheck-aij $MPI -n $NP compute-sanitizer --tool memcheck --error-ex
 if [ -n "$CUDA_AWARE" ] && grep -l 'cuMemHostRegister' "$L"/mgpu-*.log >/dev/null 2>&1; then row mgpu-no-register-warning FAIL "$(grep -l 'cuMemHostRegister' "$L"/mgpu-*.log | head -3 | tr '\n' ' ')"
 else row mgpu-no-register-warning ok "no cuMemHostRegister warning in the mgpu-* logs"; fi
 # several ranks on one GPU still work (PETSc gives rank r GPU r % count): the CPU's iterations and error
-CUDA_VISIBLE_DEVICES=0 same_as_cpu mgpu-two-ranks-one-gpu 1e-5 "$XPATH" build/examples/poisson -dim 3 -degree 3 -cells 8 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch
+CUDA_VISIBLE_DEVICES=0 same_as_cpu mgpu-two-ranks-one-gpu $NP 1e-5 "$XPATH" build/examples/poisson -dim 3 -degree 3 -cells 8 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch
 # a rank without a GPU asked for device vectors: an error that says so, no hang
 if CUDA_VISIBLE_DEVICES= timeout 60 $MPI -n 1 build/examples/poisson -dim 3 -degree 2 -cells 4 $GPU >"$L/mgpu-no-gpu.log" 2>&1; then row mgpu-no-gpu FAIL "ran without a GPU: $(tail -n 1 "$L/mgpu-no-gpu.log")"
 elif [ "$(tail -c 2000 "$L/mgpu-no-gpu.log" | grep -c -i -E 'cuda|device')" -gt 0 ]; then row mgpu-no-gpu ok "$(grep -i -m1 -E 'error.*(cuda|device)|(cuda|device).*error' "$L/mgpu-no-gpu.log" | cut -c1-100)"
@@ -235,7 +236,7 @@ if [ -n "$sh_gpu" ] && [ "$(echo "$sh_cpu" | cut -d' ' -f1)" = "$(echo "$sh_gpu"
    awk -v a="${sh_cpu##*=}" -v b="${sh_gpu##*=}" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= 1e-8 * a) }'; then
   row shell-gpu-vs-cpu ok "gpu: $sh_gpu; cpu: ${sh_cpu##*l2err=}"; else row shell-gpu-vs-cpu FAIL "gpu: ${sh_gpu:-$(tail -n 2 "$L/shell-gpu.log" | head -1)} cpu: $sh_cpu"; fi
 row shell-gpu-copies info "KSPSolve host<->device copies: $(copies "$L/shell-gpu.log") (PCJACOBI's diagonal)"
-check shell-gpu-n2     $MPI -n 2 build/examples/shell -dim 3 -degree 3 -cells 4 $GPU
+same_as_cpu shell-gpu-n2 2 1e-8 "vector type cuda" build/examples/shell -dim 3 -degree 3 -cells 4
 # the shell with the cells around |x| = 0.75 split: the same iterations and error on the GPU as on the CPU
 shr_cpu=$(build/examples/shell -dim 3 -degree 3 -cells 6 -refine_shell 0.75 2>&1 | grep -o 'its=[0-9]* .*l2err=[^ ]*' | sed 's/ ksp.*reason/ reason/')
 shr_gpu=$(build/examples/shell -dim 3 -degree 3 -cells 6 -refine_shell 0.75 $GPU -mat_patchwork_geometry_on_the_fly 1 -ksp_view 2>&1 | tee "$L/shell-refine-gpu.log" | grep -o 'its=[0-9]* .*l2err=[^ ]*' | sed 's/ ksp.*reason/ reason/')
@@ -270,7 +271,7 @@ if grep -q 'values computed on the GPU' "$L/lor-gpu.log" && [ -n "$lor_gpu" ] &&
   row lor-gpu-vs-cpu ok "gpu $lor_gpu, cpu $lor_cpu (GAMG; values computed on the GPU)"; else
   row lor-gpu-vs-cpu FAIL "gpu: ${lor_gpu:-$(tail -n 2 "$L/lor-gpu.log" | head -1)} cpu: $lor_cpu"; fi
 row lor-gpu-copies info "KSPSolve host<->device copies: $(copies "$L/lor-gpu.log") (GAMG's coarse solve)"
-check lor-gpu-n2 $MPI -n 2 build/examples/lor -dim 3 -degree 3 -cells 8 $GPU
+same_as_cpu lor-gpu-n2 2 1e-6 "values computed on the GPU" build/examples/lor -dim 3 -degree 3 -cells 8
 # PCPATCHAMG inside: the LOR matrix stays the kernels' device CSR (no AIJCUSPARSE); its entries equal the
 # reference assembly (test_lor converts it through MatMult), also after new coefficients (values in place),
 # and CG needs the iterations of the AIJCUSPARSE route (-pc_lor_device_csr 0: the same matrix and hierarchy)
@@ -353,7 +354,7 @@ gpu_its patchamg-gpu-threshold-n2 'strength of connection' $MPI -n 2 build/examp
 # coarse levels gathered onto one rank from level 1 on (patchamg-gpu-n2 gathers from level 2, by default): rank 1 then holds no rows there
 check patchamg-gpu-gather-n2 $MPI -n 2 $AMG -problem fd7 -n 32 -max_its 14 -pc_patchamg_redistribute 5000 $AGPU
 # the same with coordinates: the gathered level's points (centroids on the device) move with its rows
-check patchamg-gpu-gather-coords-n2 bash -c "$MPI -n 2 $AMG -problem fd7 -n 32 -max_its 14 -pc_patchamg_redistribute 5000 -coordinates -ksp_view $AGPU | grep -E ' ([0-9]+) of \\1 aggregation levels\\)'"
+check patchamg-gpu-gather-coords-n2 bash -c "set -o pipefail; $MPI -n 2 $AMG -problem fd7 -n 32 -max_its 14 -pc_patchamg_redistribute 5000 -coordinates -ksp_view $AGPU | grep -E ' ([0-9]+) of \\1 aggregation levels\\)'"
 # SPAI(1) on the GPU (cuda/amg_spai.cu; only the rows it refuses are solved on the host): the algebraic
 # and the geometric hierarchy give the CPU's iterations (within 1), and -info says where the rows went
 gpu_its patchamg-gpu-spai1 'SPAI(1) on the GPU' $AMG -problem fd7 -n 32 -max_its 32 -pc_patchamg_relax spai1
