@@ -723,6 +723,17 @@ if [ -z "${PW_HAVE_CUDA:-}" ]; then
   report gpu/petsc-device-vectors skip 0 "(SKIP: this PETSc has no CUDA; tests/gpu/run.sh runs it on a GPU machine)"
 fi
 
+# --- Python (petsc4py): the patchwork module, examples/poisson.py against the C example, -dll_append
+# from petsc4py (tests/python/run.sh; skipped with a SKIP line when no petsc4py of this PETSc is installed)
+pyt() { MPIEXEC="$MPIEXEC" bash tests/python/run.sh "$@"; }
+for n in 1 2; do
+  for pc in jacobi vertexpatch lor patchamg mg; do run python/poisson-$pc-n$n pyt poisson $n $pc; done
+  run python/module-n$n pyt module $n
+  run python/dll-append-n$n pyt dll $n
+done
+run python/dll-errors pyt dll-errors
+run python/load pyt load
+
 echo "suite time $(($(date +%s) - start_all)) s"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ $failed = 0 ]
