@@ -561,6 +561,9 @@ install_petsc() {
   local so rp
   so=$(readlink -f lib/libpetsc.so)
   rp=$(patchelf --print-rpath "$so" | sed -e "s#$CUDA_DIR/lib\b#$CUDA_DIR/lib64#g" -e "s#$HYPRE_PREFIX/lib:\?##g")
+  # the prefix's own Open MPI before the system directories (BLAS/LAPACK put /usr/lib/x86_64-linux-gnu
+  # first), where the machine's libmpi.so.40, not CUDA-aware, would be found instead
+  if [ "$WITH_CUDA_MPI" = 1 ]; then rp="$PREFIX/lib:$(tr ':' '\n' <<< "$rp" | grep -vx "$PREFIX/lib" | paste -sd:)"; fi
   patchelf --set-rpath "$rp:\$ORIGIN" "$so"
   echo "libpetsc RUNPATH: $(patchelf --print-rpath "$so")"
   log "copied runtime libs: $(tr '\n' ' ' < "$BUILD/copied-libs.txt")"

@@ -4,7 +4,7 @@
 # CPU reference, the operator on device vectors vs an assembled matrix, the Poisson example on the
 # GPU), compute-sanitizer memcheck/racecheck, then the benchmarks. Logs go to $OUT (or build/gpu-out),
 # packed as logs.tar.gz; a short table is printed last.
-#   bash tests/gpu/run.sh [--no-bench] [--quick] [--no-tests] [--no-cpu-suite] [--no-kernels] [--lor-only] [--plex-only] [--amg-only] [--tensor-only] [--multi-gpu-only]
+#   bash tests/gpu/run.sh [--no-bench] [--quick] [--no-tests] [--no-cpu-suite] [--no-kernels] [--lor-only] [--plex-only] [--amg-only] [--tensor-only] [--multi-gpu-only] [--no-build]
 # (--multi-gpu-only: the build, then every object on one rank per GPU against the CPU on as many ranks,
 #  compute-sanitizer on those ranks; the same block runs in a full run when the machine has 2+ GPUs)
 # (--no-tests: build and benchmarks only; one device call has 10 minutes, so a full run is two calls:
@@ -15,8 +15,8 @@ cd "$(dirname "$0")/../.."
 OUT=${OUT:-build/gpu-out}
 L=build/gpu-logs
 mkdir -p "$OUT" "$L"
-BENCH=1 QUICK= TESTS=1 KERNELS=1 CPUSUITE=1 LORONLY= PLEXONLY= AMGONLY= TENSORONLY= MULTIONLY=
-for a in "$@"; do case $a in --no-bench) BENCH= ;; --quick) QUICK=1 ;; --no-tests) TESTS= ;; --no-cpu-suite) CPUSUITE= ;; --no-kernels) KERNELS= ;; --lor-only) LORONLY=1 ;; --plex-only) PLEXONLY=1 ;; --amg-only) AMGONLY=1 ;; --tensor-only) TENSORONLY=1 ;; --multi-gpu-only) MULTIONLY=1 ;; esac; done
+BENCH=1 QUICK= TESTS=1 KERNELS=1 CPUSUITE=1 LORONLY= PLEXONLY= AMGONLY= TENSORONLY= MULTIONLY= BUILD=1
+for a in "$@"; do case $a in --no-bench) BENCH= ;; --quick) QUICK=1 ;; --no-tests) TESTS= ;; --no-cpu-suite) CPUSUITE= ;; --no-kernels) KERNELS= ;; --lor-only) LORONLY=1 ;; --plex-only) PLEXONLY=1 ;; --amg-only) AMGONLY=1 ;; --tensor-only) TENSORONLY=1 ;; --multi-gpu-only) MULTIONLY=1 ;; --no-build) BUILD= ;; esac; done
 # --multi-gpu-only: the several-GPU block alone (no benchmarks: bench/multigpu.sh)
 [ -n "$MULTIONLY" ] && { KERNELS=; CPUSUITE=; BENCH=; LORONLY=1; PLEXONLY=1; TENSORONLY=1; }
 # --lor-only: the PCLOR kernels, tests and benchmark alone; --plex-only: the same for the operator on DMPlex
@@ -62,7 +62,8 @@ same_as_cpu() {
 }
 for t in mpicc mpicxx mpiexec nvcc compute-sanitizer; do printf "%s: %s\n" $t "$(command -v $t || echo MISSING)"; done | tee "$L/tools.txt"
 # the benchmarks are built only where they run
-make -j16 lib examples tests ${BENCH:+bench} cuda-check >"$L/build.log" 2>&1 || { tail -n 40 "$L/build.log"; row build FAIL "see build.log"; }
+# --no-build: lib/ and build/ were built elsewhere against the same CUDA PETSc (and carried)
+[ -n "$BUILD" ] && { make -j16 lib examples tests ${BENCH:+bench} cuda-check >"$L/build.log" 2>&1 || { tail -n 40 "$L/build.log"; row build FAIL "see build.log"; }; }
 echo "built in $(($(date +%s) - T0)) s"
 
 # -log_view: columns CpuToGpu Count/Size, GpuToCpu Count/Size, then GPU %F, are the last 5 of the KSPSolve
