@@ -14,6 +14,44 @@
   #define PatchworkGalerkinCUDA(...)  1
 #endif
 
+/*
+  PCPatchAMGMatProduct - C = A B (MATPRODUCT_AB) or B^T A B (MATPRODUCT_PtAP) by PETSc, where the
+  kernels do not serve (several ranks). The product gets the PC's options prefix and "pc_patchamg_".
+  On device matrices PETSc's cuSPARSE SpGEMM asks for work buffers that cuSPARSE refuses from a few
+  million rows per rank on (CUSPARSE_STATUS_INSUFFICIENT_RESOURCES; 7.2M unknowns on 2 H200s), so
+  there the products default to PETSc's host code (-pc_patchamg_mat_product_algorithm_backend_cpu,
+  which -pc_patchamg_mat_product_algorithm_backend_cpu 0 turns off) and the result moves back to the
+  device when it is next used there.
+*/
+PetscErrorCode PCPatchAMGMatProduct(PC pc, MatProductType type, Mat A, Mat B, PetscReal fill, Mat *C)
+{
+  const char *prefix;
+  PetscBool   device;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &device, MATMPIAIJCUSPARSE, MATSEQAIJCUSPARSE, MATAIJCUSPARSE, ""));
+  PetscCall(MatProductCreate(A, B, NULL, C));
+  PetscCall(MatProductSetType(*C, type));
+  PetscCall(MatProductSetAlgorithm(*C, MATPRODUCTALGORITHMDEFAULT));
+  PetscCall(MatProductSetFill(*C, fill));
+  PetscCall(PCGetOptionsPrefix(pc, &prefix));
+  PetscCall(MatSetOptionsPrefix(*C, prefix));
+  PetscCall(MatAppendOptionsPrefix(*C, "pc_patchamg_"));
+  if (device) {
+    char      name[PETSC_MAX_OPTION_NAME];
+    PetscBool set;
+
+    PetscCall(PetscSNPrintf(name, sizeof(name), "-%spc_patchamg_mat_product_algorithm_backend_cpu", prefix ? prefix : ""));
+    PetscCall(PetscOptionsHasName(NULL, NULL, name, &set));
+    if (!set) PetscCall(PetscOptionsSetValue(NULL, name, "1"));
+  }
+  PetscCall(MatProductSetFromOptions(*C));
+  PetscCall(MatProductSymbolic(*C));
+  PetscCall(MatProductNumeric(*C));
+  PetscCall(MatProductClear(*C));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Whether the kernels build level l: one rank, and the kernel ABI's int indices and real doubles */
 PetscErrorCode PCPatchAMGUseProductKernels(PC pc, PetscBool *use)
 {

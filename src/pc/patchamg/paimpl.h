@@ -120,6 +120,7 @@ typedef struct {
 } PC_PatchAMG;
 
 PETSC_INTERN PetscErrorCode PCSetUp_PatchAMG(PC);
+PETSC_INTERN PetscErrorCode PCPatchAMGMatProduct(PC, MatProductType, Mat, Mat, PetscReal, Mat *);
 PETSC_INTERN PetscErrorCode PCReset_PatchAMG(PC);
 PETSC_INTERN PetscErrorCode PCApply_PatchAMG(PC, Vec, Vec);
 PETSC_INTERN PetscErrorCode PCPatchAMGSetUpRelaxation(PC, PC_PatchAMGLevel *, const PC_PatchAMGGraphLevel *, PetscInt);

@@ -190,10 +190,12 @@ static PetscErrorCode GatheredSize(MPI_Comm comm, PetscInt nc, PetscInt rows_per
 }
 
 /* P = (I - w/rho D^{-1} A) P~ (equation 6) by PETSc's products */
-static PetscErrorCode SmoothProlongator(PC_PatchAMG *pa, Mat A, Vec dinv, Mat Pt, Mat *P, PetscReal rho)
+static PetscErrorCode SmoothProlongator(PC pc, Mat A, Vec dinv, Mat Pt, Mat *P, PetscReal rho)
 {
+  PC_PatchAMG *pa = (PC_PatchAMG *)pc->data;
+
   PetscFunctionBegin;
-  PetscCall(MatMatMult(A, Pt, MAT_INITIAL_MATRIX, 2.0, P));
+  PetscCall(PCPatchAMGMatProduct(pc, MATPRODUCT_AB, A, Pt, 2.0, P));
   PetscCall(MatDiagonalScale(*P, dinv, NULL));
   PetscCall(MatScale(*P, -pa->prolong_omega / rho));
   PetscCall(MatAXPY(*P, 1.0, Pt, SUBSET_NONZERO_PATTERN));
@@ -724,8 +726,8 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
         PetscCall(TentativeProlongator(L->A, &H, l - first, ncol, z, &Pt, &zc));
         /* the next segment's graph: the pattern of P~^T A P~ is the induced graph (as one rank would
            have it, with the edges between the merged ranks); the sparser one, not P^T A P's */
-        if (H.redistribute && l == nl - 2) PetscCall(MatPtAP(L->A, Pt, MAT_INITIAL_MATRIX, 2.0, &Gmat));
-        PetscCall(SmoothProlongator(pa, L->A, dinv, Pt, &L->P, L->rho_dinv));
+        if (H.redistribute && l == nl - 2) PetscCall(PCPatchAMGMatProduct(pc, MATPRODUCT_PtAP, L->A, Pt, 2.0, &Gmat));
+        PetscCall(SmoothProlongator(pc, L->A, dinv, Pt, &L->P, L->rho_dinv));
         PetscCall(MatDestroy(&Pt));
       }
       PetscCall(PetscLogEventEnd(PATCHWORK_AMGProlong, pc, 0, 0, 0));
@@ -734,7 +736,7 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
         PetscCall(PCPatchAMGProductKernels(pc, &H, l - first, z, dinv, L, &pa->levels[l + 1], &zc));
       } else {
         PetscCall(PetscLogEventBegin(PATCHWORK_AMGGalerkin, pc, 0, 0, 0));
-        PetscCall(MatPtAP(L->A, L->P, MAT_INITIAL_MATRIX, 2.0, &pa->levels[l + 1].A));
+        PetscCall(PCPatchAMGMatProduct(pc, MATPRODUCT_PtAP, L->A, L->P, 2.0, &pa->levels[l + 1].A));
         PetscCall(PetscLogEventEnd(PATCHWORK_AMGGalerkin, pc, 0, 0, 0));
       }
       PetscCall(VecDestroy(&dinv));
