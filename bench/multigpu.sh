@@ -4,7 +4,7 @@
 # the table-7 problems at the sizes that fit one GPU (PCVERTEXPATCH single and double, PCMG
 # Chebyshev-Jacobi), with set-up beside solve. Run on the GPU machine after a CUDA build
 # (tests/gpu/run.sh builds); logs go to $OUT (or build/bench-out), a short table is printed last.
-#   NPS="1 2" PARTS="matmult solve weak amg" bash bench/multigpu.sh [LIMIT_S per run, default 300]
+#   NPS="1 2" PARTS="matmult solve weak amg halo" bash bench/multigpu.sh [LIMIT_S per run, default 300]
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build/bench-out}
@@ -36,13 +36,19 @@ for part in ${PARTS:-matmult solve weak}; do
     for np in $NPS; do run weak-n$np $np build/bench/bench_solve $GPU -degrees 7 -cells 64 -cells_z_factor $np -solvers ${SOLVERS:-vp-single,vp-double} -restart 3; done ;;
   amg) # PCPATCHAMG on the 7-point Laplacian (AMG_N^3 points, default 193: 7.2M) on 1 and N GPUs; on several
     # ranks also with PETSc's products on the CPU (-matptap_backend_cpu -matmatmult_backend_cpu)
-    for np in $NPS; do run amg-n$np $np build/tests/mat/test_patchamg -problem fd7 -n ${AMG_N:-193} -dm_mat_type aijcusparse $GPU -log_view; done
-    [ "$NMAX" -gt 1 ] && run amg-n$NMAX-cpuproducts $NMAX build/tests/mat/test_patchamg -problem fd7 -n ${AMG_N:-193} -dm_mat_type aijcusparse $GPU -log_view -matptap_backend_cpu -matmatmult_backend_cpu ;;
+    # (several ranks: PETSc's products on the host by default; cusparse: PETSc's cuSPARSE SpGEMM instead)
+    for np in $NPS; do run amg-n$np $np build/tests/mat/test_patchamg -problem fd7 -n ${AMG_N:-193} -dm_mat_type aijcusparse $GPU -log_view -log_view_gpu_time; done
+    [ "$NMAX" -gt 1 ] && run amg-n$NMAX-cusparse $NMAX build/tests/mat/test_patchamg -problem fd7 -n ${AMG_N:-193} -dm_mat_type aijcusparse $GPU -log_view -pc_patchamg_mat_product_algorithm_backend_cpu 0 ;;
+  halo) # the exchange paths at a small and the large size (k = 3), with GPU timers on so that -log_view times PWHalo
+    for dofs in 1e6 1.2e8; do
+      run halo-$dofs-direct $NMAX build/bench/bench_matmult $GPU -kmin 3 -kmax 3 -dofs $dofs -spmv_max_nnz 0 -reps 20 -log_view -log_view_gpu_time
+      run halo-$dofs-staged $NMAX build/bench/bench_matmult $GPU -kmin 3 -kmax 3 -dofs $dofs -spmv_max_nnz 0 -reps 20 -log_view -log_view_gpu_time -patchwork_gpu_direct 0
+    done ;;
   esac
 done
 {
   echo "== MatMult (all ranks together): GDoF/s; PWHalo: exchanges, total s, us per exchange"
-  for f in "$OUT"/matmult-k*.log; do
+  for f in "$OUT"/matmult-k*.log "$OUT"/halo-*.log; do
     [ -f "$f" ] || continue
     printf '%-24s %s %s\n' "$(basename "$f" .log)" "$(grep -E '^3 +[0-9]' "$f" | awk '{printf "k=%s DoF=%s %s GDoF/s", $2, $3, $4}')" \
       "$(awk '$1 == "PWHalo" {printf "PWHalo %d %.4f s %.1f us", $2, $4, 1e6 * $4 / $2}' "$f")"
