@@ -4,7 +4,7 @@
 # the table-7 problems at the sizes that fit one GPU (PCVERTEXPATCH single and double, PCMG
 # Chebyshev-Jacobi), with set-up beside solve. Run on the GPU machine after a CUDA build
 # (tests/gpu/run.sh builds); logs go to $OUT (or build/bench-out), a short table is printed last.
-#   NPS="1 2" PARTS="matmult solve weak amg halo" bash bench/multigpu.sh [LIMIT_S per run, default 300]
+#   NPS="1 2" PARTS="matmult solve weak amg lor halo" bash bench/multigpu.sh [LIMIT_S per run, default 300]
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build/bench-out}
@@ -39,6 +39,8 @@ for part in ${PARTS:-matmult solve weak}; do
     # (several ranks: PETSc's products on the host by default; cusparse: PETSc's cuSPARSE SpGEMM instead)
     for np in $NPS; do run amg-n$np $np build/tests/mat/test_patchamg -problem fd7 -n ${AMG_N:-193} -dm_mat_type aijcusparse $GPU -log_view -log_view_gpu_time; done
     [ "$NMAX" -gt 1 ] && run amg-n$NMAX-cusparse $NMAX build/tests/mat/test_patchamg -problem fd7 -n ${AMG_N:-193} -dm_mat_type aijcusparse $GPU -log_view -pc_patchamg_mat_product_algorithm_backend_cpu 0 ;;
+  lor) # PCLOR at k = 4 (LOR_CELLS^3 cells, default 48: 7.2M DoF) with PCPATCHAMG inside, 1 and N GPUs
+    for np in $NPS; do run lor-n$np $np build/examples/lor -dim 3 -degree 4 -cells ${LOR_CELLS:-48} -lor_pc_type patchamg $GPU; done ;;
   halo) # the exchange paths at a small and the large size (k = 3), with GPU timers on so that -log_view times PWHalo
     for dofs in 1e6 1.2e8; do
       run halo-$dofs-direct $NMAX build/bench/bench_matmult $GPU -kmin 3 -kmax 3 -dofs $dofs -spmv_max_nnz 0 -reps 20 -log_view -log_view_gpu_time
@@ -57,6 +59,7 @@ done
     [ -f "$f" ] || continue
     printf '%-24s %s setup %s s solve %s s %s\n' "$(basename "$f" .log)" "$(grep -m1 -o 'CG iterations [0-9]*' "$f")" "$(awk '$1 == "PCSetUp" {print $4; exit}' "$f")" "$(awk '$1 == "KSPSolve" {print $4; exit}' "$f")" "$(grep -m1 -i 'error' "$f" | cut -c1-80)"
   done
+  for f in "$OUT"/lor-n*.log; do [ -f "$f" ] && printf '%-24s %s\n' "$(basename "$f" .log)" "$(grep summary: "$f" | sed 's/ op_apply_s.*//')"; done
   for part in solve weak; do
     for f in "$OUT"/$part-n*.log; do [ -f "$f" ] && echo "-- $(basename "$f" .log)" && grep '^run:' "$f" | sed 's/^run: //'; done
   done
