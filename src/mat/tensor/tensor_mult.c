@@ -147,7 +147,7 @@ PetscErrorCode PatchworkTensorSetUpDescriptors(Mat A)
   ctx->cells_desc.overwrite = 1;
   if (!ctx->serial) {
     PetscCall(PatchworkTensorSplitCells(ctx->info.dm, &ctx->cells_desc, &ctx->interior_desc, ctx->boundary_desc, &ctx->nboundary));
-    ctx->interior_desc.overwrite = 1; /* sets every owned entry of y */
+    ctx->interior_desc.overwrite = 0; /* adds: ApplySplit() zeroes y first */
     for (PetscInt i = 0; i < ctx->nboundary; i++) ctx->boundary_desc[i].overwrite = 0;
   }
   ctx->descvalid = PETSC_TRUE;
@@ -259,24 +259,43 @@ static PetscErrorCode RunKernel(Mat_PatchworkTensor *ctx, KernelKind kind, const
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Several ranks: y = A x (or diag(A) when x is NULL) as the interior cells on the global arrays while
-   the ghosts of the boundary cells travel, then the boundary cells on the ghosted local arrays,
-   whose entries are added to their owners */
+/* y = 0 where the arrays live */
+static PetscErrorCode ZeroArray(PetscBool device, double *y, PetscInt n)
+{
+  PetscFunctionBegin;
+  if (device) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    void *stream;
+
+    PetscCall(PatchworkGetDeviceStream(&stream));
+    PatchworkCallKernel(PatchworkDeviceMemzero(y, (size_t)n * sizeof(double), stream));
+#endif
+  } else PetscCall(PetscArrayzero(y, n));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Several ranks: y = A x (or diag(A) when x is NULL). The boundary layer first, on the ghosted local
+   arrays, then the interior cells on the global arrays, so that both exchanges hide behind work on
+   the stream: the ghosts of x travel while y is zeroed, the layer's sums while the interior runs
+   (its output is added to y in stream order after both) */
 static PetscErrorCode ApplySplit(Mat_PatchworkTensor *ctx, KernelKind kind, Vec x, Vec y)
 {
   PatchworkArrays p;
   PatchworkHalo   h    = NULL;
   void           *xloc = NULL, *yloc = NULL;
+  PetscInt        n;
 
   PetscFunctionBegin;
-  PetscCall(PatchworkArraysGetOverwrite(x, NULL, y, &p)); /* the interior launch sets every owned entry */
+  PetscCall(VecGetLocalSize(y, &n));
+  PetscCall(PatchworkArraysGetOverwrite(x, NULL, y, &p)); /* every owned entry of y is set below */
   PetscCall(GetExchange(ctx, p.device, &h, &xloc, &yloc));
   if (x) PetscCall(PatchworkHaloToLocalBegin(h, p.r[0], xloc));
-  PetscCall(RunArrays(ctx, p.device, kind, &ctx->interior_desc, p.r[0], p.w));
+  PetscCall(ZeroArray(p.device, p.w, n));
   if (x) PetscCall(PatchworkHaloToLocalEnd(h, xloc));
   PetscCall(PatchworkHaloZeroLocal(h, yloc));
   for (PetscInt i = 0; i < ctx->nboundary; i++) PetscCall(RunArrays(ctx, p.device, kind, &ctx->boundary_desc[i], (const double *)xloc, (double *)yloc));
   PetscCall(PatchworkHaloAddToGlobalBegin(h, yloc, p.w));
+  PetscCall(RunArrays(ctx, p.device, kind, &ctx->interior_desc, p.r[0], p.w));
   PetscCall(PatchworkHaloAddToGlobalEnd(h, p.w));
   if (kind == KERNEL_APPLY) PetscCall(LogApplyFlops(ctx, p.device));
   PetscCall(PatchworkArraysRestore(&p));
