@@ -640,6 +640,17 @@ run tets/geo-err-no-hierarchy expect_fail "has no coarse DM" $B/examples/tets -m
 run tets/geo-err-patch        expect_fail "the patch relaxation works on the patches of aggregates" $B/examples/tets -mesh regular -cells 4 -refine 1 $GEO -pc_patchamg_relax patch
 run tets/geo-malloc-dump      no_leaks $B/examples/tets -mesh annulus -cells 4 -refine 2 $GEO -pc_patchamg_renumber coordinate -pc_patchamg_mat_type sell
 
+# --- examples/shell refuses bad input at once, naming the option and its range (it built the coordinate field
+# of -degree 9 in 3D for minutes, of -degree 20 in 2D for 26 s, before the operator refused the degree; -cells 0,
+# -cells -3 (a SEGV) and -dim 1 failed inside DMPlex with messages that did not name the option)
+SHELLX=$B/examples/shell
+run shell/bad-degree-3d   expect_fail "-degree 9 is not supported in 3D: use 1..8" timeout 10 $SHELLX -dim 3 -degree 9
+run shell/bad-degree-2d   expect_fail "-degree 20 is not supported in 2D: use 1..10" timeout 10 $SHELLX -dim 2 -degree 20
+run shell/bad-degree-0    expect_fail "-degree 0 is not supported in 3D: use 1..8" timeout 10 $SHELLX -degree 0
+run shell/bad-cells-0     expect_fail "-cells 0 is not supported: use at least 1" timeout 10 $SHELLX -cells 0
+run shell/bad-cells-neg   expect_fail "-cells -3 is not supported: use at least 1" timeout 10 $SHELLX -dim 2 -cells -3
+run shell/bad-dim         expect_fail "-dim 1 is not supported: use 2 or 3" timeout 10 $SHELLX -dim 1
+
 # --- make install and pkg-config: the example builds from the installed copy alone
 installed() {
   local prefix=$PWD/$R/prefix
