@@ -18,7 +18,9 @@ static const char help[] = "Variable-coefficient Poisson problem on a curved dom
                            "                   onto the shell (the hanging ones stay at the centres of their coarse edges and faces) and the\n"
                            "                   cells are multilinear between them, not curved: a polyhedral shell, on whose boundary u = g\n"
                            "                   holds, so the error still falls as h^(k+1)\n"
-                           "The last line is 'summary: key=value ...' for scripts.\n";
+                           "The last line is 'summary: key=value ...' for scripts.\n"
+                           "A solve that does not converge is an error (nonzero exit) after the summary line; to accept -ksp_max_it\n"
+                           "iterations as converged (a fixed iteration count) add -ksp_converged_maxits.\n";
 
 #include "shell.h"
 #include <petscds.h>
@@ -292,6 +294,8 @@ int main(int argc, char **argv)
     PetscCall(PetscStrncpy(ptype, pt, sizeof(ptype)));
   }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "summary: dim=%" PetscInt_FMT " degree=%" PetscInt_FMT " cells=%" PetscInt_FMT " domain=%s dofs=%" PetscInt_FMT " ksp=%s pc=%s its=%" PetscInt_FMT " reason=%s l2err=%.6e setup_s=%.6f solve_s=%.6f\n", dim, degree, cells, domain, N, ktype, ptype, its, KSPConvergedReasons[reason], (double)err, t1 - t0, t2 - t1));
+  PetscCheck(reason > 0, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "KSPSolve did not converge: %s%s", KSPConvergedReasons[reason], reason == KSP_DIVERGED_ITS ? " (for a fixed number of iterations add -ksp_converged_maxits)" : "");
+
   PetscCall(KSPDestroy(&ksp));
   PetscCall(MatDestroy(&A));
   PetscCall(VecDestroy(&u));

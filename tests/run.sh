@@ -651,6 +651,22 @@ run shell/bad-cells-0     expect_fail "-cells 0 is not supported: use at least 1
 run shell/bad-cells-neg   expect_fail "-cells -3 is not supported: use at least 1" timeout 10 $SHELLX -dim 2 -cells -3
 run shell/bad-dim         expect_fail "-dim 1 is not supported: use 2 or 3" timeout 10 $SHELLX -dim 1
 
+# --- every example fails (a PETSc error naming the reason, after the summary line) when the solve does not
+# converge, and runs a fixed number of iterations when asked to (-ksp_converged_maxits, -ksp_norm_type none)
+run examples/diverged-poisson expect_fail "KSPSolve did not converge: DIVERGED_ITS" $B/examples/poisson -dim 2 -degree 3 -cells 8 -ksp_max_it 3
+run examples/diverged-lor     expect_fail "KSPSolve did not converge: DIVERGED_ITS" $B/examples/lor -dim 2 -degree 3 -cells 8 -ksp_max_it 1
+run examples/diverged-shell   expect_fail "KSPSolve did not converge: DIVERGED_ITS" $SHELLX -dim 2 -degree 3 -cells 4 -ksp_max_it 3
+run examples/diverged-tets    expect_fail "KSPSolve did not converge: DIVERGED_ITS" $B/examples/tets -mesh regular -cells 4 -ksp_max_it 3
+run examples/diverged-dtol-shell expect_fail "KSPSolve did not converge: DIVERGED_DTOL" $SHELLX -dim 2 -degree 3 -cells 4 -ksp_type richardson -ksp_richardson_scale 3
+run examples/diverged-tets-n2 expect_fail "KSPSolve did not converge: DIVERGED_ITS" $MPIEXEC -n 2 $B/examples/tets -mesh regular -cells 4 -ksp_max_it 3
+# fixed_its CMD...: the run exits 0 and its summary says CONVERGED_ITS
+fixed_its() { local out; out=$("$@" 2>&1) || { echo "$out" | tail -n 5; return 1; }; echo "$out" | grep 'summary:.*reason=CONVERGED_ITS'; }
+run examples/maxits-poisson   fixed_its $B/examples/poisson -dim 2 -degree 3 -cells 8 -ksp_max_it 3 -ksp_converged_maxits
+run examples/maxits-shell     fixed_its $SHELLX -dim 2 -degree 3 -cells 4 -ksp_max_it 3 -ksp_converged_maxits
+run examples/maxits-tets      fixed_its $B/examples/tets -mesh regular -cells 4 -ksp_max_it 3 -ksp_converged_maxits
+run examples/norm-none-lor    fixed_its $B/examples/lor -dim 2 -degree 3 -cells 8 -ksp_type richardson -ksp_norm_type none -ksp_max_it 2
+run examples/norm-none-shell  fixed_its $SHELLX -dim 2 -degree 3 -cells 4 -ksp_type richardson -ksp_norm_type none -ksp_max_it 2
+
 # --- make install and pkg-config: the example builds from the installed copy alone
 installed() {
   local prefix=$PWD/$R/prefix
