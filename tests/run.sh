@@ -6,6 +6,8 @@ set -u
 cd "$(dirname "$0")/.."
 B=build
 R=tests/results
+# tests/fresh_make.sh: what make check hands this script on a machine that had no PETSc when make started
+if [ -n "${PW_SUITE_SHOW_ENV:-}" ]; then printf 'MPIEXEC=%s\nPCC=%s\nPW_HAVE_CUDA=%s\nPETSC_DIR=%s\n' "${MPIEXEC-}" "${PCC-}" "${PW_HAVE_CUDA-}" "${PETSC_DIR-}"; exit 0; fi
 rm -rf "$R"
 mkdir -p "$R"
 MPIEXEC=${MPIEXEC:-mpiexec}
@@ -666,6 +668,12 @@ run examples/maxits-shell     fixed_its $SHELLX -dim 2 -degree 3 -cells 4 -ksp_m
 run examples/maxits-tets      fixed_its $B/examples/tets -mesh regular -cells 4 -ksp_max_it 3 -ksp_converged_maxits
 run examples/norm-none-lor    fixed_its $B/examples/lor -dim 2 -degree 3 -cells 8 -ksp_type richardson -ksp_norm_type none -ksp_max_it 2
 run examples/norm-none-shell  fixed_its $SHELLX -dim 2 -degree 3 -cells 4 -ksp_type richardson -ksp_norm_type none -ksp_max_it 2
+
+# --- make run and make check on a machine without PETSc when make starts (config/deps.sh installs it): the
+# example runs with PETSc's MPIEXEC, its failure fails make, and the suite gets PETSc's MPIEXEC and PCC
+run make/fresh-run        bash tests/fresh_make.sh run
+run make/fresh-run-fails  bash tests/fresh_make.sh run-fails
+run make/fresh-check      bash tests/fresh_make.sh check
 
 # --- make install and pkg-config: the example builds from the installed copy alone
 installed() {
