@@ -29,7 +29,7 @@ printf '#!/bin/sh\nexec "$@"\n' >"$t/bin/sudo" # deps.sh uses sudo when not root
 chmod +x "$t/bin/apt-get" "$t/bin/sudo"
 
 # what PETSc's variables say
-petsc_var() { printf 'include %s/lib/petsc/conf/variables\nshow:\n\t@echo $(%s)\n' "$real" "$1" | PETSC_DIR=$real make --no-print-directory -s -f - show; }
+petsc_var() { printf 'include %s/lib/petsc/conf/variables\nshow:\n\t@echo $(%s)\n' "$real" "$1" | env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS PETSC_DIR="$real" make --no-print-directory -s -f - show; }
 mpiexec=$(petsc_var MPIEXEC)
 pcc=$(petsc_var PCC)
 [ -n "$(petsc_var CUDAC)" ] && cuda=1 || cuda=
