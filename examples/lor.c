@@ -6,7 +6,9 @@ static const char help[] = "Definite Helmholtz problem alpha u - beta div(grad u
                            "  -alpha <1>, -beta <1>\n"
                            "Defaults: -ksp_type cg -ksp_rtol 1e-8 -pc_type lor; every PETSc option works (-lor_pc_type gamg,\n"
                            "-dm_vec_type cuda, -log_view, ...). On the GPU add -log_view_gpu_time so that the phase times wait for\n"
-                           "the kernels. The last line is 'summary: key=value ...' for scripts.\n";
+                           "the kernels. The last line is 'summary: key=value ...' for scripts.\n"
+                           "A solve that does not converge is an error (nonzero exit) after the summary line; to accept -ksp_max_it\n"
+                           "iterations as converged (a fixed iteration count) add -ksp_converged_maxits.\n";
 
 #include <patchwork.h>
 
@@ -106,7 +108,7 @@ int main(int argc, char **argv)
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "    inner PC setup %9.4f s\n", inner));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  solve            %9.4f s (operator applies %.4f, inner PC applies %.4f)\n", t3 - t2, opapply, lorapply));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "summary: dim=%" PetscInt_FMT " degree=%" PetscInt_FMT " dofs=%" PetscInt_FMT " pc=%s its=%" PetscInt_FMT " reason=%s op_setup_s=%.6f pc_setup_s=%.6f lor_pattern_s=%.6f lor_values_s=%.6f inner_setup_s=%.6f solve_s=%.6f op_apply_s=%.6f inner_apply_s=%.6f\n", dim, degree, N, ptype, its, KSPConvergedReasons[reason], t1 - t0, t2 - t1, pattern, macro + gather + dirichlet + setvalues, inner, t3 - t2, opapply, lorapply));
-  PetscCheck(reason > 0, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "KSPSolve did not converge: %s", KSPConvergedReasons[reason]);
+  PetscCheck(reason > 0, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "KSPSolve did not converge: %s%s", KSPConvergedReasons[reason], reason == KSP_DIVERGED_ITS ? " (for a fixed number of iterations add -ksp_converged_maxits)" : "");
 
   PetscCall(KSPDestroy(&ksp));
   PetscCall(VecDestroy(&u));

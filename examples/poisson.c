@@ -7,7 +7,9 @@ static const char help[] = "Poisson problem -div(grad u) = f on the unit box wit
                            "  -fmg         start from one full multigrid cycle of -pc_type vertexpatch\n"
                            "  -pc_type mg  PETSc's PCMG on the Patchwork hierarchy (PCMGSetPatchworkHierarchy()), -pc_mg_levels of it\n"
                            "Every PETSc option works too: -ksp_type, -pc_type, -dm_vec_type cuda, -log_view, ...\n"
-                           "The last line is 'summary: key=value ...' for scripts.\n";
+                           "The last line is 'summary: key=value ...' for scripts.\n"
+                           "A solve that does not converge is an error (nonzero exit) after the summary line; to accept -ksp_max_it\n"
+                           "iterations as converged (a fixed iteration count) add -ksp_converged_maxits.\n";
 
 #include <patchwork.h>
 #include "poisson.h"
@@ -244,7 +246,7 @@ int main(int argc, char **argv)
   if (sine) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "L2 error %.6e, solve time %.4f s\n", (double)err, t1 - t0));
   else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "f = 1: no exact solution; solve time %.4f s\n", t1 - t0));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "summary: dim=%" PetscInt_FMT " degree=%" PetscInt_FMT " cells=%" PetscInt_FMT " dofs=%" PetscInt_FMT " ksp=%s pc=%s its=%" PetscInt_FMT " reason=%s l2err=%.6e solve_s=%.6f\n", dim, degree, ncells, N, ktype, ptype, its, KSPConvergedReasons[reason], (double)err, t1 - t0));
-  PetscCheck(reason > 0, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "KSPSolve did not converge: %s", KSPConvergedReasons[reason]);
+  PetscCheck(reason > 0, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "KSPSolve did not converge: %s%s", KSPConvergedReasons[reason], reason == KSP_DIVERGED_ITS ? " (for a fixed number of iterations add -ksp_converged_maxits)" : "");
 
   PetscCall(KSPDestroy(&ksp));
   PetscCall(VecDestroy(&u));

@@ -7,7 +7,7 @@ static const char help[] = "Variable-coefficient Poisson problem on a curved dom
                            "curved and the operator's geometry is the map's at the nodes. CG with Jacobi by default.\n"
                            "Options:\n"
                            "  -dim <3>         2 or 3\n"
-                           "  -degree <4>      polynomial degree k\n"
+                           "  -degree <4>      polynomial degree k: 1..10 in 2D, 1..8 in 3D\n"
                            "  -cells <4>       cells per direction of the box before the map\n"
                            "  -alpha <0>       reaction coefficient\n"
                            "  -domain <shell>  shell or box\n"
@@ -18,7 +18,9 @@ static const char help[] = "Variable-coefficient Poisson problem on a curved dom
                            "                   onto the shell (the hanging ones stay at the centres of their coarse edges and faces) and the\n"
                            "                   cells are multilinear between them, not curved: a polyhedral shell, on whose boundary u = g\n"
                            "                   holds, so the error still falls as h^(k+1)\n"
-                           "The last line is 'summary: key=value ...' for scripts.\n";
+                           "The last line is 'summary: key=value ...' for scripts.\n"
+                           "A solve that does not converge is an error (nonzero exit) after the summary line; to accept -ksp_max_it\n"
+                           "iterations as converged (a fixed iteration count) add -ksp_converged_maxits.\n";
 
 #include "shell.h"
 #include <petscds.h>
@@ -143,7 +145,7 @@ int main(int argc, char **argv)
   Mat            A;
   KSP            ksp;
   Vec            u, b;
-  PetscInt       dim = 3, degree = 4, cells = 4, levels = 1, its, N;
+  PetscInt       dim = 3, degree = 4, cells = 4, levels = 1, maxdegree, its, N;
   PetscReal      alpha = 0, err, rsplit = -1;
   PetscBool      shell = PETSC_TRUE;
   char           domain[16] = "shell", opt[64], ktype[64], ptype[64];
@@ -163,6 +165,12 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsReal("-refine_shell", "Split the cells within one radial cell of |x| = r (hanging nodes)", NULL, rsplit, &rsplit, NULL));
   PetscCall(PetscOptionsInt("-refine_shell_levels", "Levels of -refine_shell: each splits the cells within half the last width again", NULL, levels, &levels, NULL));
   PetscOptionsEnd();
+  /* check the input before any work: the coordinate field of the shell has the solution's degree, and
+     building it at a degree the operator refuses takes minutes */
+  PetscCheck(dim == 2 || dim == 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-dim %" PetscInt_FMT " is not supported: use 2 or 3", dim);
+  maxdegree = dim == 2 ? 10 : 8; /* MatCreatePatchworkTensor()'s degrees on a DMPlex */
+  PetscCheck(degree >= 1 && degree <= maxdegree, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-degree %" PetscInt_FMT " is not supported in %" PetscInt_FMT "D: use 1..%" PetscInt_FMT, degree, dim, maxdegree);
+  PetscCheck(cells >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-cells %" PetscInt_FMT " is not supported: use at least 1 cell per direction", cells);
   PetscCheck(levels >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-refine_shell_levels must be at least 1, not %" PetscInt_FMT, levels);
   PetscCheck(!strcmp(domain, "shell") || !strcmp(domain, "box"), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "Unknown -domain %s: use shell or box", domain);
   shell = (PetscBool)!strcmp(domain, "shell");
@@ -286,6 +294,8 @@ int main(int argc, char **argv)
     PetscCall(PetscStrncpy(ptype, pt, sizeof(ptype)));
   }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "summary: dim=%" PetscInt_FMT " degree=%" PetscInt_FMT " cells=%" PetscInt_FMT " domain=%s dofs=%" PetscInt_FMT " ksp=%s pc=%s its=%" PetscInt_FMT " reason=%s l2err=%.6e setup_s=%.6f solve_s=%.6f\n", dim, degree, cells, domain, N, ktype, ptype, its, KSPConvergedReasons[reason], (double)err, t1 - t0, t2 - t1));
+  PetscCheck(reason > 0, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "KSPSolve did not converge: %s%s", KSPConvergedReasons[reason], reason == KSP_DIVERGED_ITS ? " (for a fixed number of iterations add -ksp_converged_maxits)" : "");
+
   PetscCall(KSPDestroy(&ksp));
   PetscCall(MatDestroy(&A));
   PetscCall(VecDestroy(&u));

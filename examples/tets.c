@@ -17,7 +17,9 @@ static const char help[] = "The P1 Helmholtz problem -div(sigma grad u) + lambda
                            "  -coordinates          give the preconditioner the vertices (PCSetCoordinates): PCPATCHAMG's\n"
                            "                        geometry-informed aggregation\n"
                            "Every PETSc option works: -pc_type gamg | hypre, -ksp_rtol, -ksp_view, -log_view, -dm_view, ...\n"
-                           "The last line is 'summary: key=value ...' for scripts.\n";
+                           "The last line is 'summary: key=value ...' for scripts.\n"
+                           "A solve that does not converge is an error (nonzero exit) after the summary line; to accept -ksp_max_it\n"
+                           "iterations as converged (a fixed iteration count) add -ksp_converged_maxits.\n";
 
 #include <patchwork.h>
 #include "tets.h"
@@ -130,6 +132,7 @@ int main(int argc, char **argv)
   if (sigma) snprintf(mesh, sizeof(mesh), "%s(1,%g;%.1f%%)", TetsMeshTypes[o.type], (double)o.sigma_ratio, (double)(100 * fraction)); /* C's %g: 10, not PETSc's 10. */
   else PetscCall(PetscSNPrintf(mesh, sizeof(mesh), "%s", TetsMeshTypes[o.type]));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "summary: mesh=%s vertices=%" PetscInt_FMT " cells=%" PetscInt_FMT " nnz=%.0f pc=%s mesh_s=%.4f assembly_s=%.4f setup_s=%.4f solve_s=%.4f its=%" PetscInt_FMT " reason=%s relres=%.3e\n", mesh, nvert, ncell, (double)info.nz_used, pctype, tm, t1 - t0, t2 - t1, t3 - t2, its, KSPConvergedReasons[reason], (double)(rnorm / bnorm)));
+  PetscCheck(reason > 0, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "KSPSolve did not converge: %s%s", KSPConvergedReasons[reason], reason == KSP_DIVERGED_ITS ? " (for a fixed number of iterations add -ksp_converged_maxits)" : "");
 
   PetscCall(KSPDestroy(&ksp));
   PetscCall(VecDestroy(&u));

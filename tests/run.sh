@@ -6,6 +6,8 @@ set -u
 cd "$(dirname "$0")/.."
 B=build
 R=tests/results
+# tests/fresh_make.sh: what make check hands this script on a machine that had no PETSc when make started
+if [ -n "${PW_SUITE_SHOW_ENV:-}" ]; then printf 'MPIEXEC=%s\nPCC=%s\nPW_HAVE_CUDA=%s\nPETSC_DIR=%s\n' "${MPIEXEC-}" "${PCC-}" "${PW_HAVE_CUDA-}" "${PETSC_DIR-}"; exit 0; fi
 rm -rf "$R"
 mkdir -p "$R"
 MPIEXEC=${MPIEXEC:-mpiexec}
@@ -639,6 +641,39 @@ run tets/geo-err-no-dm        expect_fail "needs a DM with a refinement hierarch
 run tets/geo-err-no-hierarchy expect_fail "has no coarse DM" $B/examples/tets -mesh regular -cells 4 $GEO
 run tets/geo-err-patch        expect_fail "the patch relaxation works on the patches of aggregates" $B/examples/tets -mesh regular -cells 4 -refine 1 $GEO -pc_patchamg_relax patch
 run tets/geo-malloc-dump      no_leaks $B/examples/tets -mesh annulus -cells 4 -refine 2 $GEO -pc_patchamg_renumber coordinate -pc_patchamg_mat_type sell
+
+# --- examples/shell refuses bad input at once, naming the option and its range (it built the coordinate field
+# of -degree 9 in 3D for minutes, of -degree 20 in 2D for 26 s, before the operator refused the degree; -cells 0,
+# -cells -3 (a SEGV) and -dim 1 failed inside DMPlex with messages that did not name the option)
+SHELLX=$B/examples/shell
+run shell/bad-degree-3d   expect_fail "-degree 9 is not supported in 3D: use 1..8" timeout 10 $SHELLX -dim 3 -degree 9
+run shell/bad-degree-2d   expect_fail "-degree 20 is not supported in 2D: use 1..10" timeout 10 $SHELLX -dim 2 -degree 20
+run shell/bad-degree-0    expect_fail "-degree 0 is not supported in 3D: use 1..8" timeout 10 $SHELLX -degree 0
+run shell/bad-cells-0     expect_fail "-cells 0 is not supported: use at least 1" timeout 10 $SHELLX -cells 0
+run shell/bad-cells-neg   expect_fail "-cells -3 is not supported: use at least 1" timeout 10 $SHELLX -dim 2 -cells -3
+run shell/bad-dim         expect_fail "-dim 1 is not supported: use 2 or 3" timeout 10 $SHELLX -dim 1
+
+# --- every example fails (a PETSc error naming the reason, after the summary line) when the solve does not
+# converge, and runs a fixed number of iterations when asked to (-ksp_converged_maxits, -ksp_norm_type none)
+run examples/diverged-poisson expect_fail "KSPSolve did not converge: DIVERGED_ITS" $B/examples/poisson -dim 2 -degree 3 -cells 8 -ksp_max_it 3
+run examples/diverged-lor     expect_fail "KSPSolve did not converge: DIVERGED_ITS" $B/examples/lor -dim 2 -degree 3 -cells 8 -ksp_max_it 1
+run examples/diverged-shell   expect_fail "KSPSolve did not converge: DIVERGED_ITS" $SHELLX -dim 2 -degree 3 -cells 4 -ksp_max_it 3
+run examples/diverged-tets    expect_fail "KSPSolve did not converge: DIVERGED_ITS" $B/examples/tets -mesh regular -cells 4 -ksp_max_it 3
+run examples/diverged-dtol-shell expect_fail "KSPSolve did not converge: DIVERGED_DTOL" $SHELLX -dim 2 -degree 3 -cells 4 -ksp_type richardson -ksp_richardson_scale 3
+run examples/diverged-tets-n2 expect_fail "KSPSolve did not converge: DIVERGED_ITS" $MPIEXEC -n 2 $B/examples/tets -mesh regular -cells 4 -ksp_max_it 3
+# fixed_its CMD...: the run exits 0 and its summary says CONVERGED_ITS
+fixed_its() { local out; out=$("$@" 2>&1) || { echo "$out" | tail -n 5; return 1; }; echo "$out" | grep 'summary:.*reason=CONVERGED_ITS'; }
+run examples/maxits-poisson   fixed_its $B/examples/poisson -dim 2 -degree 3 -cells 8 -ksp_max_it 3 -ksp_converged_maxits
+run examples/maxits-shell     fixed_its $SHELLX -dim 2 -degree 3 -cells 4 -ksp_max_it 3 -ksp_converged_maxits
+run examples/maxits-tets      fixed_its $B/examples/tets -mesh regular -cells 4 -ksp_max_it 3 -ksp_converged_maxits
+run examples/norm-none-lor    fixed_its $B/examples/lor -dim 2 -degree 3 -cells 8 -ksp_type richardson -ksp_norm_type none -ksp_max_it 2
+run examples/norm-none-shell  fixed_its $SHELLX -dim 2 -degree 3 -cells 4 -ksp_type richardson -ksp_norm_type none -ksp_max_it 2
+
+# --- make run and make check on a machine without PETSc when make starts (config/deps.sh installs it): the
+# example runs with PETSc's MPIEXEC, its failure fails make, and the suite gets PETSc's MPIEXEC and PCC
+run make/fresh-run        bash tests/fresh_make.sh run
+run make/fresh-run-fails  bash tests/fresh_make.sh run-fails
+run make/fresh-check      bash tests/fresh_make.sh check
 
 # --- make install and pkg-config: the example builds from the installed copy alone
 installed() {
