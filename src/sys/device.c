@@ -79,3 +79,18 @@ PetscErrorCode PatchworkFree(PetscBool device, void *p)
   } else PetscCall(PetscFree(*pp));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* bytes = 0 where the memory lives: in PETSc's stream on the device */
+PetscErrorCode PatchworkMemzero(PetscBool device, void *p, size_t bytes)
+{
+  PetscFunctionBegin;
+  if (device) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    void *stream;
+
+    PetscCall(PatchworkGetDeviceStream(&stream));
+    PatchworkCallKernel(PatchworkDeviceMemzero(p, bytes, stream));
+#endif
+  } else PetscCall(PetscMemzero(p, bytes));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -70,9 +70,11 @@ PETSC_INTERN PetscErrorCode PatchworkLogEventRegisterOnce(const char[], PetscCla
 /* The stream of PETSc's current device context (a cudaStream_t as void*). */
 PETSC_INTERN PetscErrorCode PatchworkGetDeviceStream(void **);
 PETSC_INTERN PetscErrorCode PatchworkDeviceSynchronize(void);
-/* bytes on the device (cudaMalloc) or the host; Free takes the pointer's address and sets it to NULL */
+/* bytes on the device (cudaMalloc) or the host; Free takes the pointer's address and sets it to NULL;
+   Memzero zeroes them (on the device in PETSc's stream) */
 PETSC_INTERN PetscErrorCode PatchworkMalloc(PetscBool, size_t, void **);
 PETSC_INTERN PetscErrorCode PatchworkFree(PetscBool, void *);
+PETSC_INTERN PetscErrorCode PatchworkMemzero(PetscBool, void *, size_t);
 /* Turn a kernel launcher's return code into a PETSc error naming the kernel. */
 PETSC_INTERN PetscErrorCode PatchworkCheckKernel(int, const char[]);
 #define PatchworkCallKernel(call) PetscCall(PatchworkCheckKernel((call), #call))

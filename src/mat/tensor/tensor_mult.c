@@ -259,21 +259,6 @@ static PetscErrorCode RunKernel(Mat_PatchworkTensor *ctx, KernelKind kind, const
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* y = 0 where the arrays live */
-static PetscErrorCode ZeroArray(PetscBool device, double *y, PetscInt n)
-{
-  PetscFunctionBegin;
-  if (device) {
-#if defined(PATCHWORK_HAVE_CUDA)
-    void *stream;
-
-    PetscCall(PatchworkGetDeviceStream(&stream));
-    PatchworkCallKernel(PatchworkDeviceMemzero(y, (size_t)n * sizeof(double), stream));
-#endif
-  } else PetscCall(PetscArrayzero(y, n));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* Several ranks: y = A x (or diag(A) when x is NULL). The boundary layer first, on the ghosted local
    arrays, then the interior cells on the global arrays, so that both exchanges hide behind work on
    the stream: the ghosts of x travel while y is zeroed, the layer's sums while the interior runs
@@ -290,7 +275,7 @@ static PetscErrorCode ApplySplit(Mat_PatchworkTensor *ctx, KernelKind kind, Vec 
   PetscCall(PatchworkArraysGetOverwrite(x, NULL, y, &p)); /* every owned entry of y is set below */
   PetscCall(GetExchange(ctx, p.device, &h, &xloc, &yloc));
   if (x) PetscCall(PatchworkHaloToLocalBegin(h, p.r[0], xloc));
-  PetscCall(ZeroArray(p.device, p.w, n));
+  PetscCall(PatchworkMemzero(p.device, p.w, (size_t)n * sizeof(double)));
   if (x) PetscCall(PatchworkHaloToLocalEnd(h, xloc));
   PetscCall(PatchworkHaloZeroLocal(h, yloc));
   for (PetscInt i = 0; i < ctx->nboundary; i++) PetscCall(RunArrays(ctx, p.device, kind, &ctx->boundary_desc[i], (const double *)xloc, (double *)yloc));

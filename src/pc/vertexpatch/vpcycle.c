@@ -156,24 +156,10 @@ static PetscErrorCode Run(PC_VertexPatch *vp, KernelKind kind, const void *desc,
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode FloatZero(PC_VertexPatch *vp, float *a, PetscInt n)
-{
-  PetscFunctionBegin;
-  if (vp->device) {
-#if defined(PATCHWORK_HAVE_CUDA)
-    void *stream;
-
-    PetscCall(PatchworkGetDeviceStream(&stream));
-    PatchworkCallKernel(PatchworkDeviceMemzero(a, (size_t)n * sizeof(float), stream));
-#endif
-  } else PetscCall(PetscArrayzero(a, n));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 static PetscErrorCode Zero(PC_VertexPatch *vp, LevelArray a)
 {
   PetscFunctionBegin;
-  if (vp->single) PetscCall(FloatZero(vp, FloatOf(a), a.local ? a.L->nloc : a.L->n));
+  if (vp->single) PetscCall(PatchworkMemzero(vp->device, FloatOf(a), (size_t)(a.local ? a.L->nloc : a.L->n) * sizeof(float)));
   else PetscCall(VecZeroEntries(VecOf(a)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
