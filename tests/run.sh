@@ -2,6 +2,8 @@
 # Patchwork's test suite (run by `make check` after the build). One line per test; the full output
 # of each test is in tests/results/<name>.log. Exit code 77 from a test program means "skipped"
 # (it prints why). The last line is "N passed, N failed, N skipped".
+#   ONLY='REGEX' bash tests/run.sh   runs only the tests whose names match the extended regular
+#                                    expression (while iterating; make check runs them all)
 set -u
 cd "$(dirname "$0")/.."
 B=build
@@ -14,7 +16,10 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 passed=0 failed=0 skipped=0
 start_all=$(date +%s)
 
+selected() { [ -z "${ONLY:-}" ] || [[ $1 =~ $ONLY ]]; }
+
 report() { # name status seconds [detail]
+  selected "$1" || return 0
   printf '%-6s %-44s %4ss %s\n' "$2" "$1" "$3" "${4:-}"
   case "$2" in ok) passed=$((passed + 1)) ;; skip) skipped=$((skipped + 1)) ;; *) failed=$((failed + 1)) ;; esac
 }
@@ -23,6 +28,7 @@ report() { # name status seconds [detail]
 # PETSC_ERR_PLIB is 77 too: an exit 77 after a PETSc error is a failure, not a skip
 run() {
   local name=$1 t0 rc
+  selected "$name" || return 0
   shift
   t0=$(date +%s)
   mkdir -p "$(dirname "$R/$name")"
@@ -161,6 +167,13 @@ no_leaks() {
 }
 
 echo "Patchwork test suite ($(date -u +%Y-%m-%dT%H:%MZ)), logs in $R/"
+
+# --- the helpers that decide pass or fail: ErrMax() (tests/errmax.h), the maximum every C and CUDA test
+# takes of its errors, and the PETSc tests' comparisons (tests/mat/compare.c) keep a NaN planted anywhere,
+# on any rank (fmax(), PetscMax() and MPI_MAX forget it)
+run unit/errmax           $B/tests/unit/test_errmax
+run mat/compare-nan-n1    $MPIEXEC -n 1 $B/tests/mat/test_compare
+run mat/compare-nan-n3    $MPIEXEC -n 3 $B/tests/mat/test_compare
 
 # --- PETSc-free unit tests of the 1D bases and the CPU reference kernels
 run unit/basis1d          $B/tests/unit/test_basis1d
@@ -685,6 +698,7 @@ if command -v valgrind >/dev/null 2>&1; then
   run valgrind/lor_gather   valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_lor_gather --quick
   run valgrind/q1_element   valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_q1_element
   run valgrind/hanging_ref  valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_hanging_ref
+  run valgrind/errmax       valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_errmax
   run valgrind/p1         valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $B/tests/mat/test_p1
   run valgrind/p1-reassembly-n2 $MPIEXEC -n 2 valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
