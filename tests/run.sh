@@ -5,6 +5,9 @@
 #   ONLY='REGEX' bash tests/run.sh   runs only the tests whose names match the extended regular
 #                                    expression (while iterating; make check runs them all)
 set -u
+# a pipeline fails when any of its commands fails: a test whose program failed does not pass on the
+# lines it printed before (and no test pipes a program into grep -q or head, which would end it early)
+set -o pipefail
 cd "$(dirname "$0")/.."
 B=build
 R=tests/results
@@ -58,12 +61,32 @@ compare() {
   diff -u "$expected" "$R/$name.out"
 }
 
+# summary CMD...: the "summary:" line an example prints, without its timings (the *_s= fields); fails (saying why on stderr,
+# which run keeps in the log) when CMD fails or prints no summary
+summary() {
+  local out rc
+  out=$("$@" 2>&1)
+  rc=$?
+  [ $rc = 0 ] || { echo "$out" | tail -n 20 >&2; echo "failed (exit status $rc): $*" >&2; return 1; }
+  grep -m1 '^summary:' <<<"$out" | sed -E 's/ [a-z_]+_s=[0-9.e+-]+//g' | grep . || { echo "$out" | tail -n 20 >&2; echo "no summary: $*" >&2; return 1; }
+}
+
+# its_of CMD...: the iterations of a run that ends " its=N reason=CONVERGED..."; fails (saying why on
+# stderr) when CMD fails or does not converge
+its_of() {
+  local out rc
+  out=$("$@" 2>&1)
+  rc=$?
+  [ $rc = 0 ] || { echo "$out" | tail -n 20 >&2; echo "failed (exit status $rc): $*" >&2; return 1; }
+  sed -n 's/.* its=\([0-9]*\) reason=CONVERGED.*/\1/p' <<<"$out" | grep . || { echo "$out" | tail -n 5 >&2; echo "did not converge: $*" >&2; return 1; }
+}
+
 # poisson_order DIM K C1 C2: the L2 error must fall at order k+1 (within [k+0.8, k+1.6]) from C1 to C2 cells
 # (EXAMPLE=shell: the curved-domain example instead)
 poisson_order() {
   local dim=$1 k=$2 e1 e2 ex=$B/examples/${EXAMPLE:-poisson}
-  e1=$($ex -dim "$dim" -degree "$k" -cells "$3" -ksp_rtol 1e-13 | sed -n 's/.*l2err=\([^ ]*\).*/\1/p')
-  e2=$($ex -dim "$dim" -degree "$k" -cells "$4" -ksp_rtol 1e-13 | sed -n 's/.*l2err=\([^ ]*\).*/\1/p')
+  e1=$(summary $ex -dim "$dim" -degree "$k" -cells "$3" -ksp_rtol 1e-13 | sed -n 's/.*l2err=\([^ ]*\).*/\1/p') || return 1
+  e2=$(summary $ex -dim "$dim" -degree "$k" -cells "$4" -ksp_rtol 1e-13 | sed -n 's/.*l2err=\([^ ]*\).*/\1/p') || return 1
   awk -v e1="$e1" -v e2="$e2" -v k="$k" -v c1="$3" -v c2="$4" -v dim="$dim" 'BEGIN {
     if (e1 == "" || e2 == "") { print "no l2err in the output"; exit 1 }
     p = log(e1 / e2) / log(c2 / c1);
@@ -74,8 +97,8 @@ poisson_order() {
 # same_summary N: poisson on N ranks gives the serial iterations and L2 error
 same_summary() {
   local opts="-dim 3 -degree 3 -cells 5" s1 sn
-  s1=$($B/examples/poisson $opts | grep summary: | sed -E 's/ solve_s=.*//')
-  sn=$($MPIEXEC -n "$1" $B/examples/poisson $opts | grep summary: | sed -E 's/ solve_s=.*//')
+  s1=$(summary $B/examples/poisson $opts) || return 1
+  sn=$(summary $MPIEXEC -n "$1" $B/examples/poisson $opts) || return 1
   echo "1 rank : $s1"
   echo "$1 ranks: $sn"
   [ -n "$s1" ] && [ "$s1" = "$sn" ]
@@ -107,8 +130,8 @@ same_run() {
 # V-cycle rounds the last correction of the double iterate at about 1e-7 of its size)
 same_error() {
   local a b
-  a=$($B/examples/poisson $1 | grep summary: | sed -E 's/ solve_s=.*//')
-  b=$($B/examples/poisson $2 | grep summary: | sed -E 's/ solve_s=.*//')
+  a=$(summary $B/examples/poisson $1) || return 1
+  b=$(summary $B/examples/poisson $2) || return 1
   echo "A: $a"; echo "B: $b"
   [ -n "$a" ] && [ -n "$b" ] && [ "$(echo "$a" | grep -o 'its=[0-9]*')" = "$(echo "$b" | grep -o 'its=[0-9]*')" ] &&
     awk -v a="$(echo "$a" | sed 's/.*l2err=//')" -v b="$(echo "$b" | sed 's/.*l2err=//')" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= 1e-5 * a) }'
@@ -117,8 +140,8 @@ same_error() {
 # vp_mpi N DIM K CELLS [OPTIONS...]: the iteration count on N ranks is within 1 of the serial one
 vp_mpi() {
   local o="-dim $2 -degree $3 -cells $4 -rhs one -ksp_type gmres -ksp_pc_side right -ksp_rtol 1e-9 -pc_type vertexpatch ${*:5}" i1 in
-  i1=$($B/examples/poisson $o | sed -n 's/.* its=\([0-9]*\) .*/\1/p')
-  in=$($MPIEXEC -n "$1" $B/examples/poisson $o | sed -n 's/.* its=\([0-9]*\) .*/\1/p')
+  i1=$(its_of $B/examples/poisson $o) || return 1
+  in=$(its_of $MPIEXEC -n "$1" $B/examples/poisson $o) || return 1
   echo "1 rank: $i1 iterations, $1 ranks: $in iterations"
   [ -n "$i1" ] && [ -n "$in" ] && [ $((in - i1)) -le 1 ] && [ $((i1 - in)) -le 1 ]
 }
@@ -127,8 +150,8 @@ vp_mpi() {
 # initial residual (the double-precision V-cycle is the same operator however the grid is split)
 vp_mpi_history() {
   local o="-dim $2 -degree $3 -cells $4 -rhs one -ksp_type gmres -ksp_pc_side right -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_precision double -ksp_monitor" h1 hn
-  h1=$($B/examples/poisson $o | grep 'KSP Residual' | awk '{print $5}')
-  hn=$($MPIEXEC -n "$1" $B/examples/poisson $o | grep 'KSP Residual' | awk '{print $5}')
+  h1=$($B/examples/poisson $o | grep 'KSP Residual' | awk '{print $5}') || { echo "the serial run failed"; return 1; }
+  hn=$($MPIEXEC -n "$1" $B/examples/poisson $o | grep 'KSP Residual' | awk '{print $5}') || { echo "the run on $1 ranks failed"; return 1; }
   paste <(echo "$h1") <(echo "$hn") | awk 'NR == 1 { r0 = $1 } { d = $1 - $2; if (d < 0) d = -d; print "1 rank " $1 "   '"$1"' ranks " $2; if (d > 1e-10 * r0 || $2 == "") bad = 1 }
     END { exit !(NR > 1 && !bad) }'
 }
@@ -138,13 +161,13 @@ vp_mpi_history() {
 # double cycle on N ranks (to 1e-5 relative, as same_error)
 vp_mpi_single() {
   local n=$1 o="-dim $2 -degree $3 -cells $4 $VPS ${*:5}" out s1 sn dn i1 in
-  s1=$($B/examples/poisson $o | grep summary: | sed -E 's/ solve_s=.*//')
+  s1=$(summary $B/examples/poisson $o) || return 1
   out=$($MPIEXEC -n "$n" $B/examples/poisson $o -ksp_view 2>&1) || { echo "$out" | tail -n 20; return 1; }
-  echo "$out" | grep 'precision:' || { echo "no precision line in -ksp_view"; return 1; }
-  sn=$(echo "$out" | grep summary: | sed -E 's/ solve_s=.*//')
-  dn=$($MPIEXEC -n "$n" $B/examples/poisson $o -pc_vertexpatch_precision double | grep summary: | sed -E 's/ solve_s=.*//')
+  grep 'precision:' <<<"$out" || { echo "no precision line in -ksp_view"; return 1; }
+  sn=$(grep summary: <<<"$out" | sed -E 's/ solve_s=.*//')
+  dn=$(summary $MPIEXEC -n "$n" $B/examples/poisson $o -pc_vertexpatch_precision double) || return 1
   echo "1 rank,  single: $s1"; echo "$n ranks, single: $sn"; echo "$n ranks, double: $dn"
-  echo "$out" | grep -q 'precision: single (float V-cycle' || return 1
+  grep -q 'precision: single (float V-cycle' <<<"$out" || return 1
   i1=$(echo "$s1" | sed -n 's/.* its=\([0-9]*\) .*/\1/p'); in=$(echo "$sn" | sed -n 's/.* its=\([0-9]*\) .*/\1/p')
   [ -n "$i1" ] && [ -n "$in" ] && [ $((in - i1)) -le 1 ] && [ $((i1 - in)) -le 1 ] &&
     awk -v a="$(echo "$dn" | sed 's/.*l2err=//')" -v b="$(echo "$sn" | sed 's/.*l2err=//')" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= 1e-5 * a) }'
@@ -155,7 +178,31 @@ expect_fail() {
   local pattern=$1 out
   shift
   if out=$("$@" 2>&1); then echo "$out"; echo "expected a failure"; return 1; fi
-  echo "$out" | grep -m1 -- "$pattern"
+  grep -m1 -- "$pattern" <<<"$out" || { echo "$out" | tail -n 20; echo "the failure does not say: $pattern"; return 1; }
+}
+
+# output_has PATTERN... -- CMD...: CMD succeeds and, for each extended regular expression PATTERN (one
+# check each), prints a line that matches it
+output_has() {
+  local pats=() out p rc
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do pats+=("$1"); shift; done
+  shift
+  out=$("$@" 2>&1)
+  rc=$?
+  [ $rc = 0 ] || { echo "$out" | tail -n 20; echo "failed (exit status $rc): $*"; return 1; }
+  for p in "${pats[@]}"; do
+    grep -E -m1 -- "$p" <<<"$out" || { echo "$out" | tail -n 20; echo "no line matches: $p"; return 1; }
+  done
+}
+
+# help_lists CMD -- OPTION...: CMD -help lists every OPTION on a line of PETSc's options database
+# ("-name <now 2 : formerly 2>", "-name: <FALSE : FALSE>"; a program's own help text does not count)
+help_lists() {
+  local cmd=() o pats=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do cmd+=("$1"); shift; done
+  shift
+  for o in "$@"; do pats+=("^ +$o:? <[^>]* : [^>]*>"); done
+  output_has "${pats[@]}" -- "${cmd[@]}" -help
 }
 
 # no_leaks CMD...: PETSc's -malloc_dump lists every block still allocated at PetscFinalize()
@@ -163,7 +210,7 @@ no_leaks() {
   local out
   out=$("$@" -malloc_debug -malloc_dump 2>&1) || { echo "$out"; return 1; }
   echo "$out"
-  ! echo "$out" | grep -E -q '^\[ *[0-9]+\] *[0-9]+ bytes'
+  ! grep -E -q '^\[ *[0-9]+\] *[0-9]+ bytes' <<<"$out"
 }
 
 echo "Patchwork test suite ($(date -u +%Y-%m-%dT%H:%MZ)), logs in $R/"
@@ -316,7 +363,7 @@ for k in 1 2 3 4; do run "poisson/order-3d-q$k" poisson_order 3 $k 3 6; done
 run poisson/output-3d-q3  compare poisson-3d-q3 poisson-3d-q3.out $B/examples/poisson -dim 3 -degree 3 -cells 4 -ksp_view
 run poisson/mpi-n2        same_summary 2
 run poisson/mpi-n4        same_summary 4
-run poisson/help          bash -c "$B/examples/poisson -help | grep -e '-mat_patchwork_quadrature' -e '-mat_patchwork_bc' -e '-degree'"
+run poisson/help          help_lists $B/examples/poisson -- -degree -cells -mat_patchwork_quadrature -mat_patchwork_bc
 run poisson/malloc-dump   no_leaks $B/examples/poisson -dim 2 -degree 3 -cells 4
 
 # --- PCVERTEXPATCH: the paper's iteration counts (+-1) on small grids
@@ -384,7 +431,7 @@ mg_levels() {
   local n=$1 out
   out=$($B/examples/poisson -dim 3 -degree 2 -cells 8 -pc_type mg -pc_mg_levels "$n" -ksp_view 2>&1) || { echo "$out"; return 1; }
   echo "$out" | grep -E 'levels=|^summary'
-  echo "$out" | grep -q "levels=$n cycles" && echo "$out" | grep -q 'reason=CONVERGED'
+  grep -q "levels=$n cycles" <<<"$out" && grep -q 'reason=CONVERGED' <<<"$out"
 }
 run pcmg/levels-2                mg_levels 2
 run pcmg/err-levels-9            expect_fail "cannot be coarsened to 9 levels" $B/examples/poisson -dim 3 -degree 2 -cells 8 -pc_type mg -pc_mg_levels 9
@@ -399,7 +446,7 @@ lor_its() {
   shift 3
   for k in 2 3 4 5 6 7 8; do
     for c in $c1 $c2; do
-      its=$($B/examples/${EXAMPLE:-poisson} -dim "$dim" -degree $k -cells $c -ksp_type cg -ksp_rtol 1e-8 -pc_type lor "$@" | sed -n 's/.*its=\([0-9]*\) reason=CONVERGED.*/\1/p')
+      its=$(its_of $B/examples/${EXAMPLE:-poisson} -dim "$dim" -degree $k -cells $c -ksp_type cg -ksp_rtol 1e-8 -pc_type lor "$@") || its=
       echo "k=$k cells=$c its=${its:-none}"
     done
   done | awk -v c1="$c1" -v c2="$c2" '{ print; split($1, a, "="); split($2, b, "="); split($3, i, "=");
@@ -412,8 +459,9 @@ run lor/its-2d            lor_its 2 8 16
 run lor/its-3d            lor_its 3 3 6
 # on a DMPlex: the curved annulus sector with the variable coefficient 1/(0.05 + 2|x|^2) (EXAMPLE=shell)
 EXAMPLE=shell run lor/plex-its-2d lor_its 2 4 8
-run lor/plex-3d               bash -c "$B/examples/shell -dim 3 -degree 3 -cells 3 -pc_type lor -ksp_rtol 1e-8 -ksp_view | grep -e 'DMPlex' -e 'summary:.*CONVERGED'"
-run lor/plex-n2               bash -c "$MPIEXEC -n 2 $B/examples/shell -dim 2 -degree 4 -cells 6 -pc_type lor -ksp_rtol 1e-8 | grep 'summary:.*its=1[0-9] reason=CONVERGED'"
+# -ksp_view says PCLOR assembled on the DMPlex, and CG converged
+run lor/plex-3d               output_has '^ +operator on a DMPlex mesh: assembled cell by cell' '^summary:.* reason=CONVERGED' -- $B/examples/shell -dim 3 -degree 3 -cells 3 -pc_type lor -ksp_rtol 1e-8 -ksp_view
+run lor/plex-n2               output_has '^summary:.* its=1[0-9] reason=CONVERGED' -- $MPIEXEC -n 2 $B/examples/shell -dim 2 -degree 4 -cells 6 -pc_type lor -ksp_rtol 1e-8
 run mat/lor-plex-2d           $B/tests/mat/test_lor_plex -dm_plex_simplex 0 -dm_plex_dim 2 -dm_plex_box_faces 3,4 -kmax 8
 run mat/lor-plex-3d-dirichlet $B/tests/mat/test_lor_plex -dm_plex_simplex 0 -dm_plex_dim 3 -dm_plex_box_faces 2,3,2 -kmax 4 -dirichlet
 run mat/lor-plex-n3           $MPIEXEC -n 3 $B/tests/mat/test_lor_plex -dm_plex_simplex 0 -dm_plex_dim 3 -dm_plex_box_faces 3,2,3 -kmax 3 -dirichlet -compare_host
@@ -429,25 +477,26 @@ run lor/gamg              $B/examples/lor -dim 3 -degree 3 -cells 4 -lor_pc_type
 # does not stall on them: a small coarsest level (it was 14148 rows of 117649 with singletons)
 lor_patchamg() {
   local out coarse its
-  out=$($B/examples/lor -dim 3 -degree 4 -cells 12 -lor_pc_type patchamg -ksp_view)
-  coarse=$(echo "$out" | awk '/coarse solve$/ {print $2; exit}')
+  out=$($B/examples/lor -dim 3 -degree 4 -cells 12 -lor_pc_type patchamg -ksp_view 2>&1) || { echo "$out" | tail -n 20; return 1; }
+  coarse=$(awk '/coarse solve$/ && !done {print $2; done = 1}' <<<"$out")
   its=$(echo "$out" | sed -n 's/.*its=\([0-9]*\) reason=CONVERGED.*/\1/p')
   echo "coarsest level rows: $coarse, CG iterations: $its"
   [ -n "$coarse" ] && [ -n "$its" ] && [ "$coarse" -lt 1000 ] && [ "$its" -le 20 ]
 }
 run lor/patchamg-dirichlet lor_patchamg
 run lor/gauss-rule        $B/examples/lor -dim 2 -degree 5 -cells 6 -pc_lor_quadrature gauss -ksp_view
-run lor/mpi-n2            bash -c "$MPIEXEC -n 2 $B/examples/lor -dim 3 -degree 4 -cells 4 -ksp_view | grep -e 'rows, [0-9]* nonzeros' -e 'summary:.*CONVERGED'"
-run lor/help              bash -c "$B/examples/lor -help | grep -e '-pc_lor_quadrature' -e '-pc_lor_degree'"
+# on 2 ranks: the LOR matrix has every one of the 17^3 rows, as one parallel AIJ matrix, and CG converges
+run lor/mpi-n2            output_has '; 4913 rows, [0-9]+ nonzeros, type mpiaij' '^summary:.* reason=CONVERGED' -- $MPIEXEC -n 2 $B/examples/lor -dim 3 -degree 4 -cells 4 -ksp_view
+run lor/help              help_lists $B/examples/lor -- -pc_lor_degree -pc_lor_alpha -pc_lor_beta -pc_lor_quadrature -pc_lor_bc -pc_lor_device_csr
 run lor/malloc-dump       no_leaks $B/examples/lor -dim 2 -degree 3 -cells 4
 # same_its_sell CMD...: with -lor_mat_type sell (a type PETSc's COO fallback cannot preallocate by
 # itself, see PreallocateSELL()) the run ends with the iterations of the AIJ run
 same_its_sell() {
   local a s out
-  a=$("$@" | sed -n 's/^summary:.* its=\([0-9]*\) reason=CONVERGED.*/\1/p')
+  a=$(its_of "$@") || return 1
   out=$("$@" -lor_mat_type sell 2>&1) || { echo "$out"; return 1; }
-  echo "$out" | grep summary:
-  s=$(echo "$out" | sed -n 's/^summary:.* its=\([0-9]*\) reason=CONVERGED.*/\1/p')
+  grep summary: <<<"$out"
+  s=$(sed -n 's/^summary:.* its=\([0-9]*\) reason=CONVERGED.*/\1/p' <<<"$out")
   echo "iterations: aij ${a:-none}, sell ${s:-none}"
   [ -n "$a" ] && [ "$a" = "$s" ]
 }
@@ -475,13 +524,18 @@ run patchamg/mpi-n3       $MPIEXEC -n 3 $AMG -problem fd7 -n 32 -max_its 14
 run patchamg/coordinates  $AMG -problem fd7 -n 40 -max_its 18 -repeat -coordinates
 run patchamg/coordinates-n3 $MPIEXEC -n 3 $AMG -problem fd7 -n 32 -max_its 14 -coordinates
 # PCView says which aggregation ran: geometry-informed with points, algebraic without or when switched off
-run patchamg/coordinates-view bash -c "$AMG -problem fd7 -n 16 -coordinates -ksp_view | grep -q 'geometry-informed: .*PCSetCoordinates' && $AMG -problem fd7 -n 16 -coordinates -pc_patchamg_use_coordinates 0 -ksp_view | grep -q '  algebraic: ' && $AMG -problem fd7 -n 16 -ksp_view | grep '  algebraic: '"
+coordinates_view() {
+  output_has '^ +geometry-informed: .*PCSetCoordinates' -- $AMG -problem fd7 -n 16 -coordinates -ksp_view &&
+    output_has '^ +algebraic: ' -- $AMG -problem fd7 -n 16 -coordinates -pc_patchamg_use_coordinates 0 -ksp_view &&
+    output_has '^ +algebraic: ' -- $AMG -problem fd7 -n 16 -ksp_view
+}
+run patchamg/coordinates-view coordinates_view
 # redistributed N OPTS...: on N ranks -pc_patchamg_redistribute gathers the coarse levels onto fewer
 # ranks (PCView's line of ranks by level must fall from N to 1) and CG needs the serial iterations +-1
 redistributed() {
   local np=$1 s p n ranks
   shift
-  s=$($AMG "$@" | sed -n 's/.*CG iterations \([0-9]*\).*/\1/p')
+  s=$($AMG "$@" | sed -n 's/.*CG iterations \([0-9]*\).*/\1/p') || { echo "the serial run failed"; return 1; }
   p=$($MPIEXEC -n "$np" $AMG "$@" -ksp_view 2>&1) || { echo "$p" | tail -n 5; return 1; }
   n=$(sed -n 's/.*CG iterations \([0-9]*\).*/\1/p' <<<"$p")
   ranks=$(grep -m1 'ranks holding rows' <<<"$p")
@@ -505,14 +559,16 @@ run patchamg/redistribute-bad      expect_fail "pc_patchamg_redistribute must be
 same_products() {
   local k
   for k in 1 0; do
-    $AMG "$@" -pc_type patchamg -pc_patchamg_product_kernels $k -ksp_view | awk '/^ +[0-9]+ +[0-9]+ +[0-9]+/ {print $1, $2, $3, $4, $5, $6, $7, $8} /CG iterations/ {print $1, $2, $3, $4, $5}' > $R/products-$k.txt
+    $AMG "$@" -pc_type patchamg -pc_patchamg_product_kernels $k -ksp_view | awk '/^ +[0-9]+ +[0-9]+ +[0-9]+/ {print $1, $2, $3, $4, $5, $6, $7, $8} /CG iterations/ {print $1, $2, $3, $4, $5}' > $R/products-$k.txt ||
+      { echo "the run with -pc_patchamg_product_kernels $k failed"; return 1; }
   done
   cat $R/products-1.txt
   [ -s $R/products-1.txt ] && diff $R/products-1.txt $R/products-0.txt
 }
 run patchamg/product-kernels     same_products -problem fd7 -n 24
 run patchamg/product-kernels-q1  same_products -problem q1 -n 16 -pc_patchamg_patch_size 100
-run patchamg/help         bash -c "$AMG -help | grep -e '-pc_patchamg_relax' -e '-pc_patchamg_inner_sweeps'"
+run patchamg/help         help_lists $AMG -- -pc_patchamg_hierarchy -pc_patchamg_relax -pc_patchamg_precision -pc_patchamg_k -pc_patchamg_threshold -pc_patchamg_min_aggregate -pc_patchamg_patch_size -pc_patchamg_inner_sweeps \
+                            -pc_patchamg_omega -pc_patchamg_inner_omega -pc_patchamg_prolong_omega -pc_patchamg_smooth_steps -pc_patchamg_coarse_size -pc_patchamg_redistribute -pc_patchamg_levels -pc_patchamg_check
 
 # --- P1 on triangles and tetrahedra (PatchworkDMPlexAssembleP1) against PETSc's own FEM assembly (pattern
 # equal, entries to 1e-13 of max|A|): PETSc's reference cells refined and Alfeld-split, the meshes of
@@ -529,14 +585,20 @@ run mat/p1-patches-n2     $MPIEXEC -n 2 $B/tests/mat/test_p1 -patchwork_p1_patch
 run mat/spai-n1           $MPIEXEC -n 1 $B/tests/mat/test_spai
 run mat/spai-n2           $MPIEXEC -n 2 $B/tests/mat/test_spai
 # tets_its LO HI OPTIONS...: examples/tets (CG to 1e-8, b = 1) converges in LO..HI iterations; skipped when
-# the PC is not in this PETSc (hypre in the CUDA build)
+# the PC is not in this PETSc (hypre in the CUDA build). TETS_NP=N: on N ranks; TETS_VIEW=REGEX: with
+# -ksp_view, which must print a line matching REGEX (the options under test took effect)
 tets_its() {
-  local lo=$1 hi=$2 out its
+  local lo=$1 hi=$2 out its rc
   shift 2
-  out=$($B/examples/tets "$@" 2>&1)
-  if echo "$out" | grep -q 'Unable to find requested PC type'; then echo "SKIP: $(echo "$out" | grep -m1 'Unable to find')"; return 77; fi
-  echo "$out" | tail -n 1
-  its=$(echo "$out" | sed -n 's/.* its=\([0-9]*\) reason=CONVERGED.*/\1/p')
+  out=$(${TETS_NP:+$MPIEXEC -n $TETS_NP} $B/examples/tets "$@" ${TETS_VIEW:+-ksp_view} 2>&1)
+  rc=$?
+  if grep -q 'Unable to find requested PC type' <<<"$out"; then echo "SKIP: $(grep -m1 'Unable to find' <<<"$out")"; return 77; fi
+  [ $rc = 0 ] || { tail -n 20 <<<"$out"; echo "failed (exit status $rc)"; return 1; }
+  tail -n 1 <<<"$out"
+  if [ -n "${TETS_VIEW:-}" ]; then
+    grep -E -m1 -- "$TETS_VIEW" <<<"$out" || { echo "-ksp_view has no line matching: $TETS_VIEW"; return 1; }
+  fi
+  its=$(sed -n 's/.* its=\([0-9]*\) reason=CONVERGED.*/\1/p' <<<"$out")
   echo "iterations: ${its:-none}, expected $lo..$hi"
   [ -n "$its" ] && [ "$its" -ge "$lo" ] && [ "$its" -le "$hi" ]
 }
@@ -557,7 +619,7 @@ run tets/annulus-patchamg-coords   tets_its 1 45 -mesh annulus -cells 64 -sigma_
 log_growth() {
   local c out v its vs="" is=""
   for c in 16 32 64; do
-    out=$($B/examples/tets -mesh irregular -cells $c -pc_type patchamg 2>&1 | grep summary:)
+    out=$(summary $B/examples/tets -mesh irregular -cells $c -pc_type patchamg) || return 1
     v=$(echo "$out" | sed -n 's/.* vertices=\([0-9]*\) .*/\1/p')
     its=$(echo "$out" | sed -n 's/.* its=\([0-9]*\) reason=CONVERGED.*/\1/p')
     [ -n "$its" ] || { echo "n=$c: no convergence: $out"; return 1; }
@@ -569,11 +631,11 @@ log_growth() {
 }
 run tets/irregular-log-growth log_growth
 # the DM's coordinates (a PC with the mesh's DM, here through -refine_hierarchy) give the hierarchy PCSetCoordinates gives
-amg_levels() { "$@" -ksp_view | awk '/level +rows +nonzeros/ {on = 1; next} on && /coarse solve/ {print $1, $2, $3; exit} on {print $1, $2, $3, $4, $5, $6, $7, $8}'; }
+amg_levels() { "$@" -ksp_view | awk '/level +rows +nonzeros/ && !done {on = 1; next} on && /coarse solve/ {print $1, $2, $3; on = 0; done = 1} on {print $1, $2, $3, $4, $5, $6, $7, $8}'; }
 coords_from_dm() {
   local a b
   a=$(amg_levels $B/examples/tets "$@" -coordinates) && b=$(amg_levels $B/examples/tets "$@" -refine_hierarchy) || return 1
-  $B/examples/tets "$@" -refine_hierarchy -ksp_view | grep -q 'coordinates from the DM' || { echo "the DM's coordinates were not used"; return 1; }
+  output_has 'coordinates from the DM' -- $B/examples/tets "$@" -refine_hierarchy -ksp_view >/dev/null || { echo "the DM's coordinates were not used"; return 1; }
   [ -n "$a" ] && [ "$a" = "$b" ] && echo "$a"
 }
 run tets/coordinates-from-dm coords_from_dm -mesh irregular -refine 2 -pc_type patchamg
@@ -581,8 +643,8 @@ run tets/coordinates-from-dm coords_from_dm -mesh irregular -refine 2 -pc_type p
 # iterations; required: at most 2/3
 spai_vs_jacobi() {
   local j s
-  j=$($B/examples/tets "$@" -pc_type patchamg -pc_patchamg_relax jacobi 2>&1 | sed -n 's/.* its=\([0-9]*\) reason=CONVERGED.*/\1/p')
-  s=$($B/examples/tets "$@" -pc_type patchamg -pc_patchamg_relax spai1 2>&1 | sed -n 's/.* its=\([0-9]*\) reason=CONVERGED.*/\1/p')
+  j=$(its_of $B/examples/tets "$@" -pc_type patchamg -pc_patchamg_relax jacobi) || return 1
+  s=$(its_of $B/examples/tets "$@" -pc_type patchamg -pc_patchamg_relax spai1) || return 1
   echo "iterations: jacobi ${j:-none}, spai1 ${s:-none}"
   [ -n "$j" ] && [ -n "$s" ] && [ $((3 * s)) -le $((2 * j)) ]
 }
@@ -593,15 +655,15 @@ run tets/spai1-annulus     spai_vs_jacobi -mesh annulus -cells 64 -sigma_ratio 1
 # on 2 ranks), and -ksp_view says it is on
 threshold_its() {
   local a b
-  a=$("$@" -pc_type patchamg 2>&1 | sed -n 's/.* its=\([0-9]*\) reason=CONVERGED.*/\1/p')
-  b=$("$@" -pc_type patchamg -pc_patchamg_threshold 0.05 -ksp_view 2>&1 | tee $R/threshold-view.txt | sed -n 's/.* its=\([0-9]*\) reason=CONVERGED.*/\1/p')
+  a=$(its_of "$@" -pc_type patchamg) || return 1
+  b=$("$@" -pc_type patchamg -pc_patchamg_threshold 0.05 -ksp_view 2>&1 | tee $R/threshold-view.txt | sed -n 's/.* its=\([0-9]*\) reason=CONVERGED.*/\1/p') || { echo "the run with the threshold failed"; return 1; }
   echo "iterations: threshold 0 ${a:-none}, 0.05 ${b:-none}"
   grep -q 'strength of connection: .* >= 0.05 sqrt' $R/threshold-view.txt || { echo "-ksp_view does not show the threshold"; return 1; }
   [ -n "$a" ] && [ -n "$b" ] && [ "$b" -lt "$a" ]
 }
 run tets/blobs100-threshold    threshold_its $B/examples/tets -mesh blobs -cells 24 -sigma_ratio 100
 run tets/blobs100-threshold-n2 threshold_its $MPIEXEC -n 2 $B/examples/tets -mesh blobs -cells 24 -sigma_ratio 100
-run tets/patchamg-n2        bash -c "$MPIEXEC -n 2 $B/examples/tets -mesh blobs -cells 16 -sigma_ratio 100 -pc_type patchamg | grep -E ' its=([1-9]|[1-6][0-9]|70) reason=CONVERGED'"
+run tets/patchamg-n2        output_has ' its=([1-9]|[1-6][0-9]|70) reason=CONVERGED' -- $MPIEXEC -n 2 $B/examples/tets -mesh blobs -cells 16 -sigma_ratio 100 -pc_type patchamg
 # the baselines (GAMG's counts differ between PETSc 3.18 and 3.26 by up to 5: regular 19/16, irregular 14/15, blobs 25/27, annulus 20/25)
 run tets/regular-gamg     tets_its 14 22 -mesh regular -cells 8 -refine 2 -pc_type gamg
 run tets/irregular-gamg   tets_its 12 18 -mesh irregular -cells 24 -pc_type gamg
@@ -611,13 +673,13 @@ run tets/blobs100-hypre   tets_its 18 24 -mesh blobs -cells 24 -sigma_ratio 100 
 # CG + Jacobi does not depend on the partition: the same iterations on 2 ranks (+-1)
 tets_mpi() {
   local a b
-  a=$($B/examples/tets "$@" | sed -n 's/.* its=\([0-9]*\) .*/\1/p')
-  b=$($MPIEXEC -n 2 $B/examples/tets "$@" | sed -n 's/.* its=\([0-9]*\) .*/\1/p')
+  a=$(its_of $B/examples/tets "$@") || return 1
+  b=$(its_of $MPIEXEC -n 2 $B/examples/tets "$@") || return 1
   echo "1 rank: $a iterations, 2 ranks: $b iterations"
   [ -n "$a" ] && [ -n "$b" ] && [ $((a - b)) -le 1 ] && [ $((b - a)) -le 1 ]
 }
 run tets/mpi-n2           tets_mpi -mesh blobs -cells 12 -sigma_ratio 10
-run tets/help             bash -c "$B/examples/tets -help | grep -e '-mesh' -e '-sigma_ratio' -e '-patchwork_p1_patch_bytes'"
+run tets/help             help_lists $B/examples/tets -- -mesh -sigma_ratio -patchwork_p1_patch_bytes
 run tets/malloc-dump      no_leaks $B/examples/tets -mesh blobs -cells 4 -refine 1
 # --- PCPATCHAMG's geometric mode (-pc_patchamg_hierarchy geometric, Geveler et al.): levels from the
 # refinement hierarchy examples/tets keeps with -refine_hierarchy, iterations of CG to 1e-8 (b = 1)
@@ -637,7 +699,7 @@ geo_renumber() {
     out=$($B/examples/tets "$@" $GEO -pc_patchamg_renumber $r 2>&1; echo "(exit status $?)")
     its=$(sed -n 's/.* its=\([0-9]*\) reason=CONVERGED.*/\1/p' <<<"$out")
     echo "$r: ${its:-none} iterations"
-    [ -n "$its" ] || { { grep -m5 -E "PETSC ERROR|reason=|[Ss]ignal" <<<"$out"; tail -n 1 <<<"$out"; } | sed "s/^/  /"; return 1; } # why: PETSc's error or the reason, and the exit status
+    [ -n "$its" ] && [ "$(tail -n 1 <<<"$out")" = "(exit status 0)" ] || { { grep -m5 -E "PETSC ERROR|reason=|[Ss]ignal" <<<"$out"; tail -n 1 <<<"$out"; } | sed "s/^/  /"; return 1; } # why: PETSc's error or the reason, and the exit status
     all="$all $its"
   done
   [ "$(echo $all | tr ' ' '\n' | sort -u | wc -l)" = 1 ]
@@ -645,9 +707,16 @@ geo_renumber() {
 run tets/geo-renumber-regular geo_renumber -mesh regular -cells 4 -refine 3
 run tets/geo-renumber-annulus geo_renumber -mesh annulus -cells 8 -refine 3 -pc_patchamg_relax jacobi -pc_patchamg_mat_type sell
 # P1 interpolation by vertex matching = DMCreateInterpolation()'s (2D: PETSc 3.18 has no nested interpolation of tetrahedra)
-run tets/geo-dm-interpolation bash -c "$B/examples/tets -mesh annulus -cells 8 -refine 2 $GEO | grep -o 'its=[0-9]*' >$R/geo-a.txt && $B/examples/tets -mesh annulus -cells 8 -refine 2 $GEO -pc_patchamg_dm_interpolation | grep -o 'its=[0-9]*' | diff - $R/geo-a.txt && cat $R/geo-a.txt"
+same_its_dm_interpolation() {
+  local a b
+  a=$($B/examples/tets "$@" $GEO | grep -o ' its=[0-9]* reason=CONVERGED') || { echo "no convergence without -pc_patchamg_dm_interpolation"; return 1; }
+  b=$($B/examples/tets "$@" $GEO -pc_patchamg_dm_interpolation | grep -o ' its=[0-9]* reason=CONVERGED') || { echo "no convergence with -pc_patchamg_dm_interpolation"; return 1; }
+  echo "vertex matching:$a; DMCreateInterpolation():$b"
+  [ "$a" = "$b" ]
+}
+run tets/geo-dm-interpolation same_its_dm_interpolation -mesh annulus -cells 8 -refine 2
 run tets/geo-mpi-n2           tets_mpi -mesh regular -cells 8 -refine 2 $GEO -pc_patchamg_renumber rcm
-run tets/geo-annulus-n3       bash -c "$MPIEXEC -n 3 $B/examples/tets -mesh annulus -cells 16 -refine 2 -sigma_ratio 10 $GEO -pc_patchamg_renumber hierarchical | grep -E ' its=(1[0-4]) reason=CONVERGED'"
+run tets/geo-annulus-n3       output_has ' its=(1[0-4]) reason=CONVERGED' -- $MPIEXEC -n 3 $B/examples/tets -mesh annulus -cells 16 -refine 2 -sigma_ratio 10 $GEO -pc_patchamg_renumber hierarchical
 run tets/geo-err-no-dm        expect_fail "needs a DM with a refinement hierarchy, and the PC has none" $B/examples/tets -mesh regular -cells 4 -refine 1 -pc_type patchamg -pc_patchamg_hierarchy geometric
 run tets/geo-err-no-hierarchy expect_fail "has no coarse DM" $B/examples/tets -mesh regular -cells 4 $GEO
 run tets/geo-err-patch        expect_fail "the patch relaxation works on the patches of aggregates" $B/examples/tets -mesh regular -cells 4 -refine 1 $GEO -pc_patchamg_relax patch
