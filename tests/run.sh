@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Patchwork's test suite (run by `make check` after the build). One line per test; the full output
-# of each test is in tests/results/<name>.log. Exit code 77 from a test program means "skipped"
-# (it prints why). The last line is "N passed, N failed, N skipped".
+# of each test is in tests/results/<name>.log. A test is skipped when its program exits with 77 and
+# prints a line "SKIP: why"; 77 without that line (PETSc's PETSC_ERR_PLIB is 77) or with a PETSc error
+# is a failure, as is any other non-zero exit. The last line is "N passed, N failed, N skipped".
 #   ONLY='REGEX' bash tests/run.sh   runs only the tests whose names match the extended regular
 #                                    expression (while iterating; make check runs them all)
 set -u
@@ -27,8 +28,8 @@ report() { # name status seconds [detail]
   case "$2" in ok) passed=$((passed + 1)) ;; skip) skipped=$((skipped + 1)) ;; *) failed=$((failed + 1)) ;; esac
 }
 
-# run NAME CMD...: pass on exit 0, skip on 77, fail otherwise (the end of the log is shown). PETSc's
-# PETSC_ERR_PLIB is 77 too: an exit 77 after a PETSc error is a failure, not a skip
+# run NAME CMD...: pass on exit 0, skip on exit 77 with a "SKIP:" line (and no PETSc error), fail
+# otherwise (the end of the log is shown)
 run() {
   local name=$1 t0 rc
   selected "$name" || return 0
@@ -38,7 +39,7 @@ run() {
   "$@" >"$R/$name.log" 2>&1
   rc=$?
   if [ $rc = 0 ]; then report "$name" ok $(($(date +%s) - t0))
-  elif [ $rc = 77 ] && ! grep -q 'PETSC ERROR' "$R/$name.log"; then report "$name" skip $(($(date +%s) - t0)) "($(grep -m1 -i skip "$R/$name.log"))"
+  elif [ $rc = 77 ] && grep -q '^SKIP: ' "$R/$name.log" && ! grep -q 'PETSC ERROR' "$R/$name.log"; then report "$name" skip $(($(date +%s) - t0)) "($(grep -m1 '^SKIP: ' "$R/$name.log"))"
   else
     report "$name" FAIL $(($(date +%s) - t0)) "(exit $rc)"
     tail -n 15 "$R/$name.log" | sed 's/^/    | /'

@@ -44,7 +44,7 @@ static PetscErrorCode TestOne(PetscInt dim, const PetscInt n[], PetscInt dof, DM
   PetscCall(VecGetLocalSize(x, &nown));
   PetscCall(VecGetLocalSize(xl, &nloc));
   PetscCall(PatchworkFloatHaloGetLocalSize(h, &nh));
-  PetscCheck(nh == nloc, PETSC_COMM_SELF, PETSC_ERR_PLIB, "local size %" PetscInt_FMT ", the DMDA's %" PetscInt_FMT, nh, nloc);
+  PetscCheck(nh == nloc, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "local size %" PetscInt_FMT ", the DMDA's %" PetscInt_FMT, nh, nloc);
   PetscCall(PetscMalloc2(nown, &g, nloc, &l));
 
   /* to local: the float copies of a double vector's entries, so equal to the double result's */

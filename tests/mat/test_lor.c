@@ -40,7 +40,7 @@ static PetscErrorCode SetUpAndGet(PC pc, Mat *Alor)
   PetscFunctionBeginUser;
   PetscCall(PCSetUp(pc));
   PetscCall(PCLORGetMatrix(pc, Alor));
-  PetscCheck(*Alor, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "PCLOR has no matrix after PCSetUp()");
+  PetscCheck(*Alor, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONGSTATE, "PCLOR has no matrix after PCSetUp()");
   PetscFunctionReturn(0);
 }
 

@@ -184,7 +184,7 @@ static PetscErrorCode Reference(const Dense *D, PetscInt i, PetscInt nJ, const P
 
     for (PetscInt k = c; k < n; k++) s += W[k + c * n] * W[k + c * n];
     alpha = W[c + c * n] > 0 ? -sqrtl(s) : sqrtl(s);
-    PetscCheck(alpha != 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "reference: row %" PetscInt_FMT " is rank deficient", i);
+    PetscCheck(alpha != 0, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "reference: row %" PetscInt_FMT " is rank deficient", i);
     W[c + c * n] -= alpha; /* v = x - alpha e_c, stored in place */
     vnorm2 = s - 2 * alpha * (W[c + c * n] + alpha) + alpha * alpha;
     for (PetscInt d = c + 1; d <= nJ; d++) {
