@@ -174,12 +174,13 @@ vp_mpi_single() {
     awk -v a="$(echo "$dn" | sed 's/.*l2err=//')" -v b="$(echo "$sn" | sed 's/.*l2err=//')" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= 1e-5 * a) }'
 }
 
-# expect_fail PATTERN CMD...: the command fails and says PATTERN
+# expect_fail PATTERN CMD...: the command fails and says PATTERN (a basic regular expression; EXPECT_TEXT=1:
+# a fixed string)
 expect_fail() {
   local pattern=$1 out
   shift
   if out=$("$@" 2>&1); then echo "$out"; echo "expected a failure"; return 1; fi
-  grep -m1 -- "$pattern" <<<"$out" || { echo "$out" | tail -n 20; echo "the failure does not say: $pattern"; return 1; }
+  grep ${EXPECT_TEXT:+-F} -m1 -- "$pattern" <<<"$out" || { echo "$out" | tail -n 20; echo "the failure does not say: $pattern"; return 1; }
 }
 
 # output_has PATTERN... -- CMD...: CMD succeeds and, for each extended regular expression PATTERN (one
@@ -417,6 +418,8 @@ run pcmg/mpi-n2                  vp_mpi 2 3 3 8 -pc_type mg -mg_levels_pc_type j
 run pcmg/sor-table3              $B/tests/mat/test_mg_sor
 run vertexpatch/err-levels       expect_fail "cannot be coarsened to 5 levels" $B/examples/poisson -dim 2 -degree 2 -cells 8 $VP -pc_vertexpatch_levels 5
 run vertexpatch/err-natural      expect_fail "Dirichlet conditions only" $B/examples/poisson -dim 2 -degree 2 -cells 8 $VP -mat_patchwork_bc natural
+EXPECT_TEXT=1 run vertexpatch/refuse-omega     expect_fail "-pc_vertexpatch_omega 1.5 is out of range: it must be in [0, 1]" $B/examples/poisson -dim 2 -degree 2 -cells 8 $VP -pc_vertexpatch_type additive -pc_vertexpatch_omega 1.5
+EXPECT_TEXT=1 run vertexpatch/refuse-omega-neg expect_fail "-pc_vertexpatch_omega -0.25 is out of range: it must be in [0, 1]" $B/examples/poisson -dim 2 -degree 2 -cells 8 $VP -pc_vertexpatch_type additive -pc_vertexpatch_omega -0.25
 # level counts 0 and 1: PCVERTEXPATCH refuses 0 with a clear error (also as a PCMG smoother) and ignores
 # PCMG's -pc_mg_levels; -pc_type mg -pc_mg_levels 0 itself is not tested: PETSc's own PCSetFromOptions_MG()
 # (3.18 to 3.26) reads level 0 of the empty level array that PCMGSetLevels(pc, 0) made, a SEGV before
@@ -489,6 +492,11 @@ run lor/gauss-rule        $B/examples/lor -dim 2 -degree 5 -cells 6 -pc_lor_quad
 # on 2 ranks: the LOR matrix has every one of the 17^3 rows, as one parallel AIJ matrix, and CG converges
 run lor/mpi-n2            output_has '; 4913 rows, [0-9]+ nonzeros, type mpiaij' '^summary:.* reason=CONVERGED' -- $MPIEXEC -n 2 $B/examples/lor -dim 3 -degree 4 -cells 4 -ksp_view
 run lor/help              help_lists $B/examples/lor -- -pc_lor_degree -pc_lor_alpha -pc_lor_beta -pc_lor_quadrature -pc_lor_bc -pc_lor_device_csr
+# refused when read, even where the Patchwork operator makes them unused
+EXPECT_TEXT=1 run lor/refuse-degree     expect_fail "-pc_lor_degree -3 is out of range: it must be in [1, 10]" $B/examples/lor -dim 2 -degree 2 -cells 4 -pc_lor_degree -3
+EXPECT_TEXT=1 run lor/refuse-degree-11  expect_fail "-pc_lor_degree 11 is out of range: it must be in [1, 10]" $B/examples/lor -dim 2 -degree 2 -cells 4 -pc_lor_degree 11
+EXPECT_TEXT=1 run lor/refuse-alpha      expect_fail "-pc_lor_alpha -1. is out of range: it must be at least 0" $B/examples/lor -dim 2 -degree 2 -cells 4 -pc_lor_alpha -1
+EXPECT_TEXT=1 run lor/refuse-beta       expect_fail "-pc_lor_beta 0. is out of range: it must be positive" $B/examples/lor -dim 2 -degree 2 -cells 4 -pc_lor_beta 0
 run lor/malloc-dump       no_leaks $B/examples/lor -dim 2 -degree 3 -cells 4
 # same_its_sell CMD...: with -lor_mat_type sell (a type PETSc's COO fallback cannot preallocate by
 # itself, see PreallocateSELL()) the run ends with the iterations of the AIJ run
@@ -568,6 +576,37 @@ same_products() {
 }
 run patchamg/product-kernels     same_products -problem fd7 -n 24
 run patchamg/product-kernels-q1  same_products -problem q1 -n 16 -pc_patchamg_patch_size 100
+# out-of-range values are refused when the options are read, by a message that names the option (with the
+# PC's prefix) and its range; -help says the range. (They were accepted: -pc_patchamg_omega 1e9 made GMRES
+# claim convergence, -pc_patchamg_k 1000000 set up for minutes, the others ran as if not given.)
+# Each entry: test name|option|value|the value as the refusal prints it (PETSc's %g ends an integral value
+# with a dot)|what it says after "is out of range: "
+REFUSALS=(
+  "patchamg/refuse-coarse-size-0|-pc_patchamg_coarse_size|0|0|it must be at least 1"
+  "patchamg/refuse-coarse-size-neg|-pc_patchamg_coarse_size|-5|-5|it must be at least 1"
+  "patchamg/refuse-threshold-neg|-pc_patchamg_threshold|-1|-1.|it must be in [0, 1)"
+  "patchamg/refuse-threshold-1|-pc_patchamg_threshold|1|1.|it must be in [0, 1)"
+  "patchamg/refuse-levels|-pc_patchamg_levels|-2|-2|it must be at least 0"
+  "patchamg/refuse-min-aggregate|-pc_patchamg_min_aggregate|-3|-3|it must be at least 1"
+  "patchamg/refuse-omega|-pc_patchamg_omega|1e9|1e+09|it must be in [0, 2)"
+  "patchamg/refuse-inner-omega|-pc_patchamg_inner_omega|1e9|1e+09|it must be in (0, 1]"
+  "patchamg/refuse-inner-omega-0|-pc_patchamg_inner_omega|0|0.|it must be in (0, 1]"
+  "patchamg/refuse-prolong-omega|-pc_patchamg_prolong_omega|-0.5|-0.5|it must be in [0, 2]"
+  "patchamg/refuse-k|-pc_patchamg_k|1000000|1000000|k must be in [1, 10]"
+  "patchamg/refuse-k-0|-pc_patchamg_k|0|0|k must be in [1, 10]"
+  "patchamg/refuse-patch-size|-pc_patchamg_patch_size|2000|2000|it must be in [1, 1024]"
+  "patchamg/refuse-inner-sweeps|-pc_patchamg_inner_sweeps|0|0|it must be at least 1"
+  "patchamg/refuse-smooth-steps|-pc_patchamg_smooth_steps|0|0|it must be at least 1"
+)
+for r in "${REFUSALS[@]}"; do
+  IFS='|' read -r name opt val shown says <<<"$r"
+  EXPECT_TEXT=1 run "$name" expect_fail "$opt $shown is out of range: $says" $AMG -problem fd7 -n 4 $opt $val
+done
+# the PC's prefix is in the name: PCPATCHAMG inside PCLOR
+EXPECT_TEXT=1 run patchamg/refuse-k-prefixed expect_fail "-lor_pc_patchamg_k 0 is out of range: k must be in [1, 10]" $B/examples/lor -dim 2 -degree 2 -cells 4 -lor_pc_type patchamg -lor_pc_patchamg_k 0
+run patchamg/help-ranges  output_has '^ +-pc_patchamg_k:? <[^>]*>: .*, 1 <= k <= 10' '^ +-pc_patchamg_threshold:? <[^>]*>: .*, 0 <= threshold < 1' '^ +-pc_patchamg_min_aggregate:? <[^>]*>: .*, at least 1' \
+                            '^ +-pc_patchamg_omega:? <[^>]*>: Damping w of the relaxation, 0 <= w < 2 \(0: min\(1, 1.5/lambda_max\(M\^-1 A\)\) per level' '^ +-pc_patchamg_inner_omega:? <[^>]*>: .*, 0 < w <= 1' \
+                            '^ +-pc_patchamg_prolong_omega:? <[^>]*>: .*, 0 <= w <= 2' '^ +-pc_patchamg_coarse_size:? <[^>]*>: .*, at least 1' '^ +-pc_patchamg_levels:? <[^>]*>: .*, at least 0' -- $AMG -help
 run patchamg/help         help_lists $AMG -- -pc_patchamg_hierarchy -pc_patchamg_relax -pc_patchamg_precision -pc_patchamg_k -pc_patchamg_threshold -pc_patchamg_min_aggregate -pc_patchamg_patch_size -pc_patchamg_inner_sweeps \
                             -pc_patchamg_omega -pc_patchamg_inner_omega -pc_patchamg_prolong_omega -pc_patchamg_smooth_steps -pc_patchamg_coarse_size -pc_patchamg_redistribute -pc_patchamg_levels -pc_patchamg_check
 
