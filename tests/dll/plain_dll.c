@@ -64,8 +64,7 @@ int main(int argc, char **argv)
   PetscCall(VecAXPY(u, -1.0, x));
   PetscCall(VecNorm(u, NORM_INFINITY, &err));
   PetscCall(MatView(A, PETSC_VIEWER_STDOUT_WORLD));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "plain_dll: CG + Jacobi recovered x in %" PetscInt_FMT " iterations, max error %s\n", its, err < 1e-8 ? "below 1e-8" : "TOO LARGE"));
-  PetscCheck(err < 1e-8, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Solve through the plugin is wrong: max error %g", (double)err);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s plain_dll: CG + Jacobi recovered x in %" PetscInt_FMT " iterations, max error %g (tolerance 1e-8)\n", err < 1e-8 ? "ok  " : "FAIL", its, (double)err));
 
   PetscCall(KSPDestroy(&ksp));
   PetscCall(VecDestroy(&x));
@@ -74,5 +73,5 @@ int main(int argc, char **argv)
   PetscCall(MatDestroy(&A));
   PetscCall(DMDestroy(&dm));
   PetscCall(PetscFinalize());
-  return 0;
+  return err < 1e-8 ? 0 : 1; /* a NaN fails */
 }

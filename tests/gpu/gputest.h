@@ -10,6 +10,8 @@
 #include <vector>
 #include <cuda_runtime.h>
 
+#include "../errmax.h"
+
 static int           g_fail = 0, g_pass = 0;
 static cudaStream_t  g_stream;
 static unsigned long long g_rng = 0x9E3779B97F4A7C15ull;

@@ -21,7 +21,9 @@
 # The suites build in parallel. Logs go to $OUT when set, else build/gpu-kernels/. A short summary
 # table is printed last.
 #   bash tests/gpu/kernels.sh [tensor] [patch] [lor] [plex] [amg] [graph] [galerkin]   (default: all seven)
-# Exit status: 0 when every step passed; the test's 77 (no device) is passed through.
+# Exit status: 0 when every step passed; 77 (with a "SKIP:" line) when nothing failed and the tests
+# found no CUDA device; 1 otherwise. A test program's exit 77 is a skip only with its "SKIP:" line; a
+# missing test source is a failure.
 set -u
 cd "$(dirname "$0")/../.."
 B=build/gpu-kernels
@@ -36,6 +38,14 @@ SUITES=${*:-tensor patch lor plex amg graph galerkin}
 
 declare -a STEP STATUS DETAIL
 note() { STEP+=("$1"); STATUS+=("$2"); DETAIL+=("$3"); }
+nskip=0
+# status_of RC LOG: a test program's result: ok (exit 0), skip (exit 77 and a "SKIP:" line in its log:
+# no device), FAIL (anything else)
+status_of() {
+  if [ "$1" = 0 ]; then echo ok
+  elif [ "$1" = 77 ] && grep -q '^SKIP:' "$2"; then echo skip
+  else echo FAIL; fi
+}
 has() { case " $SUITES " in *" $1 "*) return 0 ;; esac; return 1; }
 
 build_core() {
@@ -125,8 +135,8 @@ build_graph() {
 
 # the prolongator, the Galerkin product, the device levels' CSR operations and SPAI(1): for each part p,
 # the kernel cuda/amg_p.cu (ptxas report $LOG/ptxas_p.txt), its CPU reference src/core/amg_p_ref.c and
-# the test tests/gpu/test_amg_p_kernels.cu; every test links all of them; a test whose source is
-# missing is left out (reported as skipped)
+# the test tests/gpu/test_amg_p_kernels.cu; every test links all of them; a missing test source fails
+# the build
 GALERKIN_TESTS="galerkin prolong csr spai strength"
 galerkin_ptxas() { local t; for t in $GALERKIN_TESTS; do printf '%s ' "$LOG/ptxas_$t.txt"; done; }
 build_galerkin() {
@@ -146,7 +156,7 @@ build_galerkin() {
   objs="$objs $B/amg_graph_galerkin.o $B/amg_graph.o"
   for t in $GALERKIN_TESTS; do
     rm -f "$B/test_${t}_kernels"
-    [ -f "tests/gpu/test_amg_${t}_kernels.cu" ] || { echo "tests/gpu/test_amg_${t}_kernels.cu is missing: left out"; continue; }
+    [ -f "tests/gpu/test_amg_${t}_kernels.cu" ] || { echo "tests/gpu/test_amg_${t}_kernels.cu is missing"; return 1; }
     echo "+ $NVCC $FLAGS tests/gpu/test_amg_${t}_kernels.cu"
     "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra "tests/gpu/test_amg_${t}_kernels.cu" $objs -lm -o "$B/test_${t}_kernels" || return 1
   done
@@ -217,12 +227,13 @@ run_suite() {
   "$B/test_${name}_kernels" > "$LOG/${pre}test.log" 2>&1
   trc=$?
   grep -E '^FAIL' "$LOG/${pre}test.log" | head -20
-  if [ $trc -eq 77 ]; then
-    note "${pre}test" skip "no CUDA device"
-    printf '%-16s %-7s %s\n' "${pre}test" skip "no CUDA device"
-    exit 77
+  st=$(status_of $trc "$LOG/${pre}test.log")
+  if [ $st = skip ]; then # no device: no sanitizers, no benchmark
+    note "${pre}test" skip "$(grep -m1 '^SKIP:' "$LOG/${pre}test.log")"
+    nskip=$((nskip + 1))
+    return
   fi
-  [ $trc -eq 0 ] && st=ok || { st=FAIL; rc=1; }
+  [ $st = ok ] || rc=1
   note "${pre}test" $st "$(tail -n 1 "$LOG/${pre}test.log" | sed 's/^# //'), $((SECONDS - t0)) s"
   for tool in memcheck racecheck; do
     t0=$SECONDS
@@ -246,10 +257,16 @@ has tensor && run_suite tensor ""
 has patch && run_suite patch "patch-"
 # the vector kernels of the single-precision cycles: test and memcheck (no benchmark: they stream)
 if has patch; then
-  "$B/test_vec_kernels" > "$LOG/vec-test.log" 2>&1 && st=ok || { st=FAIL; rc=1; }
+  "$B/test_vec_kernels" > "$LOG/vec-test.log" 2>&1
+  st=$(status_of $? "$LOG/vec-test.log")
   note vec-test $st "$(tail -n 1 "$LOG/vec-test.log" | sed 's/^# //')"
-  timeout "$SAN_TIMEOUT" "$SAN" --tool memcheck --error-exitcode 3 "$B/test_vec_kernels" > "$LOG/vec-memcheck.log" 2>&1 && st=ok || { st=FAIL; rc=1; }
-  note vec-memcheck $st "$(grep -E 'ERROR SUMMARY' "$LOG/vec-memcheck.log" | tail -n 1 | sed 's/^========= //')"
+  case $st in
+  skip) nskip=$((nskip + 1)) ;;
+  *)
+    [ $st = ok ] || rc=1
+    timeout "$SAN_TIMEOUT" "$SAN" --tool memcheck --error-exitcode 3 "$B/test_vec_kernels" > "$LOG/vec-memcheck.log" 2>&1 && st=ok || { st=FAIL; rc=1; }
+    note vec-memcheck $st "$(grep -E 'ERROR SUMMARY' "$LOG/vec-memcheck.log" | tail -n 1 | sed 's/^========= //')" ;;
+  esac
 fi
 has lor && run_suite lor "lor-"
 has plex && run_suite plex "plex-"
@@ -258,7 +275,14 @@ has amg && run_suite amg "amg-"
 if has graph; then
   for t in graph balance; do
     t0=$SECONDS
-    "$B/test_${t}_kernels" > "$LOG/$t-test.log" 2>&1 && st=ok || { st=FAIL; rc=1; grep -E '^FAIL' "$LOG/$t-test.log" | head -20; }
+    "$B/test_${t}_kernels" > "$LOG/$t-test.log" 2>&1
+    st=$(status_of $? "$LOG/$t-test.log")
+    if [ $st = skip ]; then
+      note "$t-test" skip "$(grep -m1 '^SKIP:' "$LOG/$t-test.log")"
+      nskip=$((nskip + 1))
+      continue
+    fi
+    [ $st = ok ] || { rc=1; grep -E '^FAIL' "$LOG/$t-test.log" | head -20; }
     note "$t-test" $st "$(grep -E '^# [0-9]+ passed' "$LOG/$t-test.log" | tail -n 1 | sed 's/^# //'), $((SECONDS - t0)) s"
     for tool in memcheck racecheck; do
       t0=$SECONDS
@@ -272,17 +296,19 @@ fi
 if has galerkin; then
   for t in $GALERKIN_TESTS; do
     if [ ! -x "$B/test_${t}_kernels" ]; then
-      note "$t-test" skip "tests/gpu/test_amg_${t}_kernels.cu is missing"
+      note "$t-test" FAIL "not built (tests/gpu/test_amg_${t}_kernels.cu)"
+      rc=1
       continue
     fi
     t0=$SECONDS
     "$B/test_${t}_kernels" > "$LOG/$t-test.log" 2>&1
-    trc=$?
-    if [ $trc -eq 77 ]; then
-      note "$t-test" skip "no CUDA device"
+    st=$(status_of $? "$LOG/$t-test.log")
+    if [ $st = skip ]; then
+      note "$t-test" skip "$(grep -m1 '^SKIP:' "$LOG/$t-test.log")"
+      nskip=$((nskip + 1))
       continue
     fi
-    [ $trc -eq 0 ] && st=ok || { st=FAIL; rc=1; grep -E '^FAIL' "$LOG/$t-test.log" | head -20; }
+    [ $st = ok ] || { rc=1; grep -E '^FAIL' "$LOG/$t-test.log" | head -20; }
     note "$t-test" $st "$(grep -E '^# [0-9]+ passed' "$LOG/$t-test.log" | tail -n 1 | sed 's/^# //'), $((SECONDS - t0)) s"
     for tool in memcheck racecheck; do
       t0=$SECONDS
@@ -299,27 +325,27 @@ fi
 if has tensor; then
   echo
   echo "== benchmark table =="
-  grep -v '^SUMMARY' "$LOG/bench.log"
+  grep -v '^SUMMARY' "$LOG/bench.log" 2>/dev/null || echo "(not run)"
 fi
 if has patch; then
   echo
   echo "== patch benchmark table =="
-  cat "$LOG/patch-bench.log"
+  cat "$LOG/patch-bench.log" 2>/dev/null || echo "(not run)"
 fi
 if has lor; then
   echo
   echo "== lor benchmark table =="
-  cat "$LOG/lor-bench.log"
+  cat "$LOG/lor-bench.log" 2>/dev/null || echo "(not run)"
 fi
 if has plex; then
   echo
   echo "== plex benchmark table =="
-  cat "$LOG/plex-bench.log"
+  cat "$LOG/plex-bench.log" 2>/dev/null || echo "(not run)"
 fi
 if has amg; then
   echo
   echo "== amg benchmark table =="
-  cat "$LOG/amg-bench.log"
+  cat "$LOG/amg-bench.log" 2>/dev/null || echo "(not run)"
 fi
 if has graph; then
   echo
@@ -334,5 +360,9 @@ fi
 echo
 echo "== summary =="
 for i in "${!STEP[@]}"; do printf '%-16s %-7s %s\n' "${STEP[$i]}" "${STATUS[$i]}" "${DETAIL[$i]}"; done
-has tensor && grep '^SUMMARY' "$LOG/bench.log" | sed 's/^SUMMARY //'
+has tensor && [ -f "$LOG/bench.log" ] && grep '^SUMMARY' "$LOG/bench.log" | sed 's/^SUMMARY //'
+if [ $rc = 0 ] && [ $nskip -gt 0 ]; then
+  echo "SKIP: $nskip test program(s) found no CUDA device"
+  exit 77
+fi
 exit $rc

@@ -209,10 +209,10 @@ static void CheckMult(const char *label, const Mat &M, const PatchworkCSRMatrix 
         a += fabsl(t);
       }
       const double b = (Gamma(n + 1, u) + Gamma(n + 2, uld)) * (double)a, e1 = (double)fabsl(y[i] - s), e2 = fabs(y[i] - ref[i]);
-      const double r1 = b > 0 ? e1 / b : (e1 > 0 || std::isnan(e1)) * 1e300, r2 = b > 0 ? e2 / (2 * b) : (e2 > 0 || std::isnan(e2)) * 1e300;
+      const double r1 = b > 0 ? e1 / b : e1 == 0 ? 0.0 : INFINITY, r2 = b > 0 ? e2 / (2 * b) : e2 == 0 ? 0.0 : INFINITY;
 
-      worst_exact = std::isnan(r1) ? 1e300 : std::max(worst_exact, r1);
-      worst_ref   = std::isnan(r2) ? 1e300 : std::max(worst_ref, r2);
+      worst_exact = ErrMax(worst_exact, r1);
+      worst_ref   = ErrMax(worst_ref, r2);
     }
     Result(worst_exact <= 1 && worst_ref <= 1, "%s %s, %s: worst |gpu - exact| %.3f of the bound, |gpu - ref| %.3f of twice it", which, label, zname[mode], worst_exact, worst_ref);
   }

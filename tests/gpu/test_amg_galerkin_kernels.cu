@@ -285,7 +285,7 @@ static void CheckDense(const char *label, const Csr &A, const Mat &P, const Host
       if (same) {
         const double tol = 4 * DBL_EPSILON * (double)N[IJ] * (double)Mg[IJ];
 
-        worst = std::max(worst, tol > 0 ? (double)fabsl(R.val[p] - D[IJ]) / tol : (R.val[p] != 0) * 1e300);
+        worst = ErrMax(worst, tol > 0 ? (double)fabsl(R.val[p] - D[IJ]) / tol : R.val[p] == 0 ? 0.0 : INFINITY);
       }
       p++;
     }
@@ -387,13 +387,13 @@ static void Compare(const char *label, const Csr &A, const Mat &P, bool dense, T
 
     for (int q = 0; q < R.nnz; q++) {
       const double e = fabs(G.val[q] - R.val[q]), b = 8 * DBL_EPSILON * N.val[q] * M.val[q];
-      const double r = b > 0 ? e / b : (e > 0) * 1e300;
+      const double r = b > 0 ? e / b : e == 0 ? 0.0 : INFINITY;
 
-      if (r >= worst) {
-        worst = r;
-        err   = e;
-        tol   = b;
+      if (ErrMaxTakes(worst, r)) {
+        err = e;
+        tol = b;
       }
+      worst = ErrMax(worst, r);
     }
     char values[128];
 

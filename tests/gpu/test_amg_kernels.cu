@@ -274,22 +274,21 @@ static void Majorant(const Problem &P, double iw, double w, int inner, int zero_
   }
 }
 
-/* max_i |a_i - b_i| / (eps M_i); a difference where M_i = 0, or a NaN, is infinite */
+/* max_i |a_i - b_i| / (eps M_i); a difference where M_i = 0 is infinite, a NaN gives NaN */
 static double ErrRatio(const std::vector<double> &a, const std::vector<double> &b, const std::vector<double> &M)
 {
   double e = 0;
   for (size_t i = 0; i < a.size(); i++) {
     const double d = fabs(a[i] - b[i]);
     if (d == 0) continue;
-    if (!(d == d) || M[i] == 0) return INFINITY;
-    e = std::max(e, d / (DBL_EPSILON * M[i]));
+    e = ErrMax(e, M[i] == 0 ? INFINITY : d / (DBL_EPSILON * M[i]));
   }
   return e;
 }
 
 static void Check(double err, double tol, const char *name)
 {
-  if (err / tol > g_worst) {
+  if (ErrMaxTakes(g_worst, err / tol)) {
     g_worst = err / tol;
     snprintf(g_worst_name, sizeof(g_worst_name), "%s", name);
   }
@@ -347,7 +346,7 @@ static void TestMultBoundary(const Problem &P, const char *label)
   double err = ErrRatio(ToPosition(P, gpu), ref, M);
   CheckRet(PatchworkSPMBoundaryResidualCUDA(&P.dev, dx, dz, dz, g_stream), "PatchworkSPMBoundaryResidualCUDA (y = z)");
   Download(gpu, dz);
-  err = std::max(err, ErrRatio(ToPosition(P, gpu), ref, M));
+  err = ErrMax(err, ErrRatio(ToPosition(P, gpu), ref, M));
   snprintf(name, sizeof(name), "%s boundary residual, y separate and y = z%s", label, same ? "" : " CPU ROW MAP DIFFERS");
   Check(same ? err : INFINITY, 2.0 * (P.maxlen + 5), name);
   CHECK_CUDA(cudaFree(dx));
@@ -391,20 +390,20 @@ static void TestRelax(Problem &P, int zero_guess, int inner, const char *label)
   CheckRet(PatchworkSPMPatchRelaxCUDA(&P.dev, db, dx, dr, zero_guess, g_stream), "PatchworkSPMPatchRelaxCUDA");
   Download(xg, dx);
   Download(rg, dr);
-  err = std::max(ErrRatio(ToPosition(P, xg), xref, xm), ErrRatio(ToPosition(P, rg), rref, rm));
+  err = ErrMax(ErrRatio(ToPosition(P, xg), xref, xm), ErrRatio(ToPosition(P, rg), rref, rm));
   /* r = NULL */
   CHECK_CUDA(cudaMemcpy(dx, x0l.data(), n * sizeof(double), cudaMemcpyHostToDevice));
   CheckRet(PatchworkSPMPatchRelaxCUDA(&P.dev, db, dx, NULL, zero_guess, g_stream), "PatchworkSPMPatchRelaxCUDA (r = NULL)");
   Download(xg, dx);
   Download(bg, db);
-  err   = std::max(err, ErrRatio(ToPosition(P, xg), xref, xm));
+  err   = ErrMax(err, ErrRatio(ToPosition(P, xg), xref, xm));
   bsame = !memcmp(bg.data(), bl.data(), n * sizeof(double));
   /* r = b */
   CHECK_CUDA(cudaMemcpy(dx, x0l.data(), n * sizeof(double), cudaMemcpyHostToDevice));
   CheckRet(PatchworkSPMPatchRelaxCUDA(&P.dev, db, dx, db, zero_guess, g_stream), "PatchworkSPMPatchRelaxCUDA (r = b)");
   Download(xg, dx);
   Download(rg, db);
-  err = std::max(err, std::max(ErrRatio(ToPosition(P, xg), xref, xm), ErrRatio(ToPosition(P, rg), rref, rm)));
+  err = ErrMax(err, ErrMax(ErrRatio(ToPosition(P, xg), xref, xm), ErrRatio(ToPosition(P, rg), rref, rm)));
   snprintf(name, sizeof(name), "%s relax %s inner %d iw %.2f w %.2f (r separate, NULL, = b)%s%s", label, zero_guess ? "zero guess" : "from x    ", inner, iw, w, bsame ? "" : " b CHANGED",
            same ? "" : " CPU ROW MAP DIFFERS");
   Check(bsame && same ? err : INFINITY, (double)(inner + 3) * (P.maxlen + 5), name);

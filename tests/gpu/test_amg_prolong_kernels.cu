@@ -112,7 +112,7 @@ static bool CheckReference(const Csr &A, const std::vector<int> &agg, int naggs,
       const double tol = (A.ptr[i + 1] - A.ptr[i] + 4) * 2.3e-16 * (double)mag[e.first] + 1e-300;
 
       if (P.col[p] != e.first) return false;
-      *worst = std::max(*worst, fabs(P.val[p] - (double)e.second) / tol);
+      *worst = ErrMax(*worst, fabs(P.val[p] - (double)e.second) / tol);
       p++;
     }
   }
@@ -176,7 +176,7 @@ static void Compare(const char *label, const Csr &A, const std::vector<int> &agg
       for (int p = R.ptr[i]; p < R.ptr[i + 1]; p++) {
         tol = 2 * (A.ptr[i + 1] - A.ptr[i] + 2) * 1.12e-16 * mag;
         err = fabs(gval[p] - R.val[p]);
-        rel = std::max(rel, err / tol);
+        rel = ErrMax(rel, err / tol);
       }
     }
     Result(rel <= 1, "values %s%s: worst err/tol %.3g", label, withz ? ", z" : "", rel);
@@ -186,7 +186,7 @@ static void Compare(const char *label, const Csr &A, const std::vector<int> &agg
 
     CHECK_CUDA(cudaMemcpy(gzc.data(), dzc, sizeof(double) * naggs, cudaMemcpyDeviceToHost));
     for (int i = 0; i < A.n; i++) size[agg[i]]++;
-    for (int J = 0; J < naggs; J++) rel = std::max(rel, fabs(gzc[J] - zc[J]) / ((withz ? 2 * (size[J] + 2) * 1.12e-16 * zc[J] : 0) + 1e-300));
+    for (int J = 0; J < naggs; J++) rel = ErrMax(rel, fabs(gzc[J] - zc[J]) / ((withz ? 2 * (size[J] + 2) * 1.12e-16 * zc[J] : 0) + 1e-300));
     Result(rel <= 1, "next level's near-null vector %s%s: worst err/tol %.3g%s", label, withz ? ", z" : "", rel, withz ? "" : " (constants: bit for bit)");
   }
   if (timing) printf("# prolongator %s: GPU %.2f ms, CPU reference %.1f ms (%.0fx), %d entries\n", label, ms, 1e3 * tcpu, 1e3 * tcpu / std::max(ms, 1e-3f), R.nnz);

@@ -264,9 +264,9 @@ struct Analyzer {
       double c = 0;
 
       for (int a = 0; a < n; a++) c += fabs(G[a <= b ? (size_t)a * n + b : (size_t)b * n + a]);
-      r.gnorm = std::max(r.gnorm, c);
-      r.cnorm = std::max(r.cnorm, t[b]);
-      r.gdiag = std::max(r.gdiag, G[(size_t)b * n + b]);
+      r.gnorm = ErrMax(r.gnorm, c);
+      r.cnorm = ErrMax(r.cnorm, t[b]);
+      r.gdiag = ErrMax(r.gdiag, G[(size_t)b * n + b]);
     }
     return r;
   }
@@ -329,7 +329,7 @@ static void Compare(const char *label, const Csr &A, const Out &ref, const Out &
     tried++;
     if (!std::isfinite(kc) && ref.flag[i] == gpu.flag[i]) continue;
     const RowInfo r = an.Get(A, i);
-    const double  eps = Eps(r), kappa = gk ? std::max(kc, gpu.kappa[i]) : kc;
+    const double  eps = Eps(r), kappa = gk ? ErrMax(kc, gpu.kappa[i]) : kc;
     const bool    isnear = std::isfinite(kc) && fabs(kc - KMAX) <= Tau(nJ, KMAX, eps) * KMAX;
     double        d = 0, mx = 0, tol;
 
@@ -341,17 +341,17 @@ static void Compare(const char *label, const Csr &A, const Out &ref, const Out &
     if (ref.flag[i] || gpu.flag[i]) continue;
     both++;
     for (int e = p0; e < p0 + nJ; e++) {
-      d  = std::max(d, fabs(gpu.m[e] - ref.m[e]));
-      mx = std::max(mx, std::max(fabs(gpu.m[e]), fabs(ref.m[e])));
+      d  = ErrMax(d, fabs(gpu.m[e] - ref.m[e]));
+      mx = ErrMax(mx, ErrMax(fabs(gpu.m[e]), fabs(ref.m[e])));
     }
     tol = kappa * eps < 1 ? 2 * kappa * eps / (1 - kappa * eps) * mx : INFINITY;
     if (!(d <= tol) && !badm++) snprintf(why[1], 200, "; first: row %d |dm| %.3g bound %.3g", i, d, tol);
-    wm = std::max(wm, tol > 0 ? d / tol : d > 0 ? INFINITY : 0);
+    wm = ErrMax(wm, tol > 0 ? d / tol : d == 0 ? 0.0 : INFINITY);
     if (gk) {
       const double dk = fabs(gpu.kappa[i] - kc) / (Tau(nJ, kappa, eps) * kc);
 
       badk += !(dk <= 1);
-      wk = std::max(wk, dk);
+      wk = ErrMax(wk, dk);
     }
   }
   const int allowed = std::max(1, tried / 1000);
@@ -437,19 +437,19 @@ static void CheckReference(const char *label, const Csr &A, const Out &ref, std:
     budget -= cost;
     nk++;
     badk += !((double)k1 <= kc * (1 + t1));
-    wk = std::max(wk, (double)k1 / kc);
+    wk = ErrMax(wk, (double)k1 / kc);
     if (ref.flag[i]) continue;
     double d = 0, mx = 0, m2 = 0, tol;
 
     nm++;
     for (int a = 0; a < nJ; a++) {
-      d  = std::max(d, (double)fabsl(ref.m[A.ptr[i] + a] - mq[a]));
-      mx = std::max(mx, fabs(ref.m[A.ptr[i] + a]));
+      d  = ErrMax(d, (double)fabsl(ref.m[A.ptr[i] + a] - mq[a]));
+      mx = ErrMax(mx, fabs(ref.m[A.ptr[i] + a]));
       m2 += (double)(mq[a] * mq[a]);
     }
     tol = kc * eps / (1 - kc * eps) * mx + 2 * kc * sqrt((double)nJ) * eq * (sqrt(m2) + 1 / sqrt(r.gdiag));
     if (!(d <= tol) && !badm++) snprintf(why, sizeof(why), "; first: row %d |dm| %.3g bound %.3g", i, d, tol);
-    wm = std::max(wm, tol > 0 ? d / tol : d > 0 ? INFINITY : 0);
+    wm = ErrMax(wm, tol > 0 ? d / tol : d == 0 ? 0.0 : INFINITY);
   }
   Result(badm == 0, "%s: ref m against a long-double QR on %d accepted rows, worst %.3g of the bound%s", label, nm, wm, why);
   Result(badk == 0, "%s: ref kappa bounds kappa_1(G) of the QR on %d rows (%d not), largest kappa_1 / kappa %.3g", label, nk, badk, wk);

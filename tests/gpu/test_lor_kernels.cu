@@ -99,7 +99,7 @@ static char   g_worst_name[320];
 
 static void Check(bool ok, const char *name, double err, double tol)
 {
-  if (tol > 0 && err / tol > g_worst) {
+  if (tol > 0 && ErrMaxTakes(g_worst, err / tol)) {
     g_worst = err / tol;
     snprintf(g_worst_name, sizeof(g_worst_name), "%s", name);
   }
@@ -207,18 +207,15 @@ static double MakeCoords(const PatchworkLORDesc *d, std::vector<double> &x)
 static double MaxAbs(const std::vector<double> &v)
 {
   double m = 0;
-  for (double a : v) m = std::max(m, fabs(a));
+  for (double a : v) m = ErrMax(m, fabs(a));
   return m;
 }
 
-/* max |a - b| (NaN anywhere: infinity) */
+/* max |a - b| (NaN anywhere: NaN) */
 static double MaxDiff(const std::vector<double> &a, const std::vector<double> &b)
 {
   double m = 0;
-  for (size_t i = 0; i < a.size(); i++) {
-    const double e = fabs(a[i] - b[i]);
-    if (!(e <= m)) m = e == e ? e : INFINITY;
-  }
+  for (size_t i = 0; i < a.size(); i++) m = ErrMax(m, fabs(a[i] - b[i]));
   return m;
 }
 
@@ -245,7 +242,7 @@ static void RunCase(const PatchworkLORDesc *d, const char *label)
   PatchworkLORGatherRef(d, Ae_ref.data(), vals_ref.data());
   valsD_ref = vals_ref;
   PatchworkLORDirichletRef(d, valsD_ref.data());
-  const double scale = std::max(MaxAbs(Ae_ref), DBL_MIN);
+  const double scale = ErrMax(MaxAbs(Ae_ref), DBL_MIN);
 
   double *dx = DeviceAlloc(coords.size()), *dAe = DeviceAlloc(nAe), *dv = DeviceAlloc(nv);
   Upload(dx, coords);
@@ -329,8 +326,7 @@ static void RunCase(const PatchworkLORDesc *d, const char *label)
         }
         if (!in) continue;
         const size_t rn = ((size_t)(nb[2] - d->row_start[2]) * d->row_size[1] + (nb[1] - d->row_start[1])) * d->row_size[0] + (nb[0] - d->row_start[0]);
-        const double e  = fabs(vals_g[row * S + s] - vals_g[rn * S + (S - 1 - s)]);
-        if (!(e <= err)) err = e == e ? e : INFINITY;
+        err = ErrMax(err, fabs(vals_g[row * S + s] - vals_g[rn * S + (S - 1 - s)]));
       }
     }
     err /= scale;
@@ -344,7 +340,7 @@ static void RunCase(const PatchworkLORDesc *d, const char *label)
     for (size_t row = 0; row < nrow; row++) {
       double sum = 0;
       for (int s = 0; s < S; s++) sum += vals_g[row * S + s];
-      if (!(fabs(sum) <= err)) err = sum == sum ? fabs(sum) : INFINITY;
+      err = ErrMax(err, fabs(sum));
     }
     err /= scale;
     snprintf(name, sizeof(name), "%s rowsum", label);
@@ -559,7 +555,7 @@ static void MakePlexCase(int dim, int k, long ncells, int coef, int rule, int ga
         double x = o[e];
         for (int f = 0; f < dim; f++) x += A[e][f] * y[f];
         P.coords[((size_t)c * dim + e) * nodes + node] = x;
-        X = std::max(X, fabs(x));
+        X = ErrMax(X, fabs(x));
       }
     }
     for (int node = 0; node < nodes; node++) /* distances to the next node along each axis */
@@ -655,7 +651,7 @@ static void PlexHostChecks(PlexCase &P, const char *label, std::vector<double> &
     double    Ke[64];
     long long t = P.off[i];
     PatchworkLORPlexSubcellMatrix(dim, &P.d, (long)(i / P.nsub), (int)(i % P.nsub), P.coords.data(), r, dc, Ke);
-    for (int e = 0; e < nv * nv; e++) P.kmax[i] = std::max(P.kmax[i], fabs(Ke[e]));
+    for (int e = 0; e < nv * nv; e++) P.kmax[i] = ErrMax(P.kmax[i], fabs(Ke[e]));
     for (int a = 0; a < nv; a++)
       for (int b = 0; b < nv; b++)
         if ((P.mask[i] >> a) & 1 && (P.mask[i] >> b) & 1) bad += memcmp(&vref[t++], &Ke[a * nv + b], sizeof(double)) != 0;
@@ -740,8 +736,7 @@ static void PlexCompare(const char *name0, const std::vector<double> &g, const s
 
   for (size_t i = 0; i + 1 < off.size(); i++)
     for (long long t = off[i]; t < off[i] + count[i]; t++) {
-      const double e = fabs(g[t] - ref[t]) / std::max(kmax[i], DBL_MIN);
-      if (!(e <= err)) err = e == e ? e : INFINITY;
+      err = ErrMax(err, fabs(g[t] - ref[t]) / ErrMax(kmax[i], DBL_MIN));
     }
   PlexScan(g, off, count, &touched, &nonfinite);
   snprintf(name, sizeof(name), "%s (guard touched %zu, not finite %zu)", name0, touched, nonfinite);
@@ -884,7 +879,7 @@ static void GatherCSRCase(const PatchworkLORDesc *d, const char *label0)
   std::vector<double> coords, Ae(nAe);
   const double        R = MakeCoords(d, coords), m = 1 << d->dim, tol = m * DBL_EPSILON * (2 * R + 8 * m);
   PatchworkLORMacroRef(d, coords.data(), Ae.data());
-  const double scale = std::max(MaxAbs(Ae), DBL_MIN);
+  const double scale = ErrMax(MaxAbs(Ae), DBL_MIN);
   double      *dAe = DeviceAlloc(nAe), *dv = DeviceAlloc(nv), *dx = Upload(coords);
   Upload(dAe, Ae);
   for (int axis_only = 0; axis_only <= 1; axis_only++) {
@@ -916,10 +911,7 @@ static void GatherCSRCase(const PatchworkLORDesc *d, const char *label0)
       FillNaN(dout, got.size());
       CheckRet(PatchworkLORMacroCSRCUDA(d, axis_only, dx, drow, dout + CSR_GUARD, g_stream), "PatchworkLORMacroCSRCUDA");
       Download(mc, dout);
-      for (long long i = 0; i < nnz; i++) {
-        const double e = fabs(mc[CSR_GUARD + i] - ref[i]);
-        if (!(e <= err)) err = e == e ? e : INFINITY; /* a NaN left: an entry not written */
-      }
+      for (long long i = 0; i < nnz; i++) err = ErrMax(err, fabs(mc[CSR_GUARD + i] - ref[i])); /* a NaN left: an entry not written */
       for (int i = 0; i < CSR_GUARD; i++) guard2 += !IsGuard(mc[i]) + !IsGuard(mc[CSR_GUARD + nnz + i]);
       snprintf(name, sizeof(name), "%s axis_only=%d macro-csr (A1-A4 from the coordinates) = GatherCSRRef(MacroRef) (guard entries touched %zu)", label0, axis_only, guard2);
       Check(err / scale <= tol && guard2 == 0, name, err / scale, tol);
@@ -1168,14 +1160,16 @@ static void GatherCSRLarge(void)
   CHECK_CUDA(cudaFree(dv));
 }
 
-/* max |a - b| and max |b| over n entries (NaN: infinity), as the bits of non-negative doubles */
+/* max |a - b| and max |b| over n entries (NaN if one is), as the bits of non-negative doubles: a NaN's
+   bits, read as an unsigned integer, are above those of every other non-negative double, so that
+   atomicMax keeps it */
 __global__ void MaxAbsDiff(long long n, const double *a, const double *b, unsigned long long *out)
 {
   double e = 0, m = 0;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
     const double t = fabs(a[i] - b[i]);
-    e              = t <= e ? e : t == t ? t : INFINITY;
-    m              = fmax(m, fabs(b[i]));
+    e              = ErrMax(e, t);
+    m              = ErrMax(m, fabs(b[i]));
   }
   atomicMax(&out[0], (unsigned long long)__double_as_longlong(e));
   atomicMax(&out[1], (unsigned long long)__double_as_longlong(m));
@@ -1251,7 +1245,7 @@ static void MacroCSRLarge(void)
         memcpy(&big, &hmax[1], sizeof(double));
         /* max |Ae| <= max |assembled| (a diagonal entry sums positive ones): relative to the latter */
         snprintf(name, sizeof(name), "macro-csr 3D k=%d large %dx%dx%d (%zu rows, %lld entries) dirichlet=1 rule=%s axis_only=%d = Macro + GatherCSR", k, N, N, N, nrow, nnz, rule ? "vertex" : "gauss", axis_only);
-        Check(err <= tol * big, name, err / std::max(big, DBL_MIN), tol);
+        Check(err <= tol * big, name, err / ErrMax(big, DBL_MIN), tol);
         printf("# macro-csr timing 3D k=%d %zu rows rule=%s axis_only=%d: fused %.3f ms (%.2f GDoF/s); Macro + GatherCSR %.3f ms (%.2f GDoF/s); fused %.2fx\n", k, nrow, rule ? "vertex" : "gauss", axis_only, tf, nrow / (tf * 1e6), tp, nrow / (tp * 1e6), tp / tf);
         fflush(stdout);
         CHECK_CUDA(cudaFree(drow_ll));

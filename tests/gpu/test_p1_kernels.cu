@@ -47,7 +47,7 @@ static char   g_worst_name[256];
 
 static void Check(bool ok, const char *name, double err, double tol)
 {
-  if (tol > 0 && err / tol > g_worst) {
+  if (tol > 0 && ErrMaxTakes(g_worst, err / tol)) {
     g_worst = err / tol;
     snprintf(g_worst_name, sizeof(g_worst_name), "%s", name);
   }
@@ -224,17 +224,14 @@ static std::vector<double> RunGPU(Dev &D, const PatchworkP1Desc &d, PatchworkP1E
 static double MaxAbs(const std::vector<double> &v)
 {
   double m = 0;
-  for (double a : v) m = std::max(m, fabs(a));
+  for (double a : v) m = ErrMax(m, fabs(a));
   return m;
 }
 
-static double MaxDiff(const std::vector<double> &a, const std::vector<double> &b) /* NaN anywhere: infinity */
+static double MaxDiff(const std::vector<double> &a, const std::vector<double> &b) /* NaN anywhere: NaN */
 {
   double m = 0;
-  for (size_t i = 0; i < a.size(); i++) {
-    const double e = fabs(a[i] - b[i]);
-    if (!(e <= m)) m = e == e ? e : INFINITY;
-  }
+  for (size_t i = 0; i < a.size(); i++) m = ErrMax(m, fabs(a[i] - b[i]));
   return m;
 }
 
@@ -302,7 +299,7 @@ static void RunMesh(const Mesh &M, bool with_sigma, double lambda, const char *l
         for (long long z = HV.L.rowptr[r]; z < HV.L.rowptr[r + 1]; z++) {
           const int       oc  = HV.L.perm[HV.L.col[z]];
           const long long pos = PatchworkP1FindColumn(H.L.col, H.L.rowptr[rh], H.L.rowptr[rh + 1], hinv[oc]);
-          e0                  = std::max(e0, pos < 0 ? INFINITY : fabs(refV[z] - ref[pos]));
+          e0                  = ErrMax(e0, pos < 0 ? INFINITY : fabs(refV[z] - ref[pos]));
         }
       }
       snprintf(name, sizeof(name), "%s layouts agree", label);
@@ -313,7 +310,7 @@ static void RunMesh(const Mesh &M, bool with_sigma, double lambda, const char *l
       for (int r = 0; r < M.nvert; r++) {
         double s = 0;
         for (long long z = HV.L.rowptr[r]; z < HV.L.rowptr[r + 1]; z++) s += gpu[z];
-        worst = std::max(worst, fabs(s));
+        worst = ErrMax(worst, fabs(s));
       }
       snprintf(name, sizeof(name), "%s rowsum", label);
       Check(worst <= 8 * tol, name, worst, 8 * tol);

@@ -39,7 +39,7 @@ static char   g_worst_name[256];
 
 static void Check(bool ok, const char *name, double err, double tol)
 {
-  if (tol > 0 && err / tol > g_worst) {
+  if (tol > 0 && ErrMaxTakes(g_worst, err / tol)) {
     g_worst = err / tol;
     snprintf(g_worst_name, sizeof(g_worst_name), "%s", name);
   }
@@ -62,8 +62,8 @@ static double RelErr(const std::vector<T> &a, const std::vector<T> &b, const std
   double num = 0, den = 0;
 
   for (size_t i = 0; i < a.size(); i++) {
-    num = fmax(num, fabs((double)a[i] - (double)b[i]));
-    den = fmax(den, fabs((double)b[i] - (double)base[i]));
+    num = ErrMax(num, fabs((double)a[i] - (double)b[i]));
+    den = ErrMax(den, fabs((double)b[i] - (double)base[i]));
   }
   *upd = den;
   return den > 0 ? num / den : num;
@@ -191,8 +191,8 @@ static double AssignErr(const std::vector<T> &a, const std::vector<T> &ref, cons
 
   for (size_t i = 0; i < a.size(); i++) {
     if (ref[i] != base[i]) {
-      num = fmax(num, fabs((double)a[i] - (double)ref[i]));
-      den = fmax(den, fabs((double)ref[i]));
+      num = ErrMax(num, fabs((double)a[i] - (double)ref[i]));
+      den = ErrMax(den, fabs((double)ref[i]));
     } else if (a[i] != base[i]) num = INFINITY;
   }
   *upd = den;

@@ -61,7 +61,7 @@ static char   g_worst_name[256];
 /* err: the largest ratio of error to tolerance, so the check passes when err <= 1 */
 static void Check(bool ok, const char *name, double err)
 {
-  if (err > g_worst) {
+  if (ErrMaxTakes(g_worst, err)) {
     g_worst = err;
     snprintf(g_worst_name, sizeof(g_worst_name), "%s", name);
   }
@@ -235,8 +235,8 @@ static bool MakeTables(int k, const Rule &R, Tables1D *T)
       sb += fabs(T->interp[q * T->n + i]);
       sd += fabs(bd);
     }
-    T->lebesgue = std::max(T->lebesgue, sb);
-    T->dinf     = std::max(T->dinf, sd);
+    T->lebesgue = ErrMax(T->lebesgue, sb);
+    T->dinf     = ErrMax(T->dinf, sd);
   }
   return true;
 }
@@ -291,7 +291,7 @@ static std::vector<double> GeometryTolerance(const Mesh &M, const Tables1D &T, c
      kappa(G) <= tr^dim / det G */
   for (int c = 0; c < M.ncells; c++) {
     double xmax = 0;
-    for (int i = 0; i < dim * nd; i++) xmax = std::max(xmax, fabs(M.coords[(size_t)c * dim * nd + i]));
+    for (int i = 0; i < dim * nd; i++) xmax = ErrMax(xmax, fabs(M.coords[(size_t)c * dim * nd + i]));
     const double jabs = T.dinf * pow(T.lebesgue, dim - 1) * xmax;
     for (int q = 0; q < nqd; q++) {
       const double *gr = &gref[(size_t)c * ncomp * nqd + q];
@@ -360,7 +360,7 @@ static std::vector<double> TestGeometry(const Mesh &M, const Tables1D &T, bool w
       const double  tol0 = tol[(size_t)c * ncomp * nqd + q], tolG = tol[((size_t)c * ncomp + 1) * nqd + q];
       for (int m = 0; m < ncomp; m++) {
         const double err = fabs(gg[(size_t)m * nqd] - gr[(size_t)m * nqd]), ratio = err / (m ? tolG : tol0);
-        worst            = (ratio > worst || !(ratio == ratio)) ? (ratio == ratio ? ratio : INFINITY) : worst;
+        worst            = ErrMax(worst, ratio);
       }
     }
   }
@@ -424,14 +424,14 @@ static Hanging MakeHanging(const Mesh &M, bool irregular = true)
   return H;
 }
 
-/* The largest |gpu - ref| / (K mag + extra) over the entries (extra: NULL for none); a NaN counts as infinite */
+/* The largest |gpu - ref| / (K mag + extra) over the entries (extra: NULL for none); NaN if one is */
 static double WorstRatio(const std::vector<double> &gpu, const std::vector<double> &ref, const std::vector<double> &mag, double K, const std::vector<double> *extra)
 {
   double worst = 0;
 
   for (size_t i = 0; i < gpu.size(); i++) {
     const double r = fabs(gpu[i] - ref[i]) / (K * mag[i] + (extra ? (*extra)[i] : 0.0) + DBL_MIN);
-    worst          = r > worst || r != r ? (r == r ? r : INFINITY) : worst;
+    worst          = ErrMax(worst, r);
   }
   return worst;
 }

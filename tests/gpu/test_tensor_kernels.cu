@@ -78,8 +78,8 @@ static double RelErr(const std::vector<T> &a, const std::vector<T> &b, const std
 {
   double num = 0, den = 0;
   for (size_t i = 0; i < a.size(); i++) {
-    num = fmax(num, fabs((double)a[i] - (double)b[i]));
-    den = fmax(den, fabs((double)b[i] - (double)base[i])); /* size of the operator's contribution */
+    num = ErrMax(num, fabs((double)a[i] - (double)b[i]));
+    den = ErrMax(den, fabs((double)b[i] - (double)base[i])); /* size of the operator's contribution */
   }
   return den > 0 ? num / den : num;
 }
@@ -175,7 +175,7 @@ static void TestBoundary(const PatchworkTensorDesc *d, const char *label, bool w
   if (dx) CHECK_CUDA(cudaFree(dx));
   CHECK_CUDA(cudaFree(dy));
   double err = 0;
-  for (long long i = 0; i < nout; i++) err = fmax(err, fabs(ygpu[i] - yref[i]));
+  for (long long i = 0; i < nout; i++) err = ErrMax(err, fabs(ygpu[i] - yref[i]));
   snprintf(name, sizeof(name), "%s boundary-%s", label, with_x ? "x" : "one");
   Report(err == 0, name, err, 0.0);
 }

@@ -93,7 +93,7 @@ static void TestLength(ptrdiff_t n)
     double worst = 0;
     for (ptrdiff_t i = 0; i < n; i++) {
       const double scale = std::fabs((double)a * yf[i]) + std::fabs((double)xf[i]);
-      if (scale > 0) worst = std::fmax(worst, std::fabs((double)gf[i] - rf[i]) / scale);
+      worst = ErrMax(worst, scale > 0 ? std::fabs((double)gf[i] - rf[i]) / scale : gf[i] == rf[i] ? 0.0 : INFINITY);
     }
     snprintf(name, sizeof(name), "aypx a=%g n=%td", (double)a, n);
     Report(worst <= 2 * FLT_EPSILON, name, worst, 2 * FLT_EPSILON);
@@ -208,8 +208,7 @@ static void TestScatter(ptrdiff_t n)
         mag[c.iy[i]] += std::fabs(x[c.ix ? c.ix[i] : i]);
         cnt[c.iy[i]]++;
       }
-      for (ptrdiff_t j = 0; j < m; j++)
-        if (mag[j] > 0) worst = std::fmax(worst, std::fabs((double)gf[j] - rf[j]) / (cnt[j] * mag[j]));
+      for (ptrdiff_t j = 0; j < m; j++) worst = ErrMax(worst, mag[j] > 0 ? std::fabs((double)gf[j] - rf[j]) / (cnt[j] * mag[j]) : gf[j] == rf[j] ? 0.0 : INFINITY);
       Report(worst <= eps, name, worst, eps);
     }
   }

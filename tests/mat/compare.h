@@ -3,8 +3,17 @@
 #define PATCHWORK_TEST_COMPARE_H
 
 #include <petscdmplex.h>
+#include "../errmax.h" /* ErrMax(): the maximum of errors that keeps a NaN */
 
-/* max over trials random x (from rnd) of |B x - A x| / |A x| */
+/* e[i] = the maximum of e[i] over the ranks of comm, i < n, NaN where some rank's is NaN (MPI_MAX, like
+   fmax(), may return the other operand of a NaN: Open MPI's drops a NaN of rank 1 but not of rank 0) */
+PetscErrorCode PatchworkTestErrMaxAllreduce(MPI_Comm comm, PetscInt n, PetscReal e[]);
+
+/* MatNorm(A, NORM_INFINITY) (= NORM_MAX in PETSc: the largest row sum of |a_ij|), NaN when an entry is
+   NaN (MatNorm's maximum over the rows skips a NaN row) */
+PetscErrorCode PatchworkTestMatNormInf(Mat A, PetscReal *nrm);
+
+/* max over trials random x (from rnd) of |B x - A x| / |A x|, NaN when a trial's is */
 PetscErrorCode PatchworkTestCompareMult(Mat A, Mat B, PetscRandom rnd, PetscInt trials, PetscReal *err);
 
 /* the same with the caller's input vector x (overwritten), e.g. a DM's own vectors */

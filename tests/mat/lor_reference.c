@@ -160,7 +160,7 @@ PetscErrorCode PatchworkTestAssembleQ1Refined(DM dm, PetscReal alpha, PetscReal 
 
         for (PetscInt a = 0; a < nv; a++) {
           PetscInt v[3] = {i + (a & 1), j + ((a >> 1) & 1), k + ((a >> 2) & 1)}, lc;
-          for (PetscInt d = 0; d < dim; d++) PetscCheck(v[d] < cs[d] + cm[d] && v[d] < gs[d] + gm[d], PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cell vertex outside the ghosted box");
+          for (PetscInt d = 0; d < dim; d++) PetscCheck(v[d] < cs[d] + cm[d] && v[d] < gs[d] + gm[d], PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Cell vertex outside the ghosted box");
           loc[a] = ((v[2] - gs[2]) * gm[1] + (v[1] - gs[1])) * gm[0] + (v[0] - gs[0]);
           lc     = ((v[2] - cs[2]) * cm[1] + (v[1] - cs[1])) * cm[0] + (v[0] - cs[0]);
           for (PetscInt d = 0; d < 3; d++) X[a][d] = d < dim ? PetscRealPart(c[lc * dim + d]) : 0.0;

@@ -122,7 +122,7 @@ static PetscErrorCode LORMatrix(Mat A, PatchworkTensorQuadrature rule, PC *pc, M
     PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
     PetscCall(PatchworkTestCompareMult(*L, H, rnd, 3, &err));
     PetscCall(PetscRandomDestroy(&rnd));
-    HostMismatch = PetscMax(HostMismatch, err);
+    HostMismatch = ErrMax(HostMismatch, err);
     HostCompared++;
     PetscCall(PCDestroy(&hpc));
   }
@@ -224,7 +224,7 @@ static PetscErrorCode CheckForms(PetscInt k, PetscReal *err)
       else PetscCall(DMProjectFunction(dm, 0.0, &fn[i], NULL, INSERT_VALUES, v));
       PetscCall(MatMult(L, v, w));
       PetscCall(VecDot(v, w, &form));
-      *err = PetscMax(*err, PetscAbsReal(PetscRealPart(form) - exact[i]) / exact[i]);
+      *err = ErrMax(*err, PetscAbsReal(PetscRealPart(form) - exact[i]) / exact[i]);
     }
     if (pass == 0) { /* new coefficients: the same matrix (pattern kept), the new values */
       PetscInt64 id, id2; /* object ids are never reused, unlike addresses */

@@ -291,7 +291,7 @@ int main(int argc, char **argv)
   PetscCall(PatchworkInitializePackage());
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   if (size > 1) {
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "test_mg_sor: skipped, it runs on one rank only\n"));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "SKIP: test_mg_sor runs on one rank only\n"));
     PetscCall(PetscFinalize());
     return 77;
   }

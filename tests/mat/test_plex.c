@@ -337,9 +337,9 @@ static PetscErrorCode CompareDegree(MPI_Comm comm, const Options *o, PetscInt k,
     if (o->tree_cell >= 0 || o->nrefine) known = PETSC_FALSE; /* hanging nodes add unknowns */
     for (PetscInt d = 0; d < dim; d++) expect *= k * faces[d] + (o->dirichlet ? -1 : 1);
     PetscCall(VecGetSize(x, &N));
-    PetscCheck(!known || N == expect, comm, PETSC_ERR_PLIB, "%" PetscInt_FMT " unknowns, expected %" PetscInt_FMT, N, expect);
+    PetscCheck(!known || N == expect, comm, PETSC_ERR_ARG_SIZ, "%" PetscInt_FMT " unknowns, expected %" PetscInt_FMT, N, expect);
     PetscCall(MatGetSize(J, &N, NULL));
-    PetscCheck(!known || N == expect, comm, PETSC_ERR_PLIB, "PETSc's matrix has %" PetscInt_FMT " rows, expected %" PetscInt_FMT, N, expect);
+    PetscCheck(!known || N == expect, comm, PETSC_ERR_ARG_SIZ, "PETSc's matrix has %" PetscInt_FMT " rows, expected %" PetscInt_FMT, N, expect);
   }
   PetscCall(PetscRandomCreate(comm, &rnd));
   PetscCall(PetscRandomSetFromOptions(rnd));

@@ -312,8 +312,8 @@ static PetscErrorCode CheckDegree(DM tree, PetscInt k, PetscReal *err_nodes, Pet
   PetscCall(VecPointwiseMult(L2, L2, In));
   PetscCall(VecNorm(L, NORM_INFINITY, &pmax));
   PetscCall(VecNorm(L2, NORM_INFINITY, &dmax));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &pmax, 1, MPIU_REAL, MPI_MAX, PetscObjectComm((PetscObject)dm)));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &dmax, 1, MPIU_REAL, MPI_MAX, PetscObjectComm((PetscObject)dm)));
+  PetscCall(PatchworkTestErrMaxAllreduce(PetscObjectComm((PetscObject)dm), 1, &pmax));
+  PetscCall(PatchworkTestErrMaxAllreduce(PetscObjectComm((PetscObject)dm), 1, &dmax));
   *err_nodes = dmax / pmax;
   *nconstrained = 0;
   if (cmat) PetscCall(MatGetSize(cmat, nconstrained, NULL));

@@ -9,6 +9,7 @@ static const char help[] = "Checks the SPAI(1) approximate inverse of PCPATCHAMG
 
 #include <patchwork.h>
 #include <math.h>
+#include "compare.h" /* ErrMax(), PatchworkTestErrMaxAllreduce() */
 
 static PetscInt failures = 0;
 
@@ -183,7 +184,7 @@ static PetscErrorCode Reference(const Dense *D, PetscInt i, PetscInt nJ, const P
 
     for (PetscInt k = c; k < n; k++) s += W[k + c * n] * W[k + c * n];
     alpha = W[c + c * n] > 0 ? -sqrtl(s) : sqrtl(s);
-    PetscCheck(alpha != 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "reference: row %" PetscInt_FMT " is rank deficient", i);
+    PetscCheck(alpha != 0, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "reference: row %" PetscInt_FMT " is rank deficient", i);
     W[c + c * n] -= alpha; /* v = x - alpha e_c, stored in place */
     vnorm2 = s - 2 * alpha * (W[c + c * n] + alpha) + alpha * alpha;
     for (PetscInt d = c + 1; d <= nJ; d++) {
@@ -298,15 +299,15 @@ static PetscErrorCode Check(Dense *D)
     err = PetscSqrtReal(err);
     nref = PetscSqrtReal(nref);
     tol  = 1e3 * u * kappa * (2 * nref + (kappa + 1) * res * PetscSqrtReal((PetscReal)nJ) / normC);
-    worst  = PetscMax(worst, err / tol);
-    errmax = PetscMax(errmax, err / nref);
-    kmax   = PetscMax(kmax, kappa);
+    worst  = ErrMax(worst, err / tol);
+    errmax = ErrMax(errmax, err / nref);
+    kmax   = ErrMax(kmax, kappa);
   }
   PetscCall(PetscFree2(J, ref));
   PetscCall(Report(pattern, D->name, "pattern = A's", ""));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPIU_REAL, MPIU_MAX, PETSC_COMM_WORLD));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &errmax, 1, MPIU_REAL, MPIU_MAX, PETSC_COMM_WORLD));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &kmax, 1, MPIU_REAL, MPIU_MAX, PETSC_COMM_WORLD));
+  PetscCall(PatchworkTestErrMaxAllreduce(PETSC_COMM_WORLD, 1, &worst));
+  PetscCall(PatchworkTestErrMaxAllreduce(PETSC_COMM_WORLD, 1, &errmax));
+  PetscCall(PatchworkTestErrMaxAllreduce(PETSC_COMM_WORLD, 1, &kmax));
   PetscCall(PetscSNPrintf(buf, sizeof(buf), "max rel. error %.1e, max error/tol %.1e (kappa <= %.1f)", (double)errmax, (double)worst, (double)kmax));
   PetscCall(Report((PetscBool)(worst <= 1), D->name, "rows = dense LS", buf));
 

@@ -2,6 +2,7 @@ static const char help[] = "The Patchwork transfer Mat: Galerkin identity P^T A_
                            "exact quadrature), <P x, y> = <x, P^T y>, and MatMultAdd / MatMultTransposeAdd semantics.\n";
 
 #include <patchwork.h>
+#include "compare.h" /* ErrMax() */
 
 static PetscInt failures = 0, cases = 0;
 
@@ -106,7 +107,7 @@ static PetscErrorCode TestOne(PetscInt dim, PetscInt k, PetscRandom rnd)
   PetscCall(VecNorm(zf, NORM_INFINITY, &err));
   PetscCall(VecNorm(yf, NORM_INFINITY, &nrm));
   PetscCall(PetscSNPrintf(what, sizeof(what), "dim=%" PetscInt_FMT " k=%" PetscInt_FMT " MatMultAdd", dim, k));
-  PetscCall(Report(what, PetscMax(err, nrm), 1e-12));
+  PetscCall(Report(what, ErrMax(err, nrm), 1e-12));
   PetscCall(MatMultTransposeAdd(P, xf, yc, zc));
   PetscCall(MatMultTranspose(P, xf, xc));
   PetscCall(VecAXPY(xc, 1.0, yc));

@@ -128,12 +128,12 @@ static void CheckMult(int *fails, const char *label, const PatchworkCSRMatrix *M
       }
       err = (double)fabsl(y[i] - s);
       tol = (Gamma(n + 1, DBL_EPSILON / 2) + Gamma(n + 2, uld)) * (double)a;
-      r   = tol > 0 ? err / tol : (err > 0 ? INFINITY : 0);
-      if (r >= worst) {
-        worst = r;
-        werr  = err;
-        wtol  = tol;
+      r   = tol > 0 ? err / tol : (err == 0 ? 0 : INFINITY); /* a NaN error is infinitely far off */
+      if (ErrMaxTakes(worst, r)) { /* where the worst (or the first NaN) is */
+        werr = err;
+        wtol = tol;
       }
+      worst = ErrMax(worst, r);
     }
     Check(fails, worst, 1, "mult %s, %s: max over rows of |y - exact| / bound (there: %.2e / %.2e)", label, name[mode], werr, wtol);
   }

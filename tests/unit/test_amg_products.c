@@ -110,14 +110,14 @@ static void Case(int *fails, int n, int deg, int naggs, int withz, uint64_t *rs)
     goto done;
   }
   /* the next level's near-null-space vector ||z on J||_2: a sum of size_J squares and a root */
-  for (int J = 0; J < naggs; J++) errZ = fmax(errZ, (double)(fabsl(zc[J] - sqrtl(norm2[J])) / (sqrtl(norm2[J]) * DBL_EPSILON * (size[J] + 2) + 1e-300)));
+  for (int J = 0; J < naggs; J++) errZ = ErrMax(errZ, (double)(fabsl(zc[J] - sqrtl(norm2[J])) / (sqrtl(norm2[J]) * DBL_EPSILON * (size[J] + 2) + 1e-300)));
   Check(fails, errZ, 1, "prolongator n=%d naggs=%d%s: next level's near-null vector, in (size + 2) eps", n, naggs, withz ? " z" : "");
   for (int i = 0; i < n; i++) {
     patP = patP && RowMatches(&P, i, pat + (size_t)i * naggs);
     for (int p = P.ptr[i]; patP && p < P.ptr[i + 1]; p++) {
       const size_t e = (size_t)i * naggs + P.col[p];
 
-      errP = fmax(errP, (double)(fabsl(P.val[p] - Pd[e]) / (Pm[e] * DBL_EPSILON + 1e-300)));
+      errP = ErrMax(errP, (double)(fabsl(P.val[p] - Pd[e]) / (Pm[e] * DBL_EPSILON + 1e-300)));
     }
   }
   Check(fails, patP ? 0 : 1, 0, "prolongator n=%d deg<=%d naggs=%d%s: pattern", n, deg, naggs, withz ? " z" : "");
@@ -153,7 +153,7 @@ static void Case(int *fails, int n, int deg, int naggs, int withz, uint64_t *rs)
           }
         }
       patA = patA && RowMatches(&Ac, I, mark);
-      for (int p = Ac.ptr[I]; patA && p < Ac.ptr[I + 1]; p++) errA = fmax(errA, (double)(fabsl(Ac.val[p] - row[Ac.col[p]]) / (rowm[Ac.col[p]] * DBL_EPSILON * (terms + 3) + 1e-300)));
+      for (int p = Ac.ptr[I]; patA && p < Ac.ptr[I + 1]; p++) errA = ErrMax(errA, (double)(fabsl(Ac.val[p] - row[Ac.col[p]]) / (rowm[Ac.col[p]] * DBL_EPSILON * (terms + 3) + 1e-300)));
     }
     free(row);
     free(rowm);

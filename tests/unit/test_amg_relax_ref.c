@@ -241,7 +241,7 @@ static double ErrRatio(int n, const double *a, const double *b, const double *M)
 
     if (d == 0.0) continue;
     if (!(d == d) || M[i] == 0.0) return INFINITY;
-    e = fmax(e, d / (DBL_EPSILON * M[i]));
+    e = ErrMax(e, d / (DBL_EPSILON * M[i]));
   }
   return e;
 }
@@ -363,7 +363,7 @@ static void TestRelax(int *fails, Problem *P, int zero_guess, int inner, uint64_
   memcpy(x, x0, sizeof(double) * n);
   for (int i = 0; i < n; i++) r[i] = NAN; /* must be written everywhere */
   PatchworkSPMPatchRelaxRef(&P->desc, b, x, r, zero_guess);
-  Check(fails, fmax(ErrRatio(n, x, xn, xm), ErrRatio(n, r, rn, rm)), tol, "%-7s %s relax %s inner %d: x and r", P->name, pr, zero_guess ? "zero guess" : "from x    ", inner);
+  Check(fails, ErrMax(ErrRatio(n, x, xn, xm), ErrRatio(n, r, rn, rm)), tol, "%-7s %s relax %s inner %d: x and r", P->name, pr, zero_guess ? "zero guess" : "from x    ", inner);
 
   /* r = NULL: the same x; r aliasing b: the same x and r; b untouched otherwise */
   memcpy(x2, x0, sizeof(double) * n);
@@ -411,8 +411,8 @@ static void TestSolve(int *fails, int single, uint64_t *s)
     double ri = b[i];
 
     for (int j = 0; j < n; j++) ri -= P.A[(size_t)i * n + j] * x[j];
-    res   = fmax(res, fabs(ri));
-    rdiff = fmax(rdiff, fabs(ri - r[i]));
+    res   = ErrMax(res, fabs(ri));
+    rdiff = ErrMax(rdiff, fabs(ri - r[i]));
   }
   Check(fails, res / MaxAbs(n, b), 1e-12, "solve   %s one patch, 300 sweeps: |b - A x| / |b|", single ? "single" : "double");
   Check(fails, rdiff / MaxAbs(n, b), 1e-14, "solve   %s one patch: r = b - A x", single ? "single" : "double");
@@ -725,7 +725,7 @@ static void TestBuild(int *fails, int quick, uint64_t *s)
             if (PatchworkSPMBuildRef(&A, B.npatch, B.patch_ptr, B.row, B.pos, single, &d, &nai, &nab)) bad++;
             else {
               bad += CheckBuild(&B, single, &d, nai, nab, dyadic);
-              worst = fmax(worst, BuildMultErr(&B, &d, single, s, &tol) / tol);
+              worst = ErrMax(worst, BuildMultErr(&B, &d, single, s, &tol) / tol);
               total_ai += nai;
               total_ab += nab;
               PatchworkSPMFreeRef(&d);

@@ -34,8 +34,8 @@ static void CheckRuleShape(int *fails, const char *name, int n, const double *x,
   double sym = 0.0, order = 0.0, sumw = 0.0;
 
   for (int q = 0; q < n; q++) {
-    sym = fmax(sym, fabs(x[q] + x[n - 1 - q] - 1.0));
-    sym = fmax(sym, fabs(w[q] - w[n - 1 - q]));
+    sym = ErrMax(sym, fabs(x[q] + x[n - 1 - q] - 1.0));
+    sym = ErrMax(sym, fabs(w[q] - w[n - 1 - q]));
     if (x[q] < 0.0 || x[q] > 1.0 || w[q] <= 0.0) order = 1.0;
     if (q > 0 && !(x[q] > x[q - 1])) order = 1.0;
     sumw += w[q];
@@ -52,7 +52,7 @@ static void CheckRuleDegree(int *fails, const char *name, int n, const double *x
 {
   double err = 0.0;
 
-  for (int p = 0; p <= exact_deg; p++) err = fmax(err, fabs(QuadError(n, x, w, p)));
+  for (int p = 0; p <= exact_deg; p++) err = ErrMax(err, fabs(QuadError(n, x, w, p)));
   Check(fails, err, 1e-14, "%s n=%d exact for x^0..x^%d", name, n, exact_deg);
   if (fabs(theory) > 1e-9) {
     double e = QuadError(n, x, w, exact_deg + 1);
@@ -71,7 +71,7 @@ static void TestRules(int *fails)
     Check(fails, ierr, 0, "gll n=%d returns 0", n);
     if (ierr) continue;
     CheckRuleShape(fails, "gll", n, x, w);
-    Check(fails, fmax(fabs(x[0]), fabs(x[n - 1] - 1.0)), 0.0, "gll n=%d endpoints 0 and 1", n);
+    Check(fails, ErrMax(fabs(x[0]), fabs(x[n - 1] - 1.0)), 0.0, "gll n=%d endpoints 0 and 1", n);
     /* quad - exact for x^(2n-2) on [0,1]: n (n-1)^3 ((n-2)!)^4 / ((2n-1) ((2n-2)!)^2) */
     CheckRuleDegree(fails, "gll", n, x, w, 2 * n - 3, n * pow(n - 1.0, 3) * pow(Factorial(n - 2), 4) / ((2 * n - 1) * pow(Factorial(2 * n - 2), 2)));
   }
@@ -90,28 +90,28 @@ static void TestRules(int *fails)
     double err;
 
     PatchworkGaussLobatto(2, x, w);
-    err = fmax(fmax(fabs(x[0]), fabs(x[1] - 1)), fmax(fabs(w[0] - 0.5), fabs(w[1] - 0.5)));
+    err = ErrMax(ErrMax(fabs(x[0]), fabs(x[1] - 1)), ErrMax(fabs(w[0] - 0.5), fabs(w[1] - 0.5)));
     Check(fails, err, DBL_EPSILON, "gll n=2 is the trapezoidal rule");
     PatchworkGaussLobatto(3, x, w);
-    err = fmax(fmax(fabs(x[0]), fabs(x[1] - 0.5)), fabs(x[2] - 1));
-    err = fmax(err, fmax(fabs(w[0] - 1.0 / 6), fmax(fabs(w[1] - 2.0 / 3), fabs(w[2] - 1.0 / 6))));
+    err = ErrMax(ErrMax(fabs(x[0]), fabs(x[1] - 0.5)), fabs(x[2] - 1));
+    err = ErrMax(err, ErrMax(fabs(w[0] - 1.0 / 6), ErrMax(fabs(w[1] - 2.0 / 3), fabs(w[2] - 1.0 / 6))));
     Check(fails, err, 2 * DBL_EPSILON, "gll n=3 is Simpson's rule (0, 1/2, 1; 1/6, 2/3, 1/6)");
     PatchworkGaussLobatto(4, x, w);
-    err = fmax(fabs(x[1] - (0.5 - sqrt(5.0) / 10)), fabs(x[2] - (0.5 + sqrt(5.0) / 10)));
-    err = fmax(err, fmax(fabs(w[0] - 1.0 / 12), fabs(w[1] - 5.0 / 12)));
+    err = ErrMax(fabs(x[1] - (0.5 - sqrt(5.0) / 10)), fabs(x[2] - (0.5 + sqrt(5.0) / 10)));
+    err = ErrMax(err, ErrMax(fabs(w[0] - 1.0 / 12), fabs(w[1] - 5.0 / 12)));
     Check(fails, err, 2 * DBL_EPSILON, "gll n=4 nodes 1/2 -+ sqrt(5)/10, weights 1/12, 5/12");
     PatchworkGaussLobatto(5, x, w);
-    err = fmax(fmax(fabs(x[1] - (0.5 - sqrt(21.0) / 14)), fabs(x[2] - 0.5)), fabs(x[3] - (0.5 + sqrt(21.0) / 14)));
-    err = fmax(err, fmax(fabs(w[0] - 1.0 / 20), fmax(fabs(w[1] - 49.0 / 180), fabs(w[2] - 32.0 / 90))));
+    err = ErrMax(ErrMax(fabs(x[1] - (0.5 - sqrt(21.0) / 14)), fabs(x[2] - 0.5)), fabs(x[3] - (0.5 + sqrt(21.0) / 14)));
+    err = ErrMax(err, ErrMax(fabs(w[0] - 1.0 / 20), ErrMax(fabs(w[1] - 49.0 / 180), fabs(w[2] - 32.0 / 90))));
     Check(fails, err, 2 * DBL_EPSILON, "gll n=5 nodes 1/2 -+ sqrt(21)/14, weights 1/20, 49/180, 16/45");
     PatchworkGauss(1, x, w);
-    Check(fails, fmax(fabs(x[0] - 0.5), fabs(w[0] - 1)), 0.0, "gauss n=1 is the midpoint rule");
+    Check(fails, ErrMax(fabs(x[0] - 0.5), fabs(w[0] - 1)), 0.0, "gauss n=1 is the midpoint rule");
     PatchworkGauss(2, x, w);
-    err = fmax(fmax(fabs(x[0] - (0.5 - sqrt(3.0) / 6)), fabs(x[1] - (0.5 + sqrt(3.0) / 6))), fabs(w[0] - 0.5));
+    err = ErrMax(ErrMax(fabs(x[0] - (0.5 - sqrt(3.0) / 6)), fabs(x[1] - (0.5 + sqrt(3.0) / 6))), fabs(w[0] - 0.5));
     Check(fails, err, 2 * DBL_EPSILON, "gauss n=2 nodes 1/2 -+ sqrt(3)/6");
     PatchworkGauss(3, x, w);
-    err = fmax(fmax(fabs(x[0] - (0.5 - sqrt(15.0) / 10)), fabs(x[1] - 0.5)), fabs(x[2] - (0.5 + sqrt(15.0) / 10)));
-    err = fmax(err, fmax(fabs(w[0] - 5.0 / 18), fabs(w[1] - 8.0 / 18)));
+    err = ErrMax(ErrMax(fabs(x[0] - (0.5 - sqrt(15.0) / 10)), fabs(x[1] - 0.5)), fabs(x[2] - (0.5 + sqrt(15.0) / 10)));
+    err = ErrMax(err, ErrMax(fabs(w[0] - 5.0 / 18), fabs(w[1] - 8.0 / 18)));
     Check(fails, err, 2 * DBL_EPSILON, "gauss n=3 nodes 1/2 -+ sqrt(15)/10, weights 5/18, 4/9");
   }
   /* out of range */
@@ -130,7 +130,7 @@ static void TestLagrange(int *fails, uint64_t *seed)
     else PatchworkGaussLobatto(n, nodes, w);
     for (int j = 0; j < n; j++) {
       PatchworkLagrangeEval(n, nodes, nodes[j], phi, NULL);
-      for (int i = 0; i < n; i++) eid = fmax(eid, fabs(phi[i] - (i == j)));
+      for (int i = 0; i < n; i++) eid = ErrMax(eid, fabs(phi[i] - (i == j)));
     }
     Check(fails, eid, 0.0, "lagrange n=%d identity at the nodes", n);
     /* sum_i phi_i = 1 and sum_i phi_i' = 0: rounding is bounded by n eps times sum_i |phi_i| */
@@ -144,10 +144,10 @@ static void TestLagrange(int *fails, uint64_t *seed)
         sa += fabs(phi[i]);
         dsa += fabs(dphi[i]);
       }
-      esum  = fmax(esum, fabs(s - 1.0));
-      edsum = fmax(edsum, fabs(ds));
-      tsum  = fmax(tsum, 4 * n * DBL_EPSILON * sa);
-      tdsum = fmax(tdsum, 4 * n * DBL_EPSILON * dsa);
+      esum  = ErrMax(esum, fabs(s - 1.0));
+      edsum = ErrMax(edsum, fabs(ds));
+      tsum  = ErrMax(tsum, 4 * n * DBL_EPSILON * sa);
+      tdsum = ErrMax(tdsum, 4 * n * DBL_EPSILON * dsa);
     }
     Check(fails, esum, tsum, "lagrange n=%d sum phi_i = 1 at 20 random t", n);
     Check(fails, edsum, tdsum, "lagrange n=%d sum phi_i' = 0 at 20 random t", n);
@@ -159,8 +159,8 @@ static void TestLagrange(int *fails, uint64_t *seed)
       PatchworkLagrangeEval(n, nodes, t + h, pp, NULL);
       PatchworkLagrangeEval(n, nodes, t - h, pm, NULL);
       for (int i = 0; i < n; i++) {
-        err   = fmax(err, fabs(dphi[i] - (pp[i] - pm[i]) / (2 * h)));
-        scale = fmax(scale, fabs(dphi[i]));
+        err   = ErrMax(err, fabs(dphi[i] - (pp[i] - pm[i]) / (2 * h)));
+        scale = ErrMax(scale, fabs(dphi[i]));
       }
       Check(fails, err / scale, 1e-6, "lagrange n=%d derivative matches central difference (relative)", n);
     }
@@ -191,12 +191,12 @@ static void TestMatrices(int *fails, uint64_t *seed)
     /* symmetric */
     err = 0.0;
     for (int i = 0; i < n; i++)
-      for (int j = 0; j < n; j++) err = fmax(err, fmax(fabs(Mg[i * n + j] - Mg[j * n + i]), fabs(Kg[i * n + j] - Kg[j * n + i])));
+      for (int j = 0; j < n; j++) err = ErrMax(err, ErrMax(fabs(Mg[i * n + j] - Mg[j * n + i]), fabs(Kg[i * n + j] - Kg[j * n + i])));
     Check(fails, err, 0.0, "matrices k=%d gauss mass and stiffness symmetric", k);
     /* GLL mass = diag(w) exactly; Gauss mass row sums = int phi_i = w_i too, since GLL is interpolatory */
     err = 0.0;
     for (int i = 0; i < n; i++)
-      for (int j = 0; j < n; j++) err = fmax(err, fabs(Ml[i * n + j] - (i == j ? w[i] : 0.0)));
+      for (int j = 0; j < n; j++) err = ErrMax(err, fabs(Ml[i * n + j] - (i == j ? w[i] : 0.0)));
     Check(fails, err, 0.0, "matrices k=%d gll mass is diag(gll weights)", k);
     {
       double total = 0.0, rows = 0.0;
@@ -205,7 +205,7 @@ static void TestMatrices(int *fails, uint64_t *seed)
         double r = 0.0;
 
         for (int j = 0; j < n; j++) r += Mg[i * n + j];
-        rows = fmax(rows, fabs(r - w[i]));
+        rows = ErrMax(rows, fabs(r - w[i]));
         total += r;
       }
       Check(fails, fabs(total - 1.0), 4 * n * DBL_EPSILON, "matrices k=%d gauss mass: 1^T M 1 = |[0,1]| = 1", k);
@@ -221,9 +221,9 @@ static void TestMatrices(int *fails, uint64_t *seed)
         for (int j = 0; j < n; j++) {
           rg += Kg[i * n + j];
           rl += Kl[i * n + j];
-          kmax = fmax(kmax, fabs(Kg[i * n + j]));
+          kmax = ErrMax(kmax, fabs(Kg[i * n + j]));
         }
-        kerr = fmax(kerr, fmax(fabs(rg), fabs(rl)));
+        kerr = ErrMax(kerr, ErrMax(fabs(rg), fabs(rl)));
       }
       Check(fails, kerr / kmax, 4 * n * DBL_EPSILON, "matrices k=%d stiffness annihilates constants (relative)", k);
     }
@@ -262,7 +262,7 @@ static void TestMatrices(int *fails, uint64_t *seed)
     Check(fails, !PatchworkTensor1DMatrices(PW_MAX_DEGREE + 1, PW_QUAD_GAUSS, M, K), 0, "matrices k=%d rejected", PW_MAX_DEGREE + 1);
     /* k=1: M = [1/3 1/6; 1/6 1/3], K = [1 -1; -1 1] */
     PatchworkTensor1DMatrices(1, PW_QUAD_GAUSS, M, K);
-    Check(fails, fmax(fmax(fabs(M[0] - 1.0 / 3), fabs(M[1] - 1.0 / 6)), fmax(fabs(K[0] - 1), fabs(K[1] + 1))), 4 * DBL_EPSILON, "matrices k=1 gauss known values");
+    Check(fails, ErrMax(ErrMax(fabs(M[0] - 1.0 / 3), fabs(M[1] - 1.0 / 6)), ErrMax(fabs(K[0] - 1), fabs(K[1] + 1))), 4 * DBL_EPSILON, "matrices k=1 gauss known values");
   }
 }
 

@@ -131,7 +131,7 @@ int main(void)
       for (int r = 0; r < 2 * n; r++) {
         double s = 0;
         for (int p = 0; p < n; p++) s += absP[r * n + p];
-        L = fmax(L, s);
+        L = ErrMax(L, s);
       }
       for (int trial = 0; trial < 40; trial++) {
         const int          ch[3] = {Rand(&rs) < 0.5, Rand(&rs) < 0.5, Rand(&rs) < 0.5};
@@ -147,7 +147,7 @@ int main(void)
         RawValues(dim, k, mask, &g, xi, u, exact);
         tol = (Gamma(2 * n, eps) + 4 * n * eps) * L * L * MaxAbs(nn, u) + eps * MaxAbs(nn, exact);
         PatchworkHangingApplyRef(dim, k, mask, P, u);
-        for (int i = 0; i < nn; i++) worst_rep = fmax(worst_rep, fabs(u[i] - exact[i]) / tol);
+        for (int i = 0; i < nn; i++) worst_rep = ErrMax(worst_rep, fabs(u[i] - exact[i]) / tol);
         /* rows of C against C itself */
         RawValues(dim, k, mask, &g, xi, u, exact);
         memcpy(z, u, sizeof(double) * nn);
@@ -161,7 +161,7 @@ int main(void)
             dot += wt[t] * u[sl[t]];
             mag += fabs(wt[t] * u[sl[t]]);
           }
-          worst_row = fmax(worst_row, fabs(dot - z[node]) / (2 * Gamma(n * n + 1, eps) * mag + DBL_MIN));
+          worst_row = ErrMax(worst_row, fabs(dot - z[node]) / (2 * Gamma(n * n + 1, eps) * mag + DBL_MIN));
         }
         /* adjoint */
         for (int i = 0; i < nn; i++) {
@@ -178,12 +178,12 @@ int main(void)
         }
         PatchworkHangingApplyTransposeRef(dim, k, mask, P, y); /* C^T y */
         for (int i = 0; i < nn; i++) b += u[i] * y[i];
-        worst_adj = fmax(worst_adj, fabs(a - b) / (2 * Gamma(nn + 2 * n, eps) * S));
+        worst_adj = ErrMax(worst_adj, fabs(a - b) / (2 * Gamma(nn + 2 * n, eps) * S));
         /* no constraints: both leave the values alone */
         memcpy(z, u, sizeof(double) * nn);
         PatchworkHangingApplyRef(dim, k, 0, P, z);
         PatchworkHangingApplyTransposeRef(dim, k, 0, P, z);
-        for (int i = 0; i < nn; i++) worst_id = fmax(worst_id, fabs(z[i] - u[i]));
+        for (int i = 0; i < nn; i++) worst_id = ErrMax(worst_id, fabs(z[i] - u[i]));
       }
       Check(&fails, worst_rep, 1, "%dD k=%d: C reproduces Q_k polynomials (%d of 40 cells hang; error / bound)", dim, k, nhang);
       Check(&fails, worst_adj, 1, "%dD k=%d: <C u, y> = <u, C^T y> (error / bound)", dim, k);

@@ -125,7 +125,7 @@ static double NormInf(long m, long n, const double *A)
     double s = 0.0;
 
     for (long j = 0; j < n; j++) s += fabs(A[i * n + j]);
-    r = fmax(r, s);
+    r = ErrMax(r, s);
   }
   return r;
 }
@@ -178,7 +178,7 @@ static void CheckEigenPairs(int *fails, int n, const double *K, const double *M,
 
       for (int p = 0; p < n; p++)
         for (int q = 0; q < n; q++) o += S[p * n + i] * M[p * n + q] * S[q * n + j];
-      eo = fmax(eo, fabs(o - (i == j)));
+      eo = ErrMax(eo, fabs(o - (i == j)));
     }
   for (int j = 0; j < n; j++) {
     double cn = 0.0;
@@ -187,10 +187,10 @@ static void CheckEigenPairs(int *fails, int n, const double *K, const double *M,
       double r = 0.0;
 
       for (int p = 0; p < n; p++) r += (K[i * n + p] - lam[j] * M[i * n + p]) * S[p * n + j];
-      er = fmax(er, fabs(r));
+      er = ErrMax(er, fabs(r));
       cn += S[i * n + j] * S[i * n + j];
     }
-    rs = fmax(rs, (nk + fabs(lam[j]) * nm) * sqrt(cn));
+    rs = ErrMax(rs, (nk + fabs(lam[j]) * nm) * sqrt(cn));
     if (j > 0 && !(lam[j] >= lam[j - 1])) order++;
   }
   Check(fails, eo, 8.0 * (n + 1) * DBL_EPSILON * tr * sf, "eigen %-28s n=%2d S^T M S = I", what, n);
@@ -248,7 +248,7 @@ static void TestEigen(int *fails, int kmax, uint64_t *seed)
       CheckEigen(fails, ni, KI, MI, what);
       rc = PatchworkPatchSetUp1D(&d);
       for (int i = 0; i < ni; i++)
-        for (int j = 0; j < np; j++) e = fmax(e, fmax(fabs(d.patch_mass[i * np + j] - Pm[(i + 1) * np + j]), fabs(d.patch_stiff[i * np + j] - Ps[(i + 1) * np + j])));
+        for (int j = 0; j < np; j++) e = ErrMax(e, ErrMax(fabs(d.patch_mass[i * np + j] - Pm[(i + 1) * np + j]), fabs(d.patch_stiff[i * np + j] - Ps[(i + 1) * np + j])));
       /* sums of at most two terms: exact in any order */
       Check(fails, e + rc, 0, "setup %-28s patch_mass/patch_stiff = interior rows of the assembled patch", what);
       /* setup solves the centrosymmetric parts of K_I, M_I on the even and odd subspaces: the same
@@ -441,7 +441,7 @@ static double BruteSmooth(const Level *L, int solve, int color, const int vs[3],
         }
         for (int q = 0; q < L->nid; q++) {
           r[q] = solve ? b[idx[q]] : b[idx[q]] - ag[idx[q]];
-          rmax = fmax(rmax, fabs(r[q]));
+          rmax = ErrMax(rmax, fabs(r[q]));
         }
         CholeskySolve(L->nid, L->AIchol, r, t);
         for (int q = 0; q < L->nid; q++) y[idx[q]] += omega * t[q];
@@ -519,9 +519,9 @@ static void TestOnePatch(int *fails, int dim, int k, int quad, uint64_t *seed)
     double s = 0.0;
 
     for (int p = 0; p < L.nid; p++) s += L.AI[(long)q * L.nid + p] * y[idx[p]];
-    err  = fmax(err, fabs(s - r[idx[q]]));
-    tmax = fmax(tmax, fabs(y[idx[q]]));
-    rmax = fmax(rmax, fabs(r[idx[q]]));
+    err  = ErrMax(err, fabs(s - r[idx[q]]));
+    tmax = ErrMax(tmax, fabs(y[idx[q]]));
+    rmax = ErrMax(rmax, fabs(r[idx[q]]));
   }
   Check(fails, err, SolveTol(&L, DBL_EPSILON, tmax, rmax), "patch %dD k=%2d %-5s solve: A_I (FD inverse r) = r", dim, k, qn);
 
@@ -545,12 +545,12 @@ static void TestOnePatch(int *fails, int dim, int k, int quad, uint64_t *seed)
       nbad += y[i] != x[i]; /* global-boundary entries must stay untouched */
       continue;
     }
-    err  = fmax(err, fabs(b[i] - ay[i]));
-    rmax = fmax(rmax, fabs(b[i] - ax[i]));
-    tmax = fmax(tmax, fabs(y[i] - x[i]));
-    bmax = fmax(bmax, fabs(b[i]));
-    xmax = fmax(xmax, fabs(x[i]));
-    ymax = fmax(ymax, fabs(y[i]));
+    err  = ErrMax(err, fabs(b[i] - ay[i]));
+    rmax = ErrMax(rmax, fabs(b[i] - ax[i]));
+    tmax = ErrMax(tmax, fabs(y[i] - x[i]));
+    bmax = ErrMax(bmax, fabs(b[i]));
+    xmax = ErrMax(xmax, fabs(x[i]));
+    ymax = ErrMax(ymax, fabs(y[i]));
   }
   tol = SolveTol(&L, DBL_EPSILON, tmax, rmax) + ResidualTol(&L, DBL_EPSILON, bmax, xmax) + ResidualTol(&L, DBL_EPSILON, bmax, ymax);
   Check(fails, err, tol, "patch %dD k=%2d %-5s one patch, dirichlet: one smoothing step solves A x = b", dim, k, qn);
@@ -636,14 +636,14 @@ static double CompareCorrections(const Level *L, int color, const int vs[3], con
         PatchInterior(L, v, idx);
         for (int q = 0; q < L->nid; q++) {
           dd[q]       = (ya[idx[q]] - yb[idx[q]]) / omega;
-          *tmax       = fmax(*tmax, fabs(yb[idx[q]] - before[idx[q]]) / omega);
+          *tmax       = ErrMax(*tmax, fabs(yb[idx[q]] - before[idx[q]]) / omega);
           in[idx[q]] = 1;
         }
         for (int q = 0; q < L->nid; q++) {
           double s = 0.0;
 
           for (int p = 0; p < L->nid; p++) s += L->AI[(long)q * L->nid + p] * dd[p];
-          err = fmax(err, fabs(s));
+          err = ErrMax(err, fabs(s));
         }
       }
   for (long i = 0; i < L->nn; i++) *nbad += !in[i] && ya[i] != before[i];
@@ -720,9 +720,9 @@ static void TestBrute(int *fails, int dim, int k, int quad, const Case *c, int d
       GlobalFromBox(&L, d.op.out_start, d.op.out_size, before, yout, yk);
 
       err  = CompareCorrections(&L, color, c->vs, c->ve, d.omega, before, yk, yb, &tmax, &nbad);
-      xmax = solve ? 0.0 : fmax(MaxAbs(L.nn, xg), MaxAbs(L.nn, yb));
+      xmax = solve ? 0.0 : ErrMax(MaxAbs(L.nn, xg), MaxAbs(L.nn, yb));
       bmax = MaxAbs(L.nn, bg);
-      ymax = fmax(MaxAbs(L.nn, before), MaxAbs(L.nn, yb));
+      ymax = ErrMax(MaxAbs(L.nn, before), MaxAbs(L.nn, yb));
       /* both solves, both residuals, and the rounding of y - before (eps |y| each, mapped by A_I) */
       tol = 2.0 * (SolveTol(&L, DBL_EPSILON, tmax, rmax) + ResidualTol(&L, DBL_EPSILON, bmax, xmax)) + 4.0 * DBL_EPSILON * L.nAI * ymax / d.omega;
       Check(fails, err, tol, "patch %dD k=%2d %-5s %-6s dirichlet=%d color=%d %-15s vs brute force, A_I-weighted", dim, k, qn, c->name, dirichlet, color, vname[variant]);
@@ -776,7 +776,7 @@ static double EnergyNorm(const Level *L, const double *e)
   BruteApply(L, L->E, e, ae);
   for (long i = 0; i < L->nn; i++) s += e[i] * ae[i];
   free(ae);
-  return sqrt(fmax(s, 0.0));
+  return sqrt(ErrMax(s, 0.0));
 }
 
 static void TestSweep(int *fails, int dim, int k, int dirichlet, uint64_t *seed)
@@ -837,7 +837,7 @@ static double RatioMax(double m, double err, double bound)
 {
   const double r = err == 0 ? 0.0 : err / bound;
 
-  return isnan(m) || isnan(r) ? NAN : fmax(m, r);
+  return ErrMax(m, r);
 }
 
 /* mark[i] = 1 at the interior nodes of the patches of d's color in its vertex range, else 0 */
@@ -1202,7 +1202,7 @@ static void TestEmpty(int *fails, uint64_t *seed)
   PatchworkPatchSmoothRefFloat(&d, xf, xf, yf);
   PatchworkPatchSolveRefFloat(&d, xf, yf);
   PatchworkPatchResidualRefFloat(&d, xf, xf, yf);
-  for (int i = 0; i < 4; i++) err = fmax(err, fmax(fabs(y[i] - (i + 1)), fabs(yf[i] - (i + 1))));
+  for (int i = 0; i < 4; i++) err = ErrMax(err, ErrMax(fabs(y[i] - (i + 1)), fabs(yf[i] - (i + 1))));
   Check(fails, err, 0, "patch 3D empty color in the vertex range: smooth, solve, residual (double, float) write nothing");
   LevelDestroy(&L);
 }

@@ -42,7 +42,7 @@ static double MakeElement(int dim, double shake, uint64_t *seed, double *xv)
   for (int a = 0; a < nv; a++)
     for (int i = 0; i < dim; i++) {
       xv[a * dim + i] = o[i] + ((a >> i) & 1) * h[i] + shake * hmin * (2 * Rand(seed) - 1);
-      xmax            = fmax(xmax, fabs(xv[a * dim + i]));
+      xmax            = ErrMax(xmax, fabs(xv[a * dim + i]));
     }
   return xmax / hmin;
 }
@@ -55,16 +55,16 @@ static void RunElement(int dim, const double *xv, double R, double alpha, double
 
   PatchworkQ1ElementMatrixVertex(dim, xv, alpha, beta, r, c, Kv);
   PatchworkQ1ElementMatrixPoints(dim, xv, alpha, beta, r, c, 1, Kp);
-  const double scale = fmax(MaxAbs(nv * nv, Kp), DBL_MIN);
-  for (int i = 0; i < nv * nv; i++) err = fmax(err, fabs(Kv[i] - Kp[i]));
+  const double scale = ErrMax(MaxAbs(nv * nv, Kp), DBL_MIN);
+  for (int i = 0; i < nv * nv; i++) err = ErrMax(err, fabs(Kv[i] - Kp[i]));
   CHECK(fails, err / scale, tol, "%s equal", label);
   for (int a = 0; a < nv; a++)
     for (int b = 0; b < nv; b++) {
       const int diff = a ^ b, nbits = (diff & 1) + ((diff >> 1) & 1) + ((diff >> 2) & 1);
-      asym           = fmax(asym, fabs(Kv[a * nv + b] - Kv[b * nv + a]));
-      if (nbits == dim && dim == 3) zeros = fmax(zeros, fabs(Kv[a * nv + b]));
-      if (box && nbits >= 2) zeros = fmax(zeros, fabs(Kv[a * nv + b]));
-      if (beta == 0 && a != b) zeros = fmax(zeros, fabs(Kv[a * nv + b]));
+      asym           = ErrMax(asym, fabs(Kv[a * nv + b] - Kv[b * nv + a]));
+      if (nbits == dim && dim == 3) zeros = ErrMax(zeros, fabs(Kv[a * nv + b]));
+      if (box && nbits >= 2) zeros = ErrMax(zeros, fabs(Kv[a * nv + b]));
+      if (beta == 0 && a != b) zeros = ErrMax(zeros, fabs(Kv[a * nv + b]));
     }
   CHECK(fails, asym, 0, "%s symmetric", label);
   CHECK(fails, zeros, 0, "%s structural zeros exact (%s)", label, beta == 0 ? "diagonal mass" : box ? "box: axis couplings only" : "body diagonals");
@@ -72,7 +72,7 @@ static void RunElement(int dim, const double *xv, double R, double alpha, double
     for (int a = 0; a < nv; a++) {
       double s = 0;
       for (int b = 0; b < nv; b++) s += Kv[a * nv + b];
-      rowsum = fmax(rowsum, fabs(s));
+      rowsum = ErrMax(rowsum, fabs(s));
     }
     CHECK(fails, rowsum / scale, nv * tol, "%s stiffness rows sum to 0", label);
   }

@@ -277,7 +277,7 @@ static void TestCase(int *fails, int dim, int k, int quad, const Case *c, int di
   memcpy(y, y0, sizeof(double) * nout);
   PatchworkTensorApplyRef(&desc, xin, y);
   err = 0.0;
-  for (long i = 0; i < nout; i++) err = fmax(err, fabs(y[i] - ex[i]));
+  for (long i = 0; i < nout; i++) err = ErrMax(err, fabs(y[i] - ex[i]));
   tol = ApplyTol(dim, n, DBL_EPSILON) * MaxAbs(nout, sc);
   Check(fails, err, tol, "tensor %dD k=%d %-5s %-6s dirichlet=%d apply vs dense Kronecker assembly", dim, k, qn, c->name, dirichlet);
 
@@ -285,7 +285,7 @@ static void TestCase(int *fails, int dim, int k, int quad, const Case *c, int di
   for (long i = 0; i < nout; i++) yf[i] = (float)y0[i];
   PatchworkTensorApplyRefFloat(&desc, xf, yf);
   err = 0.0;
-  for (long i = 0; i < nout; i++) err = fmax(err, fabs(yf[i] - y[i]));
+  for (long i = 0; i < nout; i++) err = ErrMax(err, fabs(yf[i] - y[i]));
   tol = FloatTol(dim, n) * MaxAbs(nout, sc);
   Check(fails, err, tol, "tensor %dD k=%d %-5s %-6s dirichlet=%d float apply vs double", dim, k, qn, c->name, dirichlet);
 
@@ -299,7 +299,7 @@ static void TestCase(int *fails, int dim, int k, int quad, const Case *c, int di
   memcpy(y, y0, sizeof(double) * nout);
   PatchworkTensorDiagonalRef(&desc, y);
   err = 0.0;
-  for (long i = 0; i < nout; i++) err = fmax(err, fabs(y[i] - (y0[i] + ex[i])));
+  for (long i = 0; i < nout; i++) err = ErrMax(err, fabs(y[i] - (y0[i] + ex[i])));
   for (long i = 0; i < nout; i++) sc[i] += fabs(y0[i]);
   tol = 4.0 * (dim + 1 + (1 << dim) + 4) * DBL_EPSILON * MaxAbs(nout, sc);
   Check(fails, err, tol, "tensor %dD k=%d %-5s %-6s dirichlet=%d diagonal vs dense assembly", dim, k, qn, c->name, dirichlet);
@@ -317,7 +317,7 @@ static void TestCase(int *fails, int dim, int k, int quad, const Case *c, int di
     if (kind == 0) PatchworkTensorApplyRef(&desc, xin, ex);
     else PatchworkTensorDiagonalRef(&desc, ex);
     err = 0.0;
-    for (long i = 0; i < nout; i++) err = isfinite(y[i]) ? fmax(err, fabs(y[i] - ex[i])) : INFINITY;
+    for (long i = 0; i < nout; i++) err = ErrMax(err, fabs(y[i] - ex[i]));
     Check(fails, err, 0, "tensor %dD k=%d %-5s %-6s dirichlet=%d %s overwriting NaN = adding into 0", dim, k, qn, c->name, dirichlet, kind ? "diagonal" : "apply");
   }
 
@@ -419,9 +419,9 @@ static void TestBoundary(int *fails, int dim, const Case *c, uint64_t *seed)
               want = pass ? 1.0 : x[b];
               if (!pass) nb++;
             }
-            if (!dirichlet) eoff = fmax(eoff, fabs(y[b] - want));
-            else if (pass) eone = fmax(eone, fabs(y[b] - want));
-            else ecopy = fmax(ecopy, fabs(y[b] - want));
+            if (!dirichlet) eoff = ErrMax(eoff, fabs(y[b] - want));
+            else if (pass) eone = ErrMax(eone, fabs(y[b] - want));
+            else ecopy = ErrMax(ecopy, fabs(y[b] - want));
           }
     }
     free(x);
@@ -445,7 +445,7 @@ static void TestEmpty(int *fails, uint64_t *seed)
   SetupDesc(3, 2, PW_QUAD_GAUSS, &c, 1, seed, &desc, &g);
   PatchworkTensorApplyRef(&desc, x, y);
   PatchworkTensorDiagonalRef(&desc, y);
-  for (int i = 0; i < 4; i++) err = fmax(err, fabs(y[i] - (i + 1)));
+  for (int i = 0; i < 4; i++) err = ErrMax(err, fabs(y[i] - (i + 1)));
   Check(fails, err, 0, "tensor 3D empty cell range adds nothing");
   /* but an overwriting one still sets its out box to zero */
   desc.overwrite = 1;
@@ -457,7 +457,7 @@ static void TestEmpty(int *fails, uint64_t *seed)
     if (kind == 0) PatchworkTensorApplyRef(&desc, x, yb);
     else PatchworkTensorDiagonalRef(&desc, yb);
     err = 0.0;
-    for (long i = 0; i < nout; i++) err = isfinite(yb[i]) ? fmax(err, fabs(yb[i])) : INFINITY;
+    for (long i = 0; i < nout; i++) err = ErrMax(err, fabs(yb[i]));
     Check(fails, err, 0, "tensor 3D empty cell range, overwriting: %s sets the out box to 0", kind ? "diagonal" : "apply");
     free(yb);
   }

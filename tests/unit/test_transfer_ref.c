@@ -193,7 +193,7 @@ static double InterpNorm(const PatchworkTransferDesc *d)
       double s = 0.0;
 
       for (int j = 0; j < n; j++) s += fabs(d->interp[a][i * n + j]);
-      m = fmax(m, s);
+      m = ErrMax(m, s);
     }
   return m;
 }
@@ -239,7 +239,7 @@ static void PolyNodal(const Mesh *m, const double *C, const int nn[3], int refin
           NodeCell(m, g[d], refine * m->nc[d], &c, &i, &x[d]);
         }
         Poly(m, C, x, &v[r], &pabs);
-        *scale = fmax(*scale, pabs);
+        *scale = ErrMax(*scale, pabs);
       }
 }
 
@@ -264,9 +264,9 @@ static void TestPolynomial(int *fails, const Mesh *m, uint64_t *seed)
   PolyNodal(m, C, m->fn, 2, ex, &sf);
   memset(yf, 0, sizeof(double) * nfn);
   PatchworkProlongRef(&d, xc, yf);
-  for (long i = 0; i < nfn; i++) err = fmax(err, fabs(yf[i] - ex[i]));
+  for (long i = 0; i < nfn; i++) err = ErrMax(err, fabs(yf[i] - ex[i]));
   lam = pow(InterpNorm(&d), m->dim);
-  Check(fails, err, 2.0 * (nd + m->dim * n + (1 << m->dim) + 8) * DBL_EPSILON * lam * fmax(sc, sf), "transfer %dD k=%d prolong of a degree-k polynomial is exact", m->dim, m->k);
+  Check(fails, err, 2.0 * (nd + m->dim * n + (1 << m->dim) + 8) * DBL_EPSILON * lam * ErrMax(sc, sf), "transfer %dD k=%d prolong of a degree-k polynomial is exact", m->dim, m->k);
   free(xc);
   free(yf);
   free(ex);
@@ -307,7 +307,7 @@ static void TestBrute(int *fails, const Mesh *m, int dirichlet, uint64_t *seed)
   for (long i = 0; i < nfn; i++) sf[i] = fabs(yf0[i]);
   BruteTransfer(m, dirichlet, 1, 0, xc, sf);
   err = 0.0;
-  for (long i = 0; i < nfn; i++) err = fmax(err, fabs(yf[i] - bf[i]));
+  for (long i = 0; i < nfn; i++) err = ErrMax(err, fabs(yf[i] - bf[i]));
   tol = 2.0 * (nd + m->dim * n + (1 << m->dim) + 8) * DBL_EPSILON * MaxAbs(nfn, sf);
   Check(fails, err, tol, "transfer %dD k=%d dirichlet=%d prolong vs brute-force P", m->dim, m->k, dirichlet);
 
@@ -319,7 +319,7 @@ static void TestBrute(int *fails, const Mesh *m, int dirichlet, uint64_t *seed)
   for (long i = 0; i < ncn; i++) scl[i] = fabs(yc0[i]);
   BruteTransfer(m, dirichlet, 1, 1, xf, scl);
   err = 0.0;
-  for (long i = 0; i < ncn; i++) err = fmax(err, fabs(yc[i] - bc[i]));
+  for (long i = 0; i < ncn; i++) err = ErrMax(err, fabs(yc[i] - bc[i]));
   tol = 2.0 * (mr + m->dim * n + (1 << (2 * m->dim)) + 8) * DBL_EPSILON * MaxAbs(ncn, scl);
   Check(fails, err, tol, "transfer %dD k=%d dirichlet=%d restrict vs brute-force P^T", m->dim, m->k, dirichlet);
 
@@ -402,8 +402,8 @@ static void TestPartition(int *fails, const Mesh *m, int dirichlet, uint64_t *se
         PatchworkRestrictRef(&d, bin, bout);
         BoxScatterAdd(m->cn, d.coarse_start, d.coarse_size, bout, pc);
       }
-  for (long i = 0; i < nfn; i++) ef = fmax(ef, fabs(pf[i] - yf[i]));
-  for (long i = 0; i < ncn; i++) ec = fmax(ec, fabs(pc[i] - yc[i]));
+  for (long i = 0; i < nfn; i++) ef = ErrMax(ef, fabs(pf[i] - yf[i]));
+  for (long i = 0; i < ncn; i++) ec = ErrMax(ec, fabs(pc[i] - yc[i]));
   Check(fails, ef, 2.0 * ((1 << m->dim) + 2) * DBL_EPSILON * MaxAbs(nfn, sf), "transfer %dD k=%d dirichlet=%d prolong on %d offset sub-boxes = whole", m->dim, m->k, dirichlet,
         1 << m->dim);
   Check(fails, ec, 2.0 * ((1 << (2 * m->dim)) + 2) * DBL_EPSILON * MaxAbs(ncn, scl), "transfer %dD k=%d dirichlet=%d restrict on %d offset sub-boxes = whole", m->dim, m->k, dirichlet,
@@ -425,7 +425,7 @@ static double RatioMax(double m, double err, double bound)
 {
   const double r = err == 0 ? 0.0 : err / bound;
 
-  return isnan(m) || isnan(r) ? NAN : fmax(m, r);
+  return ErrMax(m, r);
 }
 
 /* max over a box of |yf - yd| / (L FLT_EPSILON (|y0| + s)), s the global scale gathered over the box */
@@ -536,7 +536,7 @@ static void TestEdges(int *fails)
   PatchworkRestrictRef(&d, x, y);
   PatchworkProlongRefFloat(&d, xf, yf);
   PatchworkRestrictRefFloat(&d, xf, yf);
-  for (int i = 0; i < 4; i++) err = fmax(err, fmax(fabs(y[i] - (i + 1)), fabs(yf[i] - (i + 1))));
+  for (int i = 0; i < 4; i++) err = ErrMax(err, ErrMax(fabs(y[i] - (i + 1)), fabs(yf[i] - (i + 1))));
   Check(fails, err, 0, "transfer 3D empty cell range adds nothing (double, float)");
 }
 

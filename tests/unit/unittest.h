@@ -10,11 +10,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../errmax.h"
+
+/* The decision of every check: err <= tol, false for a NaN error (or tolerance) */
+static inline int Passes(double err, double tol)
+{
+  return err <= tol;
+}
+
 /* Passes when err <= tol (so a NaN fails); prints the measured error and the tolerance */
 static inline void Check(int *fails, double err, double tol, const char *fmt, ...)
 {
   va_list ap;
-  int     ok = err <= tol;
+  int     ok = Passes(err, tol);
 
   printf("%s ", ok ? "ok  " : "FAIL");
   va_start(ap, fmt);
@@ -46,11 +54,12 @@ static inline void *Malloc(size_t n)
   return p;
 }
 
+/* max |v_i|, NaN when some v_i is */
 static inline double MaxAbs(long n, const double *v)
 {
   double m = 0.0;
 
-  for (long i = 0; i < n; i++) m = fmax(m, fabs(v[i]));
+  for (long i = 0; i < n; i++) m = ErrMax(m, fabs(v[i]));
   return m;
 }
 

@@ -120,17 +120,23 @@ static PetscErrorCode PCReset_LOR(PC pc)
 
 static PetscErrorCode PCSetFromOptions_LOR(PC pc, PatchworkOptionItems PetscOptionsObject)
 {
-  PC_LOR *lor = (PC_LOR *)pc->data;
+  PC_LOR     *lor = (PC_LOR *)pc->data;
+  MPI_Comm    comm = PetscObjectComm((PetscObject)pc);
+  const char *pre  = ((PetscObject)pc)->prefix ? ((PetscObject)pc)->prefix : "";
 
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "Low-order-refined preconditioner options");
-  PetscCall(PetscOptionsInt("-pc_lor_degree", "Degree k of the Q_k node grid (only without a Patchwork operator)", "PCLORSetDegree", lor->degree_req, &lor->degree_req, NULL));
-  PetscCall(PetscOptionsReal("-pc_lor_alpha", "Mass coefficient of alpha*M + beta*K (only without a Patchwork operator)", "PCLORSetCoefficients", lor->alpha_req, &lor->alpha_req, NULL));
-  PetscCall(PetscOptionsReal("-pc_lor_beta", "Stiffness coefficient of alpha*M + beta*K (only without a Patchwork operator)", "PCLORSetCoefficients", lor->beta_req, &lor->beta_req, NULL));
+  PetscCall(PetscOptionsInt("-pc_lor_degree", "Degree k of the Q_k node grid (only without a Patchwork operator), 1 <= k <= 10", "PCLORSetDegree", lor->degree_req, &lor->degree_req, NULL));
+  PetscCall(PetscOptionsReal("-pc_lor_alpha", "Mass coefficient of alpha*M + beta*K (only without a Patchwork operator), alpha >= 0", "PCLORSetCoefficients", lor->alpha_req, &lor->alpha_req, NULL));
+  PetscCall(PetscOptionsReal("-pc_lor_beta", "Stiffness coefficient of alpha*M + beta*K (only without a Patchwork operator), beta > 0", "PCLORSetCoefficients", lor->beta_req, &lor->beta_req, NULL));
   PetscCall(PetscOptionsEnum("-pc_lor_quadrature", "Quadrature of the Q1 sub-elements: gausslobatto (their vertices) or gauss, 2 points per direction", "PCLORSetQuadrature", PatchworkTensorQuadratures, (PetscEnum)lor->quadrature, (PetscEnum *)&lor->quadrature, NULL));
   PetscCall(PetscOptionsEnum("-pc_lor_bc", "Boundary condition (only without a Patchwork operator)", "PCLORSetBC", PatchworkTensorBCs, (PetscEnum)lor->bc_req, (PetscEnum *)&lor->bc_req, NULL));
   PetscCall(PetscOptionsBool("-pc_lor_device_csr", "One GPU rank with -lor_pc_type patchamg: hand PCPATCHAMG the LOR matrix as the device CSR the kernels built (no AIJCUSPARSE, no host copy)", "", lor->devcsr_req, &lor->devcsr_req, NULL));
   PetscOptionsHeadEnd();
+  /* the set-up checks these too, when it uses them; here they are refused even where an operator makes them unused */
+  PetscCheck(lor->degree_req >= 0 && lor->degree_req <= PW_MAX_DEGREE, comm, PETSC_ERR_ARG_OUTOFRANGE, "-%spc_lor_degree %" PetscInt_FMT " is out of range: it must be in [1, %d]", pre, lor->degree_req, PW_MAX_DEGREE);
+  PetscCheck(lor->alpha_req >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "-%spc_lor_alpha %g is out of range: it must be at least 0 (alpha*M + beta*K)", pre, (double)lor->alpha_req);
+  PetscCheck(lor->beta_req > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "-%spc_lor_beta %g is out of range: it must be positive (alpha*M + beta*K)", pre, (double)lor->beta_req);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

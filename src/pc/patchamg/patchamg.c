@@ -14,10 +14,23 @@ static const char citation[] = "@article{FuLewisKirbyWhitaker2014,\n"
                                "  pages   = {195--211},\n"
                                "  year    = {2014}\n}\n";
 
+/* The ranges of the numerical options (the -help text says them, PCSetFromOptions_PatchAMG() refuses
+   values outside). k: fd7 32^3 needs 17, 12, 20, 21, 24 CG iterations at k = 1, 2, 4, 8, 10 and 36, 49
+   at k = 16, 32, while the k-MIS's passes over the graph grow with k (k = 10^6 ran for minutes).
+   omega: x += w M^-1 (b - A x) converges for 0 < w < 2/lambda_max(M^-1 A), and lambda_max(M^-1 A) >= 1
+   for (block) Jacobi (the Rayleigh quotient of a vector inside one block is 1), so w >= 2 diverges.
+   inner_omega multiplies 2/rho(D^-1 A), the limit of a convergent Jacobi sweep. prolong_omega: the
+   smoother I - w/rho(D^-1 A) D^-1 A of the prolongator has its spectrum in [1 - w, 1], within [-1, 1]
+   for w <= 2. threshold: a symmetric positive definite matrix has |a_ij| < sqrt(a_ii a_jj), so a
+   threshold of 1 or more leaves no coupling. */
+#define PATCHAMG_K_MAX 10
+
 static PetscErrorCode PCSetFromOptions_PatchAMG(PC pc, PatchworkOptionItems PetscOptionsObject)
 {
   PC_PatchAMG          *pa = (PC_PatchAMG *)pc->data;
   PatchworkAMGHierarchy h  = pa->geometric ? PATCHWORK_AMG_HIERARCHY_GEOMETRIC : PATCHWORK_AMG_HIERARCHY_ALGEBRAIC;
+  MPI_Comm              comm = PetscObjectComm((PetscObject)pc);
+  const char           *pre  = ((PetscObject)pc)->prefix ? ((PetscObject)pc)->prefix : "";
   PetscBool             set;
   char                  type[256];
 
@@ -35,29 +48,35 @@ static PetscErrorCode PCSetFromOptions_PatchAMG(PC pc, PatchworkOptionItems Pets
     if (type[0]) PetscCall(PetscStrallocpy(type, &pa->mat_type));
   }
   PetscCall(PetscOptionsEnum("-pc_patchamg_precision", "Precision of the patch blocks' values and, on one GPU, of the transfers P and P^T (vectors and the coarse operators stay double)", "PCPatchAMGSetPrecision", PatchworkPrecisions, (PetscEnum)pa->precision, (PetscEnum *)&pa->precision, NULL));
-  PetscCall(PetscOptionsInt("-pc_patchamg_k", "Aggregates grow around the vertices of a k-MIS (distance k between roots)", "", pa->k, &pa->k, NULL));
-  PetscCall(PetscOptionsReal("-pc_patchamg_threshold", "Strength of connection: aggregates and patches grow only along couplings with max(|a_ij|, |a_ji|) >= threshold sqrt(|a_ii a_jj|) (0: every coupling)", "", pa->threshold, &pa->threshold, NULL));
-  PetscCall(PetscOptionsInt("-pc_patchamg_min_aggregate", "Aggregates with fewer rows are dissolved and their rows reassigned", "", pa->min_agg, &pa->min_agg, NULL));
-  PetscCall(PetscOptionsInt("-pc_patchamg_patch_size", "Largest patch (rows) of the block-Jacobi relaxation", "PCPatchAMGSetPatchSize", pa->patch_size, &pa->patch_size, NULL));
-  PetscCall(PetscOptionsInt("-pc_patchamg_inner_sweeps", "Jacobi sweeps that approximate each patch block's inverse", "", pa->inner, &pa->inner, NULL));
-  PetscCall(PetscOptionsReal("-pc_patchamg_omega", "Damping of the relaxation (0: 1 for patch, l1jacobi, spai0, spai1; 2/3 for jacobi)", "", pa->omega, &pa->omega, NULL));
-  PetscCall(PetscOptionsReal("-pc_patchamg_inner_omega", "Damping of the inner Jacobi sweeps", "", pa->inner_omega, &pa->inner_omega, NULL));
-  PetscCall(PetscOptionsReal("-pc_patchamg_prolong_omega", "P = (I - w/rho(D^-1 A) D^-1 A) P_tentative: w", "", pa->prolong_omega, &pa->prolong_omega, NULL));
-  PetscCall(PetscOptionsInt("-pc_patchamg_smooth_steps", "Pre- and post-relaxation steps per level", "", pa->smooth_steps, &pa->smooth_steps, NULL));
-  PetscCall(PetscOptionsInt("-pc_patchamg_coarse_size", "Stop coarsening at this many rows (global)", "", pa->coarse_size, &pa->coarse_size, NULL));
-  PetscCall(PetscOptionsInt("-pc_patchamg_redistribute", "Several ranks: gather a coarse level onto fewer ranks (consecutive ones merged) when it has fewer rows per rank than this (0: never)", "", pa->redistribute, &pa->redistribute, NULL));
-  PetscCall(PetscOptionsInt("-pc_patchamg_levels", "Most levels (0: as many as the coarse size needs)", "", pa->max_levels, &pa->max_levels, NULL));
+  PetscCall(PetscOptionsInt("-pc_patchamg_k", "Aggregates grow around the vertices of a k-MIS (distance k between roots), 1 <= k <= 10", "", pa->k, &pa->k, NULL));
+  PetscCall(PetscOptionsReal("-pc_patchamg_threshold", "Strength of connection: aggregates and patches grow only along couplings with max(|a_ij|, |a_ji|) >= threshold sqrt(|a_ii a_jj|), 0 <= threshold < 1 (0: every coupling)", "", pa->threshold, &pa->threshold, NULL));
+  PetscCall(PetscOptionsInt("-pc_patchamg_min_aggregate", "Aggregates with fewer rows are dissolved and their rows reassigned, at least 1 (1: none is)", "", pa->min_agg, &pa->min_agg, NULL));
+  PetscCall(PetscOptionsInt("-pc_patchamg_patch_size", "Largest patch (rows) of the block-Jacobi relaxation, 1 to 1024 (a patch is one GPU thread block)", "PCPatchAMGSetPatchSize", pa->patch_size, &pa->patch_size, NULL));
+  PetscCall(PetscOptionsInt("-pc_patchamg_inner_sweeps", "Jacobi sweeps that approximate each patch block's inverse, at least 1", "", pa->inner, &pa->inner, NULL));
+  PetscCall(PetscOptionsReal("-pc_patchamg_omega", "Damping w of the relaxation, 0 <= w < 2 (0: min(1, 1.5/lambda_max(M^-1 A)) per level, by power iteration, for patch and spai1; 2/3 for jacobi; 1 for l1jacobi and spai0)", "", pa->omega, &pa->omega, NULL));
+  PetscCall(PetscOptionsReal("-pc_patchamg_inner_omega", "Damping of the inner Jacobi sweeps, times 2/rho(D^-1 A), 0 < w <= 1", "", pa->inner_omega, &pa->inner_omega, NULL));
+  PetscCall(PetscOptionsReal("-pc_patchamg_prolong_omega", "P = (I - w/rho(D^-1 A) D^-1 A) P_tentative: w, 0 <= w <= 2 (0: P_tentative)", "", pa->prolong_omega, &pa->prolong_omega, NULL));
+  PetscCall(PetscOptionsInt("-pc_patchamg_smooth_steps", "Pre- and post-relaxation steps per level, at least 1", "", pa->smooth_steps, &pa->smooth_steps, NULL));
+  PetscCall(PetscOptionsInt("-pc_patchamg_coarse_size", "Stop coarsening at this many rows (global), at least 1", "", pa->coarse_size, &pa->coarse_size, NULL));
+  PetscCall(PetscOptionsInt("-pc_patchamg_redistribute", "Several ranks: gather a coarse level onto fewer ranks (consecutive ones merged) when it has fewer rows per rank than this, at least 0 (0: never)", "", pa->redistribute, &pa->redistribute, NULL));
+  PetscCall(PetscOptionsInt("-pc_patchamg_levels", "Most levels, at least 0 (0: as many as the coarse size needs)", "", pa->max_levels, &pa->max_levels, NULL));
   PetscCall(PetscOptionsInt("-pc_patchamg_seed", "Seed of the k-MIS priorities (the same seed gives the same hierarchy)", "", pa->seed, &pa->seed, NULL));
   PetscCall(PetscOptionsBool("-pc_patchamg_product_kernels", "One rank: prolongators and Galerkin operators by Patchwork's kernels (else PETSc's MatMatMult and MatPtAP)", "", pa->product_kernels, &pa->product_kernels, NULL));
   PetscCall(PetscOptionsBool("-pc_patchamg_use_coordinates", "Geometry-informed aggregation: rows left over by the k-MIS join the neighbouring aggregate with the nearest root (coordinates from PCSetCoordinates() or the DM)", "", pa->use_coords, &pa->use_coords, NULL));
   PetscCall(PetscOptionsBool("-pc_patchamg_check", "Check symmetry and definiteness of the matrix at setup", "", pa->check, &pa->check, NULL));
   PetscOptionsHeadEnd();
-  PetscCheck(pa->redistribute >= 0, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_patchamg_redistribute must be 0 (never) or positive, got %" PetscInt_FMT, pa->redistribute);
-  PetscCheck(pa->k >= 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_patchamg_k must be at least 1, got %" PetscInt_FMT, pa->k);
-  PetscCheck(pa->inner >= 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_patchamg_inner_sweeps must be at least 1, got %" PetscInt_FMT, pa->inner);
-  PetscCheck(pa->smooth_steps >= 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_patchamg_smooth_steps must be at least 1, got %" PetscInt_FMT, pa->smooth_steps);
-  PetscCheck(pa->patch_size >= 1 && pa->patch_size <= 1024, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_patchamg_patch_size must be in [1, 1024] (a patch is one GPU thread block), got %" PetscInt_FMT, pa->patch_size);
-  PetscCheck(pa->omega >= 0 && pa->inner_omega > 0 && pa->prolong_omega >= 0, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "PCPATCHAMG damping factors must be positive");
+  PetscCheck(pa->k >= 1 && pa->k <= PATCHAMG_K_MAX, comm, PETSC_ERR_ARG_OUTOFRANGE, "-%spc_patchamg_k %" PetscInt_FMT " is out of range: k must be in [1, %d] (larger k only cost iterations and set-up time)", pre, pa->k, PATCHAMG_K_MAX);
+  PetscCheck(pa->threshold >= 0 && pa->threshold < 1, comm, PETSC_ERR_ARG_OUTOFRANGE, "-%spc_patchamg_threshold %g is out of range: it must be in [0, 1) (0: every coupling; 1 or more leaves none of a positive definite matrix)", pre, (double)pa->threshold);
+  PetscCheck(pa->min_agg >= 1, comm, PETSC_ERR_ARG_OUTOFRANGE, "-%spc_patchamg_min_aggregate %" PetscInt_FMT " is out of range: it must be at least 1 (1: no aggregate is dissolved)", pre, pa->min_agg);
+  PetscCheck(pa->patch_size >= 1 && pa->patch_size <= 1024, comm, PETSC_ERR_ARG_OUTOFRANGE, "-%spc_patchamg_patch_size %" PetscInt_FMT " is out of range: it must be in [1, 1024] (a patch is one GPU thread block)", pre, pa->patch_size);
+  PetscCheck(pa->inner >= 1, comm, PETSC_ERR_ARG_OUTOFRANGE, "-%spc_patchamg_inner_sweeps %" PetscInt_FMT " is out of range: it must be at least 1", pre, pa->inner);
+  PetscCheck(pa->omega >= 0 && pa->omega < 2, comm, PETSC_ERR_ARG_OUTOFRANGE, "-%spc_patchamg_omega %g is out of range: it must be in [0, 2) (0: the default damping; from 2 on no relaxation here converges)", pre, (double)pa->omega);
+  PetscCheck(pa->inner_omega > 0 && pa->inner_omega <= 1, comm, PETSC_ERR_ARG_OUTOFRANGE, "-%spc_patchamg_inner_omega %g is out of range: it must be in (0, 1] (it multiplies 2/rho(D^-1 A), the limit of a convergent Jacobi sweep)", pre, (double)pa->inner_omega);
+  PetscCheck(pa->prolong_omega >= 0 && pa->prolong_omega <= 2, comm, PETSC_ERR_ARG_OUTOFRANGE, "-%spc_patchamg_prolong_omega %g is out of range: it must be in [0, 2] (0: the tentative prolongator)", pre, (double)pa->prolong_omega);
+  PetscCheck(pa->smooth_steps >= 1, comm, PETSC_ERR_ARG_OUTOFRANGE, "-%spc_patchamg_smooth_steps %" PetscInt_FMT " is out of range: it must be at least 1", pre, pa->smooth_steps);
+  PetscCheck(pa->coarse_size >= 1, comm, PETSC_ERR_ARG_OUTOFRANGE, "-%spc_patchamg_coarse_size %" PetscInt_FMT " is out of range: it must be at least 1", pre, pa->coarse_size);
+  PetscCheck(pa->redistribute >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "-%spc_patchamg_redistribute must be 0 (never) or positive, got %" PetscInt_FMT, pre, pa->redistribute);
+  PetscCheck(pa->max_levels >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "-%spc_patchamg_levels %" PetscInt_FMT " is out of range: it must be at least 0 (0: as many as the coarse size needs)", pre, pa->max_levels);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -429,18 +448,18 @@ PetscErrorCode PCPatchAMGGetNumberLevels(PC pc, PetscInt *n)
 . -pc_patchamg_renumber <natural,rcm,coordinate,hierarchical>   - geometric: numbering of every level (default natural)
 . -pc_patchamg_mat_type <type>                                  - geometric: format of the level matrices, transfers, SPAI (default the matrix's)
 . -pc_patchamg_precision <single,double>                       - precision of the patch blocks' values (default single)
-. -pc_patchamg_k <k>                                            - aggregate roots form a k-MIS (default 2)
-. -pc_patchamg_threshold <t>                                    - strength of connection: weaker couplings are left out of the graph of aggregates and patches (default 0: none)
-. -pc_patchamg_min_aggregate <n>                                - smaller aggregates are dissolved (default 9)
-. -pc_patchamg_patch_size <n>                                   - largest patch in rows (default 400)
-. -pc_patchamg_inner_sweeps <n>                                 - Jacobi sweeps per patch block (default 3)
-. -pc_patchamg_omega <w>                                        - damping of the relaxation
-. -pc_patchamg_inner_omega <w>                                  - damping of the inner sweeps
-. -pc_patchamg_prolong_omega <w>                                - prolongator smoothing factor (default 4/3)
-. -pc_patchamg_smooth_steps <n>                                 - pre- and post-relaxation steps (default 1)
-. -pc_patchamg_coarse_size <n>                                  - coarsening stops below this many rows (default 500)
+. -pc_patchamg_k <k>                                            - aggregate roots form a k-MIS, 1 to 10 (default 2)
+. -pc_patchamg_threshold <t>                                    - strength of connection: weaker couplings are left out of the graph of aggregates and patches, 0 <= t < 1 (default 0: none)
+. -pc_patchamg_min_aggregate <n>                                - smaller aggregates are dissolved, n >= 1 (default 9)
+. -pc_patchamg_patch_size <n>                                   - largest patch in rows, 1 to 1024 (default 400)
+. -pc_patchamg_inner_sweeps <n>                                 - Jacobi sweeps per patch block, n >= 1 (default 3)
+. -pc_patchamg_omega <w>                                        - damping of the relaxation, 0 <= w < 2 (default 0: min(1, 1.5/lambda_max(M^-1 A)) per level for patch and spai1, 2/3 for jacobi, 1 for l1jacobi and spai0)
+. -pc_patchamg_inner_omega <w>                                  - damping of the inner sweeps, times 2/rho(D^-1 A), 0 < w <= 1 (default 0.8)
+. -pc_patchamg_prolong_omega <w>                                - prolongator smoothing factor, 0 <= w <= 2 (default 4/3)
+. -pc_patchamg_smooth_steps <n>                                 - pre- and post-relaxation steps, n >= 1 (default 1)
+. -pc_patchamg_coarse_size <n>                                  - coarsening stops below this many rows, n >= 1 (default 500)
 . -pc_patchamg_redistribute <n>                                 - several ranks: a level with fewer rows per rank is gathered onto fewer ranks (default 1000; 0: never)
-. -pc_patchamg_levels <n>                                       - most levels
+. -pc_patchamg_levels <n>                                       - most levels (default 0: as many as the coarse size needs)
 . -pc_patchamg_seed <s>                                         - seed of the k-MIS (same seed, same hierarchy)
 . -pc_patchamg_product_kernels <bool>                           - one rank: P and the Galerkin operators by Patchwork's kernels (default true; false: PETSc's MatMatMult and MatPtAP)
 . -pc_patchamg_use_coordinates <bool>                           - geometry-informed aggregation where coordinates are known (default true)

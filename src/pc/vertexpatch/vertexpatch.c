@@ -19,16 +19,18 @@ static PetscErrorCode PCSetFromOptions_VertexPatch(PC pc, PatchworkOptionItems P
 
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "Vertex-patch multigrid options");
-  PetscCall(PetscOptionsInt("-pc_vertexpatch_levels", "Number of levels (default: as many as the grid allows)", "PCVertexPatchSetLevels", n, &n, NULL));
+  PetscCall(PetscOptionsInt("-pc_vertexpatch_levels", "Number of levels, at least 1 (default: as many as the grid allows)", "PCVertexPatchSetLevels", n, &n, NULL));
   if (n != vp->nlevels_req) PetscCall(PCVertexPatchSetLevels(pc, n));
-  PetscCall(PetscOptionsInt("-pc_vertexpatch_smooth_steps", "Pre- and post-smoothing steps", "PCVertexPatchSetSmoothSteps", vp->smooth_steps, &vp->smooth_steps, NULL));
+  PetscCall(PetscOptionsInt("-pc_vertexpatch_smooth_steps", "Pre- and post-smoothing steps, at least 1", "PCVertexPatchSetSmoothSteps", vp->smooth_steps, &vp->smooth_steps, NULL));
   PetscCheck(vp->smooth_steps >= 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "Need at least one smoothing step, got %" PetscInt_FMT, vp->smooth_steps);
   PetscCall(PetscOptionsEnum("-pc_vertexpatch_type", "How the patches are combined", "PCVertexPatchSetType", PatchworkVPTypes, (PetscEnum)vp->type, (PetscEnum *)&vp->type, NULL));
   PetscCall(PetscOptionsEnum("-pc_vertexpatch_kernel", "Residual of the multiplicative smoother: local per patch (fused with the solve, or separate) or global", "PCVERTEXPATCH", PatchworkVPKernels, (PetscEnum)vp->kernel, (PetscEnum *)&vp->kernel, NULL));
   PetscCall(PetscOptionsEnum("-pc_vertexpatch_precision", "Precision of the V-cycle (the Krylov method stays in double)", "PCVertexPatchSetPrecision", PatchworkPrecisions, (PetscEnum)vp->precision, (PetscEnum *)&vp->precision, NULL));
   PetscCall(PetscOptionsBool("-pc_vertexpatch_symmetric", "Post-smoothing sweeps the colors in reverse order: a symmetric V-cycle, for CG", "PCVERTEXPATCH", vp->symmetric, &vp->symmetric, NULL));
-  PetscCall(PetscOptionsReal("-pc_vertexpatch_omega", "Damping of the additive smoother (0: 1/2^dim)", "PCVERTEXPATCH", vp->omega, &vp->omega, NULL));
+  PetscCall(PetscOptionsReal("-pc_vertexpatch_omega", "Damping w of the additive smoother, 0 <= w <= 1 (0: 1/2^dim)", "PCVERTEXPATCH", vp->omega, &vp->omega, NULL));
   PetscOptionsHeadEnd();
+  /* each of the 2^dim colors corrects by exact patch solves: a damping above 1 overshoots even one patch */
+  PetscCheck(vp->omega >= 0 && vp->omega <= 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-%spc_vertexpatch_omega %g is out of range: it must be in [0, 1] (0: 1/2^dim)", ((PetscObject)pc)->prefix ? ((PetscObject)pc)->prefix : "", (double)vp->omega);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
