@@ -128,7 +128,7 @@ else
 	@$(MAKE) --no-print-directory $(CUDA_OBJ) $(BUILD)/tests/gpu/test_tensor_kernels
 endif
 
-$(BUILD)/tests/gpu/test_tensor_kernels: tests/gpu/test_tensor_kernels.cu $(CUDA_OBJ) $(CORE_SRC) $(wildcard src/core/*.h)
+$(BUILD)/tests/gpu/test_tensor_kernels: tests/gpu/test_tensor_kernels.cu $(CUDA_OBJ) $(CORE_SRC) $(wildcard src/core/*.h tests/*.h tests/gpu/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  NVLD  $@"
 	@$(PW_NVCC) $(PW_NVCC_FLAGS) -o $@ $< $(CUDA_OBJ) $(CORE_SRC) -lm
@@ -144,7 +144,7 @@ $(BUILD)/examples/%: examples/%.c $(wildcard examples/*.h) $(LIBNAME) include/pa
 tests: $(UNIT) $(PTESTS)
 
 # PETSc-free unit tests of src/core
-$(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_SRC) $(wildcard include/patchwork/*.h src/core/*.h)
+$(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_SRC) $(wildcard include/patchwork/*.h src/core/*.h tests/*.h tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CCLD  $@"
 	@$(CC) -std=c99 -O2 -Wall -Wextra -Iinclude -o $@ $< $(CORE_SRC) -lm
@@ -156,7 +156,7 @@ $(BUILD)/tests/dll/%: tests/dll/%.c
 	@$(PCC) $(PCC_FLAGS) $(CFLAGS) $(CCPPFLAGS) -O2 -o $@ $< $(PETSC_LIB) -lm
 
 # tests/mat/test_*.c are programs; the other .c files there are helpers linked into each
-$(BUILD)/tests/mat/%: tests/mat/%.c $(LIBNAME) $(MATHELP) $(wildcard tests/mat/*.h examples/*.h)
+$(BUILD)/tests/mat/%: tests/mat/%.c $(LIBNAME) $(MATHELP) $(wildcard tests/*.h tests/mat/*.h examples/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CCLD  $@"
 	@$(PCC) $(PCC_FLAGS) $(CFLAGS) $(CCPPFLAGS) -Iinclude -O2 -o $@ $< $(MATHELP) -L$(LIBDIR) -lpatchwork -Wl,-rpath,$(CURDIR)/$(LIBDIR) $(PETSC_LIB) -lm
