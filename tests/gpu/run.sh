@@ -39,7 +39,8 @@ check() {
   shift
   "$@" >"$L/$name.log" 2>&1
   rc=$?
-  if [ $rc = 0 ]; then row "$name" ok "$(tail -n 1 "$L/$name.log" | cut -c1-90)"; else
+  if [ $rc = 0 ]; then row "$name" ok "$(tail -n 1 "$L/$name.log" | cut -c1-90)"
+  elif [ $rc = 77 ] && grep -q '^SKIP:' "$L/$name.log"; then row "$name" skip "$(grep -m1 '^SKIP:' "$L/$name.log" | cut -c1-90)"; else
     row "$name" FAIL "exit $rc: $(tail -n 1 "$L/$name.log" | cut -c1-80)"
     tail -n 20 "$L/$name.log"
   fi
@@ -441,5 +442,7 @@ for b in solve table7; do [ -f "$L/bench-$b.log" ] && sed -n '/^dim k/,/^err_M/p
 [ -f "$L/kernels/lor-bench.log" ] && cat "$L/kernels/lor-bench.log"
 printf '%s\n' "${ROWS[@]}"
 n_fail=$(printf '%s\n' "${ROWS[@]}" | grep -c ' FAIL ')
-echo "$((${#ROWS[@]} - n_fail)) passed, $n_fail failed"
+n_skip=$(printf '%s\n' "${ROWS[@]}" | grep -c ' skip ')
+n_info=$(printf '%s\n' "${ROWS[@]}" | grep -c ' info ')
+echo "$((${#ROWS[@]} - n_fail - n_skip - n_info)) passed, $n_fail failed, $n_skip skipped ($n_info info rows)"
 [ "$n_fail" = 0 ]
