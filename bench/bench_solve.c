@@ -18,7 +18,8 @@ static const char help[] = "Time to solution of the Q_k Poisson problem -div(gra
                            "  -fmg <true>            vp-*: start from one full multigrid cycle (PCVertexPatchFMG), timed with the solve\n"
                            "  -rtol <1e-9>           relative residual reduction (CG solvers measure the unpreconditioned residual too)\n"
                            "  -max_it <10000>        iteration limit\n"
-                           "  -reps <2>              timed solves per run from a zero initial guess; the fastest is reported\n"
+                           "  -reps <2>              timed solves per run from a zero initial guess; the fastest is reported;\n"
+                           "                         0: set-up only (the host work before a solve, on machines too slow to solve)\n"
                            "  -max_nnz <1e9>         gamg only when the assembled matrix has at most this many nonzeros\n"
                            "  -cells_z_factor <1>    3D: the last direction gets this many times the cells (weak scaling along z)\n"
                            "  -breakdown             vp-*: where the timed solves spend their time, per component and level (the\n"
@@ -57,6 +58,7 @@ typedef struct {
   char               note[96]; /* why skipped, or what ran differently from what was asked */
   KSPConvergedReason reason;
   PetscLogDouble     tdm, top, tasm, tsetup, tsolve, tfirst, nnz; /* DM, operator, gamg's assembly; nnz: of gamg's matrix */
+  PetscLogDouble     tsetup2; /* KSPSetUp again after the operator got new coefficients (the same values) */
   PetscReal          err;
 } Result;
 
@@ -261,6 +263,26 @@ static PetscErrorCode PrintBreakdown(PC pc, PetscLogStage stage, PetscInt reps, 
   PetscFunctionReturn(0);
 }
 
+/* The set-up a time-dependent or nonlinear solve repeats: the operator gets new coefficients (here the
+   same values, so that nothing else changes) and the KSP is set up again, as after KSPSetOperators()
+   with SAME_NONZERO_PATTERN */
+static PetscErrorCode SetUpAgain(KSP ksp, Mat A, PetscLogDouble *t)
+{
+  MPI_Comm            comm = PetscObjectComm((PetscObject)ksp);
+  PatchworkTensorInfo info;
+  PetscLogDouble      t0, t1;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatPatchworkTensorGetInfo(A, &info));
+  PetscCall(MatPatchworkTensorSetCoefficients(A, info.alpha, info.beta));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(Mark(comm, &t0));
+  PetscCall(KSPSetUp(ksp));
+  PetscCall(Mark(comm, &t1));
+  *t = t1 - t0;
+  PetscFunctionReturn(0);
+}
+
 /* One solver on one problem, everything made and destroyed here */
 static PetscErrorCode RunOne(DM dm, PetscInt k, Solver solver, const Settings *set, PetscLogStage stage, Result *res)
 {
@@ -340,7 +362,7 @@ static PetscErrorCode RunOne(DM dm, PetscInt k, Solver solver, const Settings *s
     PetscCall(PetscLogStageRegister(name, &solves));
     PetscCall(PetscLogStagePush(solves));
   }
-  for (PetscInt r = 0; r < set->reps; r++) {
+  for (PetscInt r = 0; r < set->reps; r++) { /* none with -reps 0 */
     PetscCall(VecSet(u, 0.0));
     PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_FALSE));
     PetscCall(Mark(comm, &t0));
@@ -363,9 +385,11 @@ static PetscErrorCode RunOne(DM dm, PetscInt k, Solver solver, const Settings *s
   }
   PetscCall(KSPGetIterationNumber(ksp, &res->its));
   PetscCall(KSPGetConvergedReason(ksp, &res->reason));
+  if (A) PetscCall(SetUpAgain(ksp, A, &res->tsetup2));
+  if (!set->reps) PetscCall(PetscSNPrintf(res->note, sizeof(res->note), "set-up only (-reps 0): no solve, no error"));
   PetscCall(KSPDestroy(&ksp));
   PetscCall(MatDestroy(&S));
-  PetscCall(ErrorM(dm, k, u, b, &res->err));
+  if (set->reps) PetscCall(ErrorM(dm, k, u, b, &res->err));
   PetscCall(VecDestroy(&u));
   PetscCall(VecDestroy(&b));
   PetscCall(MatDestroy(&A));
@@ -379,7 +403,7 @@ static PetscErrorCode PrintRun(const Result *r)
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "run: dim=%" PetscInt_FMT " k=%" PetscInt_FMT " cells=%" PetscInt_FMT " dofs=%" PetscInt_FMT " solver=%s", r->dim, r->k, r->cells, r->N, SolverNames[r->solver]));
   if (r->skipped) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %s\n", r->note));
   else {
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, " its=%" PetscInt_FMT " reason=%s dm_s=%.4f op_s=%.4f assemble_s=%.4f setup_s=%.4f solve_s=%.4f first_solve_s=%.4f ns_per_dof=%.3f mdof_per_s=%.2f err_M=%.3e", r->its, KSPConvergedReasons[r->reason], r->tdm, r->top, r->tasm, r->tsetup, r->tsolve, r->tfirst, 1e9 * r->tsolve / r->N, 1e-6 * r->N / r->tsolve, (double)r->err));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, " its=%" PetscInt_FMT " reason=%s dm_s=%.4f op_s=%.4f assemble_s=%.4f setup_s=%.4f setup2_s=%.4f solve_s=%.4f first_solve_s=%.4f ns_per_dof=%.3f mdof_per_s=%.2f err_M=%.3e", r->its, KSPConvergedReasons[r->reason], r->tdm, r->top, r->tasm, r->tsetup, r->tsetup2, r->tsolve, r->tfirst, r->tsolve > 0 ? 1e9 * r->tsolve / r->N : 0, r->tsolve > 0 ? 1e-6 * r->N / r->tsolve : 0, (double)r->err));
     if (r->nnz > 0) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " nnz=%.4g", (double)r->nnz));
     if (r->note[0]) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " (%s)", r->note));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
@@ -392,8 +416,8 @@ static PetscErrorCode PrintRun(const Result *r)
 static PetscErrorCode PrintTable(PetscInt nres, const Result res[], PetscBool fmg)
 {
   PetscFunctionBeginUser;
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n%-3s %-2s %11s %-10s %5s %10s %9s %9s %9s %10s %11s %11s\n", "dim", "k", "DoFs", "solver", "its", "assemble s", "setup s", "solve s", "ns/DoF", "err_M", "vp-single", "speedup"));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-3s %-2s %11s %-10s %5s %10s %9s %9s %9s %10s %11s %11s\n", "", "", "", "", "", "", "", "", "(solve)", "", "solve", "setup+solve"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n%-3s %-2s %11s %-10s %5s %10s %9s %9s %9s %9s %10s %11s %11s\n", "dim", "k", "DoFs", "solver", "its", "assemble s", "setup s", "setup2 s", "solve s", "ns/DoF", "err_M", "vp-single", "speedup"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-3s %-2s %11s %-10s %5s %10s %9s %9s %9s %9s %10s %11s %11s\n", "", "", "", "", "", "", "", "", "", "(solve)", "", "solve", "setup+solve"));
   for (PetscInt i = 0; i < nres; i++) {
     const Result *r = &res[i], *vps = NULL;
     char          its[16], spd[2][24] = {"-", "-"};
@@ -410,9 +434,10 @@ static PetscErrorCode PrintTable(PetscInt nres, const Result res[], PetscBool fm
     }
     /* '!': not converged, '*': see the notes below */
     PetscCall(PetscSNPrintf(its, sizeof(its), "%" PetscInt_FMT "%s%s", r->its, r->reason > 0 ? "" : "!", r->note[0] ? "*" : ""));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-3" PetscInt_FMT " %-2" PetscInt_FMT " %11" PetscInt_FMT " %-10s %5s %10.4f %9.4f %9.4f %9.2f %10.3e %11s %11s\n", r->dim, r->k, r->N, SolverNames[r->solver], its, r->tasm, r->tsetup, r->tsolve, 1e9 * r->tsolve / r->N, (double)r->err, spd[0], spd[1]));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-3" PetscInt_FMT " %-2" PetscInt_FMT " %11" PetscInt_FMT " %-10s %5s %10.4f %9.4f %9.4f %9.4f %9.2f %10.3e %11s %11s\n", r->dim, r->k, r->N, SolverNames[r->solver], its, r->tasm, r->tsetup, r->tsetup2, r->tsolve, 1e9 * r->tsolve / r->N, (double)r->err, spd[0], spd[1]));
   }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "vp-single speedup = that row's time over vp-single's (setup+solve includes gamg's assembly); its with '!': not converged.\n"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "setup2 s = KSPSetUp again after MatPatchworkTensorSetCoefficients() and KSPSetOperators() (the same values).\n"));
   for (PetscInt i = 0; i < nres; i++)
     if (!res[i].skipped && res[i].note[0]) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "* k=%" PetscInt_FMT " DoFs=%" PetscInt_FMT " %s: %s\n", res[i].k, res[i].N, SolverNames[res[i].solver], res[i].note));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "err_M = ||u_h - I_h u||_M with the matrix-free mass operator; solve s = best of -reps%s.\n", fmg ? ", vp-*: FMG included" : ""));
@@ -450,7 +475,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsBool("-breakdown", "vp-*: time per component and level of the timed solves", NULL, set.breakdown, &set.breakdown, NULL));
   PetscCall(PetscOptionsReal("-rtol", "Relative residual reduction", NULL, set.rtol, &set.rtol, NULL));
   PetscCall(PetscOptionsInt("-max_it", "Iteration limit", NULL, set.maxit, &set.maxit, NULL));
-  PetscCall(PetscOptionsInt("-reps", "Timed solves per run (the fastest is reported)", NULL, set.reps, &set.reps, NULL));
+  PetscCall(PetscOptionsInt("-reps", "Timed solves per run (the fastest is reported; 0: set-up only)", NULL, set.reps, &set.reps, NULL));
   PetscCall(PetscOptionsReal("-max_nnz", "gamg only up to this many nonzeros of the assembled matrix", NULL, set.maxnnz, &set.maxnnz, NULL));
   PetscCall(PetscOptionsInt("-cells_z_factor", "3D: the last direction gets this many times the cells (weak scaling along z)", NULL, zf, &zf, NULL));
   PetscOptionsEnd();
@@ -466,7 +491,7 @@ int main(int argc, char **argv)
   PetscCheck(ndeg >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-degrees needs at least one degree");
   PetscCheck(!cellsset || ncells == ndeg, PETSC_COMM_WORLD, PETSC_ERR_ARG_SIZ, "-cells has %" PetscInt_FMT " entries for %" PetscInt_FMT " degrees: give one per degree", ncells, ndeg);
   PetscCheck(!cellsset || !dofsset, PETSC_COMM_WORLD, PETSC_ERR_ARG_INCOMP, "Give -cells or -dofs, not both");
-  PetscCheck(set.reps >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-reps %" PetscInt_FMT ": need at least 1", set.reps);
+  PetscCheck(set.reps >= 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-reps %" PetscInt_FMT ": need at least 0 (0: set-up only)", set.reps);
   PetscCheck(set.restart >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-restart %" PetscInt_FMT ": need at least 1", set.restart);
   for (PetscInt i = 0; i < ndofs; i++) PetscCheck(dofs[i] >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-dofs %g: need a positive DoF count", (double)dofs[i]);
   if (solversset) {
