@@ -181,6 +181,10 @@ run mat/tensor_aij-n1     $MPIEXEC -n 1 $B/tests/mat/test_tensor_aij
 run mat/tensor_aij-n2     $MPIEXEC -n 2 $B/tests/mat/test_tensor_aij
 run mat/transfer-n1       $MPIEXEC -n 1 $B/tests/mat/test_transfer
 run mat/transfer-n2       $MPIEXEC -n 2 $B/tests/mat/test_transfer
+# a DMDA that knows its Q_k box: the operator without coordinates is the one with them, bit for bit;
+# coordinates changed since are read and checked again (and its creation time against PETSc's DMDA)
+run mat/qk_box-n1         $MPIEXEC -n 1 $B/tests/mat/test_qk_box
+run mat/qk_box-n2         $MPIEXEC -n 2 $B/tests/mat/test_qk_box -time_cells 0
 # the halo exchange (float and double, all entries or a mask) against DMGlobalToLocal/DMLocalToGlobal in double
 run mat/halo-n1           $MPIEXEC -n 1 $B/tests/mat/test_halo
 run mat/halo-n2           $MPIEXEC -n 2 $B/tests/mat/test_halo
@@ -706,6 +710,8 @@ if command -v valgrind >/dev/null 2>&1; then
                             $B/examples/poisson -dim 2 -degree 3 -cells 8 $VP
   run valgrind/vertexpatch-double-separate valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $B/examples/poisson -dim 2 -degree 3 -cells 8 $VPD -pc_vertexpatch_kernel separate
+  run valgrind/qk-box     valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+                            $B/tests/mat/test_qk_box -time_cells 0
 else
   report valgrind/poisson skip 0 "(SKIP: valgrind is not installed)"
 fi
