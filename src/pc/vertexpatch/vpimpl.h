@@ -3,6 +3,8 @@
 #define PATCHWORK_VPIMPL_H
 
 #include "../../sys/pwimpl.h"
+#include "../../mat/tensor/cartesian.h"
+#include "../../mat/transfer/hierarchy.h"
 #include <patchwork/patch_kernel.h>
 #include <petsc/private/pcimpl.h> /* a new PC type fills pc->ops, like PETSc's own PCs */
 
@@ -28,7 +30,7 @@ typedef enum {
 } VPLoc;
 
 typedef struct {
-  DM                    dm;
+  DM                    dm;                    /* NULL on a level without a DM (one rank, between the coarsest and the finest) */
   Mat                   A;                     /* the level operator (the user's on the finest level) */
   PetscInt              n;                     /* entries of this rank's level vectors */
   Vec                   v[VP_NVEC];            /* double precision; in single only on level 0 for the coarse KSP */

@@ -1,5 +1,6 @@
 /* PCVERTEXPATCH setup: the level hierarchy by coarsening the DMDA, level operators, the kernel
-   descriptors of smoothers and transfers, the coarse solver. */
+   descriptors of smoothers and transfers, the coarse solver. On one rank the levels between the
+   coarsest and the finest have no DM, so that no host work grows with the grid. */
 #include "vpimpl.h"
 #include <patchwork/vec_kernel.h>
 
@@ -77,8 +78,8 @@ static PetscErrorCode SetUpPatch(PC_VertexPatch *vp, PC_VPLevel *L, const Patchw
 
   PetscFunctionBegin;
   PetscCall(PetscMemzero(p, sizeof(*p)));
-  PetscCall(PatchworkTensorFillDesc(info, PW_SCATTER_ATOMIC, vp->serial, &p->op, NULL, &L->apply_flops));
-  PetscCall(DMDAGetCorners(L->dm, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
+  PetscCall(PatchworkTensorFillDescAny(info, PW_SCATTER_ATOMIC, vp->serial, &p->op, NULL, &L->apply_flops));
+  PetscCall(PatchworkTensorInfoCorners(info, xs, xm));
   for (PetscInt d = 0; d < 3; d++) {
     if (d < vp->dim) {
       p->vertex_start[d] = (int)PetscMax(1, (xs[d] + k - 1) / k);
@@ -131,19 +132,16 @@ static void PatchBoxes(const PatchworkPatchDesc *p, const int lo[3], const int h
 }
 
 /* Several ranks: the interior patches (every node of their closure owned) and cells of the level run
-   on the global arrays, the others on the ghosted copies, which bhalo fills and sums at the nodes
-   those touch (the transfers of the single-precision cycle keep whole ghosted copies: halo) */
-static PetscErrorCode SetUpSplit(PC_VertexPatch *vp, PC_VPLevel *L)
+   on the global arrays, the others on the ghosted copies. Their descriptors, copies of L->patch with
+   other boxes, carry the coefficients */
+static PetscErrorCode SetUpSplitBoxes(PC_VertexPatch *vp, PC_VPLevel *L)
 {
   const PetscInt k = vp->degree;
-  PetscInt       xs[3], xm[3], gs[3], gm[3];
+  PetscInt       xs[3], xm[3];
   int            lo[3], hi[3];
-  PetscBool     *needed;
-  const size_t   es = vp->single ? sizeof(float) : sizeof(double);
 
   PetscFunctionBegin;
   PetscCall(DMDAGetCorners(L->dm, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
-  PetscCall(DMDAGetGhostCorners(L->dm, &gs[0], &gs[1], &gs[2], &gm[0], &gm[1], &gm[2]));
   L->patch_int = L->patch;
   for (int d = 0; d < 3; d++) {
     if (d < vp->dim) { /* k (v - 1) >= xs and k (v + 1) <= xs + xm - 1 */
@@ -160,7 +158,21 @@ static PetscErrorCode SetUpSplit(PC_VertexPatch *vp, PC_VPLevel *L)
   }
   PatchBoxes(&L->patch, lo, hi, L->patch_bnd, &L->npatch_bnd);
   PetscCall(PatchworkTensorSplitCells(L->dm, &L->patch.op, &L->op_int, L->op_bnd, &L->nop_bnd));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
+/* ... and the ghosted copies, which bhalo fills and sums at the nodes the boundary patches and cells
+   touch (the transfers of the single-precision cycle keep whole ghosted copies: halo); they depend on
+   the grid only */
+static PetscErrorCode SetUpSplitHalos(PC_VertexPatch *vp, PC_VPLevel *L)
+{
+  const PetscInt k = vp->degree;
+  PetscInt       gs[3], gm[3];
+  PetscBool     *needed;
+  const size_t   es = vp->single ? sizeof(float) : sizeof(double);
+
+  PetscFunctionBegin;
+  PetscCall(DMDAGetGhostCorners(L->dm, &gs[0], &gs[1], &gs[2], &gm[0], &gm[1], &gm[2]));
   PetscCall(PetscCalloc1(gm[0] * gm[1] * gm[2], &needed));
   for (PetscInt i = 0; i < L->npatch_bnd; i++) { /* the closures of the boundary patches */
     const PatchworkPatchDesc *b = &L->patch_bnd[i];
@@ -227,7 +239,7 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
     Mat *ops, *interp;
 
     PetscCall(PetscMalloc2(vp->nlevels, &ops, vp->nlevels, &interp));
-    PetscCall(PatchworkCreateHierarchy(pc->pmat, vp->nlevels, ops, interp));
+    PetscCall(PatchworkCreateLevels(pc->pmat, vp->nlevels, PETSC_TRUE, ops, interp)); /* the middle levels without a DM on one rank */
     for (PetscInt l = 0; l < vp->nlevels; l++) {
       vp->levels[l].A = ops[l];
       vp->levels[l].P = interp[l];
@@ -256,7 +268,10 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
       if (vp->type == PATCHWORK_VP_ADDITIVE) PetscCall(VecDuplicate(L->v[VP_R], &L->v[VP_W]));
     }
     PetscCall(SetUpPatch(vp, L, &li));
-    if (!vp->serial) PetscCall(SetUpSplit(vp, L));
+    if (!vp->serial) {
+      PetscCall(SetUpSplitBoxes(vp, L));
+      PetscCall(SetUpSplitHalos(vp, L));
+    }
     PetscCall(RegisterLevelEvents(L, l));
   }
   {
