@@ -72,6 +72,12 @@ typedef struct {
   PetscBool            coarse_patch;           /* coarsest level has one patch: its smoother is exact */
   KSP                  coarse_ksp;             /* otherwise a Krylov solve on the coarsest level */
   PatchworkTensorDesc  boundary;               /* finest level, owned nodes: Dirichlet rows pass through */
+  /* what the set-up was made for beyond the coefficients (the grid is the finest level's: dm, cells):
+     when none of it changed, PCSetUp() again refreshes only what the coefficients enter */
+  PetscInt             setup_degree;
+  PatchworkVPType      setup_type;
+  PatchworkVPKernel    setup_kernel;
+  PetscInt             nrefresh;               /* set-ups since the last full one that refreshed only that */
 } PC_VertexPatch;
 
 PETSC_INTERN PetscErrorCode PCSetUp_VertexPatch(PC);
