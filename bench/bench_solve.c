@@ -27,7 +27,8 @@ static const char help[] = "Time to solution of the Q_k Poisson problem -div(gra
                            "                         with CUDA vectors PETSc's GPU timers (each kernel synchronized: slower solves)\n"
                            "Each solver's KSP has an options prefix for tuning: -vp_ (vp-single and vp-double; the precision is\n"
                            "the solver's), -mgcheb_, -gamg_, -cgj_, -cglor_ (its AMG: -cglor_lor_pc_type ...); e.g. -gamg_pc_gamg_threshold 0.01 -vp_ksp_view.\n"
-                           "-dm_vec_type cuda runs everything on the GPU; -log_view has one stage per solver.\n"
+                           "-dm_vec_type cuda runs everything on the GPU; -log_view has one stage per solver. -dm_patchwork_coordinates false: the DM\n"
+                           "without node coordinates (dm_s is then PETSc's DMDA alone; the solution is interpolated from the box).\n"
                            "One 'run:' line per run as it finishes, then a table. The error is ||u_h - I_h u||_M = sqrt(e^T M e),\n"
                            "e = u_h minus the nodal interpolant of u, M the matrix-free mass operator (Dirichlet rows: identity).\n";
 
@@ -72,28 +73,62 @@ static PetscErrorCode Mark(MPI_Comm comm, PetscLogDouble *t)
   PetscFunctionReturn(0);
 }
 
-/* v = scale * u (INSERT_VALUES) or v += scale * u (ADD_VALUES) at the nodes, u = prod_d sin(pi x_d).
-   The grid is Cartesian, so the sines are tabulated per direction from the DM's coordinates. */
-static PetscErrorCode Interpolate(DM dm, PetscReal scale, InsertMode mode, Vec v)
+/* The node positions along each direction of this rank's owned nodes: the DM's coordinates, or
+   without them (-dm_patchwork_coordinates false) the Gauss-Lobatto nodes of the unit box's cells */
+static PetscErrorCode OwnedPositions(DM dm, PetscInt k, PetscReal *x[3])
 {
-  PetscInt           dim, xs[3], xm[3], n = 0;
-  PetscReal         *s[3];
-  Vec                c;
-  const PetscScalar *ca;
-  PetscScalar       *a;
+  PetscInt dim, xs[3], xm[3];
+  Vec      c;
 
   PetscFunctionBeginUser;
   PetscCall(DMGetDimension(dm, &dim));
   PetscCall(DMDAGetCorners(dm, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
   PetscCall(DMGetCoordinates(dm, &c));
-  PetscCall(PetscMalloc3(xm[0], &s[0], xm[1], &s[1], xm[2], &s[2]));
-  PetscCall(VecGetArrayRead(c, &ca)); /* owned nodes, x fastest, dim coordinates interlaced */
-  for (PetscInt d = 0; d < 3; d++) {
-    const PetscInt stride = d == 0 ? 1 : d == 1 ? xm[0] : xm[0] * xm[1];
+  PetscCall(PetscMalloc3(xm[0], &x[0], xm[1], &x[1], xm[2], &x[2]));
+  if (c) {
+    const PetscScalar *ca;
 
-    for (PetscInt i = 0; i < xm[d]; i++) s[d][i] = d < dim ? PetscSinReal(PETSC_PI * PetscRealPart(ca[i * stride * dim + d])) : 1;
+    PetscCall(VecGetArrayRead(c, &ca)); /* owned nodes, x fastest, dim coordinates interlaced */
+    for (PetscInt d = 0; d < dim; d++) {
+      const PetscInt stride = d == 0 ? 1 : d == 1 ? xm[0] : xm[0] * xm[1];
+
+      for (PetscInt i = 0; i < xm[d]; i++) x[d][i] = PetscRealPart(ca[i * stride * dim + d]);
+    }
+    PetscCall(VecRestoreArrayRead(c, &ca));
+  } else {
+    PetscInt M[3];
+    double   gll[16], w[16];
+
+    PetscCall(DMDAGetInfo(dm, NULL, &M[0], &M[1], &M[2], NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+    PetscCheck(!PatchworkGaussLobatto((int)k + 1, gll, w), PETSC_COMM_SELF, PETSC_ERR_LIB, "No Gauss-Lobatto rule of %" PetscInt_FMT " points", k + 1);
+    for (PetscInt d = 0; d < dim; d++) {
+      const PetscInt cells = (M[d] - 1) / k;
+
+      for (PetscInt i = 0; i < xm[d]; i++) {
+        const PetscInt g = xs[d] + i, e = PetscMin(g / k, cells - 1);
+
+        x[d][i] = ((PetscReal)e + (PetscReal)gll[g - k * e]) / (PetscReal)cells;
+      }
+    }
   }
-  PetscCall(VecRestoreArrayRead(c, &ca));
+  for (PetscInt d = dim; d < 3; d++) x[d][0] = 0;
+  PetscFunctionReturn(0);
+}
+
+/* v = scale * u (INSERT_VALUES) or v += scale * u (ADD_VALUES) at the nodes, u = prod_d sin(pi x_d).
+   The grid is Cartesian, so the sines are tabulated per direction. */
+static PetscErrorCode Interpolate(DM dm, PetscInt k, PetscReal scale, InsertMode mode, Vec v)
+{
+  PetscInt     dim, xs[3], xm[3], n = 0;
+  PetscReal   *s[3];
+  PetscScalar *a;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMGetDimension(dm, &dim));
+  PetscCall(DMDAGetCorners(dm, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
+  PetscCall(OwnedPositions(dm, k, s));
+  for (PetscInt d = 0; d < 3; d++)
+    for (PetscInt i = 0; i < xm[d]; i++) s[d][i] = d < dim ? PetscSinReal(PETSC_PI * s[d][i]) : 1;
   if (mode == INSERT_VALUES) PetscCall(VecGetArrayWrite(v, &a));
   else PetscCall(VecGetArray(v, &a));
   for (PetscInt l = 0; l < xm[2]; l++)
@@ -127,7 +162,7 @@ static PetscErrorCode FormRHS(DM dm, PetscInt k, Vec work, Vec b)
 
   PetscFunctionBeginUser;
   PetscCall(DMGetDimension(dm, &dim));
-  PetscCall(Interpolate(dm, dim * PETSC_PI * PETSC_PI, INSERT_VALUES, work));
+  PetscCall(Interpolate(dm, k, dim * PETSC_PI * PETSC_PI, INSERT_VALUES, work));
   PetscCall(CreateMass(dm, k, &M));
   PetscCall(MatMult(M, work, b));
   PetscCall(MatDestroy(&M));
@@ -141,7 +176,7 @@ static PetscErrorCode ErrorM(DM dm, PetscInt k, Vec u, Vec work, PetscReal *err)
   PetscScalar e2;
 
   PetscFunctionBeginUser;
-  PetscCall(Interpolate(dm, -1.0, ADD_VALUES, u));
+  PetscCall(Interpolate(dm, k, -1.0, ADD_VALUES, u));
   PetscCall(CreateMass(dm, k, &M));
   PetscCall(MatMult(M, u, work));
   PetscCall(MatDestroy(&M));
