@@ -50,8 +50,8 @@ static PetscErrorCode QkBoxGet(DM dm, QkBox **box)
    last bit), which is what reading the coordinates would give */
 static PetscErrorCode QkBoxSet(DM dm, PetscInt degree, const PetscInt cells[3], const PetscReal lo[3], const PetscReal hi[3], Vec coords)
 {
-  QkBox  *box;
-  double  gll[PW_MAX_N], w[PW_MAX_N];
+  QkBox   *box;
+  double   gll[PW_MAX_N], w[PW_MAX_N];
   PetscInt dim;
 
   PetscFunctionBegin;
