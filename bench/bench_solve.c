@@ -18,7 +18,8 @@ static const char help[] = "Time to solution of the Q_k Poisson problem -div(gra
                            "  -fmg <true>            vp-*: start from one full multigrid cycle (PCVertexPatchFMG), timed with the solve\n"
                            "  -rtol <1e-9>           relative residual reduction (CG solvers measure the unpreconditioned residual too)\n"
                            "  -max_it <10000>        iteration limit\n"
-                           "  -reps <2>              timed solves per run from a zero initial guess; the fastest is reported\n"
+                           "  -reps <2>              timed solves per run from a zero initial guess; the fastest is reported;\n"
+                           "                         0: set-up only (the host work before a solve, on machines too slow to solve)\n"
                            "  -max_nnz <1e9>         gamg only when the assembled matrix has at most this many nonzeros\n"
                            "  -cells_z_factor <1>    3D: the last direction gets this many times the cells (weak scaling along z)\n"
                            "  -breakdown             vp-*: where the timed solves spend their time, per component and level (the\n"
@@ -26,7 +27,8 @@ static const char help[] = "Time to solution of the Q_k Poisson problem -div(gra
                            "                         with CUDA vectors PETSc's GPU timers (each kernel synchronized: slower solves)\n"
                            "Each solver's KSP has an options prefix for tuning: -vp_ (vp-single and vp-double; the precision is\n"
                            "the solver's), -mgcheb_, -gamg_, -cgj_, -cglor_ (its AMG: -cglor_lor_pc_type ...); e.g. -gamg_pc_gamg_threshold 0.01 -vp_ksp_view.\n"
-                           "-dm_vec_type cuda runs everything on the GPU; -log_view has one stage per solver.\n"
+                           "-dm_vec_type cuda runs everything on the GPU; -log_view has one stage per solver. -dm_patchwork_coordinates false: the DM\n"
+                           "without node coordinates (dm_s is then PETSc's DMDA alone; the solution is interpolated from the box).\n"
                            "One 'run:' line per run as it finishes, then a table. The error is ||u_h - I_h u||_M = sqrt(e^T M e),\n"
                            "e = u_h minus the nodal interpolant of u, M the matrix-free mass operator (Dirichlet rows: identity).\n";
 
@@ -57,6 +59,8 @@ typedef struct {
   char               note[96]; /* why skipped, or what ran differently from what was asked */
   KSPConvergedReason reason;
   PetscLogDouble     tdm, top, tasm, tsetup, tsolve, tfirst, nnz; /* DM, operator, gamg's assembly; nnz: of gamg's matrix */
+  PetscLogDouble     tpcsetup; /* the PCSetUp() part of tsetup (the rest: the KSP's work vectors) */
+  PetscLogDouble     tsetup2;  /* KSPSetUp again after the operator got new coefficients (the same values) */
   PetscReal          err;
 } Result;
 
@@ -70,28 +74,62 @@ static PetscErrorCode Mark(MPI_Comm comm, PetscLogDouble *t)
   PetscFunctionReturn(0);
 }
 
-/* v = scale * u (INSERT_VALUES) or v += scale * u (ADD_VALUES) at the nodes, u = prod_d sin(pi x_d).
-   The grid is Cartesian, so the sines are tabulated per direction from the DM's coordinates. */
-static PetscErrorCode Interpolate(DM dm, PetscReal scale, InsertMode mode, Vec v)
+/* The node positions along each direction of this rank's owned nodes: the DM's coordinates, or
+   without them (-dm_patchwork_coordinates false) the Gauss-Lobatto nodes of the unit box's cells */
+static PetscErrorCode OwnedPositions(DM dm, PetscInt k, PetscReal *x[3])
 {
-  PetscInt           dim, xs[3], xm[3], n = 0;
-  PetscReal         *s[3];
-  Vec                c;
-  const PetscScalar *ca;
-  PetscScalar       *a;
+  PetscInt dim, xs[3], xm[3];
+  Vec      c;
 
   PetscFunctionBeginUser;
   PetscCall(DMGetDimension(dm, &dim));
   PetscCall(DMDAGetCorners(dm, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
   PetscCall(DMGetCoordinates(dm, &c));
-  PetscCall(PetscMalloc3(xm[0], &s[0], xm[1], &s[1], xm[2], &s[2]));
-  PetscCall(VecGetArrayRead(c, &ca)); /* owned nodes, x fastest, dim coordinates interlaced */
-  for (PetscInt d = 0; d < 3; d++) {
-    const PetscInt stride = d == 0 ? 1 : d == 1 ? xm[0] : xm[0] * xm[1];
+  PetscCall(PetscMalloc3(xm[0], &x[0], xm[1], &x[1], xm[2], &x[2]));
+  if (c) {
+    const PetscScalar *ca;
 
-    for (PetscInt i = 0; i < xm[d]; i++) s[d][i] = d < dim ? PetscSinReal(PETSC_PI * PetscRealPart(ca[i * stride * dim + d])) : 1;
+    PetscCall(VecGetArrayRead(c, &ca)); /* owned nodes, x fastest, dim coordinates interlaced */
+    for (PetscInt d = 0; d < dim; d++) {
+      const PetscInt stride = d == 0 ? 1 : d == 1 ? xm[0] : xm[0] * xm[1];
+
+      for (PetscInt i = 0; i < xm[d]; i++) x[d][i] = PetscRealPart(ca[i * stride * dim + d]);
+    }
+    PetscCall(VecRestoreArrayRead(c, &ca));
+  } else {
+    PetscInt M[3];
+    double   gll[16], w[16];
+
+    PetscCall(DMDAGetInfo(dm, NULL, &M[0], &M[1], &M[2], NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+    PetscCheck(!PatchworkGaussLobatto((int)k + 1, gll, w), PETSC_COMM_SELF, PETSC_ERR_LIB, "No Gauss-Lobatto rule of %" PetscInt_FMT " points", k + 1);
+    for (PetscInt d = 0; d < dim; d++) {
+      const PetscInt cells = (M[d] - 1) / k;
+
+      for (PetscInt i = 0; i < xm[d]; i++) {
+        const PetscInt g = xs[d] + i, e = PetscMin(g / k, cells - 1);
+
+        x[d][i] = ((PetscReal)e + (PetscReal)gll[g - k * e]) / (PetscReal)cells;
+      }
+    }
   }
-  PetscCall(VecRestoreArrayRead(c, &ca));
+  for (PetscInt d = dim; d < 3; d++) x[d][0] = 0;
+  PetscFunctionReturn(0);
+}
+
+/* v = scale * u (INSERT_VALUES) or v += scale * u (ADD_VALUES) at the nodes, u = prod_d sin(pi x_d).
+   The grid is Cartesian, so the sines are tabulated per direction. */
+static PetscErrorCode Interpolate(DM dm, PetscInt k, PetscReal scale, InsertMode mode, Vec v)
+{
+  PetscInt     dim, xs[3], xm[3], n = 0;
+  PetscReal   *s[3];
+  PetscScalar *a;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMGetDimension(dm, &dim));
+  PetscCall(DMDAGetCorners(dm, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
+  PetscCall(OwnedPositions(dm, k, s));
+  for (PetscInt d = 0; d < 3; d++)
+    for (PetscInt i = 0; i < xm[d]; i++) s[d][i] = d < dim ? PetscSinReal(PETSC_PI * s[d][i]) : 1;
   if (mode == INSERT_VALUES) PetscCall(VecGetArrayWrite(v, &a));
   else PetscCall(VecGetArray(v, &a));
   for (PetscInt l = 0; l < xm[2]; l++)
@@ -125,7 +163,7 @@ static PetscErrorCode FormRHS(DM dm, PetscInt k, Vec work, Vec b)
 
   PetscFunctionBeginUser;
   PetscCall(DMGetDimension(dm, &dim));
-  PetscCall(Interpolate(dm, dim * PETSC_PI * PETSC_PI, INSERT_VALUES, work));
+  PetscCall(Interpolate(dm, k, dim * PETSC_PI * PETSC_PI, INSERT_VALUES, work));
   PetscCall(CreateMass(dm, k, &M));
   PetscCall(MatMult(M, work, b));
   PetscCall(MatDestroy(&M));
@@ -139,7 +177,7 @@ static PetscErrorCode ErrorM(DM dm, PetscInt k, Vec u, Vec work, PetscReal *err)
   PetscScalar e2;
 
   PetscFunctionBeginUser;
-  PetscCall(Interpolate(dm, -1.0, ADD_VALUES, u));
+  PetscCall(Interpolate(dm, k, -1.0, ADD_VALUES, u));
   PetscCall(CreateMass(dm, k, &M));
   PetscCall(MatMult(M, u, work));
   PetscCall(MatDestroy(&M));
@@ -261,6 +299,26 @@ static PetscErrorCode PrintBreakdown(PC pc, PetscLogStage stage, PetscInt reps, 
   PetscFunctionReturn(0);
 }
 
+/* The set-up a time-dependent or nonlinear solve repeats: the operator gets new coefficients (here the
+   same values, so that nothing else changes) and the KSP is set up again, as after KSPSetOperators()
+   with SAME_NONZERO_PATTERN */
+static PetscErrorCode SetUpAgain(KSP ksp, Mat A, PetscLogDouble *t)
+{
+  MPI_Comm            comm = PetscObjectComm((PetscObject)ksp);
+  PatchworkTensorInfo info;
+  PetscLogDouble      t0, t1;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatPatchworkTensorGetInfo(A, &info));
+  PetscCall(MatPatchworkTensorSetCoefficients(A, info.alpha, info.beta));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(Mark(comm, &t0));
+  PetscCall(KSPSetUp(ksp));
+  PetscCall(Mark(comm, &t1));
+  *t = t1 - t0;
+  PetscFunctionReturn(0);
+}
+
 /* One solver on one problem, everything made and destroyed here */
 static PetscErrorCode RunOne(DM dm, PetscInt k, Solver solver, const Settings *set, PetscLogStage stage, Result *res)
 {
@@ -322,6 +380,9 @@ static PetscErrorCode RunOne(DM dm, PetscInt k, Solver solver, const Settings *s
   }
 
   PetscCall(Mark(comm, &t0));
+  PetscCall(PCSetUp(pc)); /* the PC alone first; KSPSetUp() adds the Krylov method's work vectors */
+  PetscCall(Mark(comm, &t1));
+  res->tpcsetup = t1 - t0;
   PetscCall(KSPSetUp(ksp));
   PetscCall(Mark(comm, &t1));
   res->tsetup = t1 - t0;
@@ -340,7 +401,7 @@ static PetscErrorCode RunOne(DM dm, PetscInt k, Solver solver, const Settings *s
     PetscCall(PetscLogStageRegister(name, &solves));
     PetscCall(PetscLogStagePush(solves));
   }
-  for (PetscInt r = 0; r < set->reps; r++) {
+  for (PetscInt r = 0; r < set->reps; r++) { /* none with -reps 0 */
     PetscCall(VecSet(u, 0.0));
     PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_FALSE));
     PetscCall(Mark(comm, &t0));
@@ -363,9 +424,11 @@ static PetscErrorCode RunOne(DM dm, PetscInt k, Solver solver, const Settings *s
   }
   PetscCall(KSPGetIterationNumber(ksp, &res->its));
   PetscCall(KSPGetConvergedReason(ksp, &res->reason));
+  if (A) PetscCall(SetUpAgain(ksp, A, &res->tsetup2));
+  if (!set->reps) PetscCall(PetscSNPrintf(res->note, sizeof(res->note), "set-up only (-reps 0): no solve, no error"));
   PetscCall(KSPDestroy(&ksp));
   PetscCall(MatDestroy(&S));
-  PetscCall(ErrorM(dm, k, u, b, &res->err));
+  if (set->reps) PetscCall(ErrorM(dm, k, u, b, &res->err));
   PetscCall(VecDestroy(&u));
   PetscCall(VecDestroy(&b));
   PetscCall(MatDestroy(&A));
@@ -379,7 +442,7 @@ static PetscErrorCode PrintRun(const Result *r)
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "run: dim=%" PetscInt_FMT " k=%" PetscInt_FMT " cells=%" PetscInt_FMT " dofs=%" PetscInt_FMT " solver=%s", r->dim, r->k, r->cells, r->N, SolverNames[r->solver]));
   if (r->skipped) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %s\n", r->note));
   else {
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, " its=%" PetscInt_FMT " reason=%s dm_s=%.4f op_s=%.4f assemble_s=%.4f setup_s=%.4f solve_s=%.4f first_solve_s=%.4f ns_per_dof=%.3f mdof_per_s=%.2f err_M=%.3e", r->its, KSPConvergedReasons[r->reason], r->tdm, r->top, r->tasm, r->tsetup, r->tsolve, r->tfirst, 1e9 * r->tsolve / r->N, 1e-6 * r->N / r->tsolve, (double)r->err));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, " its=%" PetscInt_FMT " reason=%s dm_s=%.4f op_s=%.4f assemble_s=%.4f setup_s=%.4f pc_setup_s=%.4f setup2_s=%.4f solve_s=%.4f first_solve_s=%.4f ns_per_dof=%.3f mdof_per_s=%.2f err_M=%.3e", r->its, KSPConvergedReasons[r->reason], r->tdm, r->top, r->tasm, r->tsetup, r->tpcsetup, r->tsetup2, r->tsolve, r->tfirst, r->tsolve > 0 ? 1e9 * r->tsolve / r->N : 0, r->tsolve > 0 ? 1e-6 * r->N / r->tsolve : 0, (double)r->err));
     if (r->nnz > 0) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " nnz=%.4g", (double)r->nnz));
     if (r->note[0]) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " (%s)", r->note));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
@@ -392,8 +455,8 @@ static PetscErrorCode PrintRun(const Result *r)
 static PetscErrorCode PrintTable(PetscInt nres, const Result res[], PetscBool fmg)
 {
   PetscFunctionBeginUser;
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n%-3s %-2s %11s %-10s %5s %10s %9s %9s %9s %10s %11s %11s\n", "dim", "k", "DoFs", "solver", "its", "assemble s", "setup s", "solve s", "ns/DoF", "err_M", "vp-single", "speedup"));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-3s %-2s %11s %-10s %5s %10s %9s %9s %9s %10s %11s %11s\n", "", "", "", "", "", "", "", "", "(solve)", "", "solve", "setup+solve"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n%-3s %-2s %11s %-10s %5s %10s %9s %9s %9s %9s %10s %11s %11s\n", "dim", "k", "DoFs", "solver", "its", "assemble s", "setup s", "setup2 s", "solve s", "ns/DoF", "err_M", "vp-single", "speedup"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-3s %-2s %11s %-10s %5s %10s %9s %9s %9s %9s %10s %11s %11s\n", "", "", "", "", "", "", "", "", "", "(solve)", "", "solve", "setup+solve"));
   for (PetscInt i = 0; i < nres; i++) {
     const Result *r = &res[i], *vps = NULL;
     char          its[16], spd[2][24] = {"-", "-"};
@@ -410,9 +473,10 @@ static PetscErrorCode PrintTable(PetscInt nres, const Result res[], PetscBool fm
     }
     /* '!': not converged, '*': see the notes below */
     PetscCall(PetscSNPrintf(its, sizeof(its), "%" PetscInt_FMT "%s%s", r->its, r->reason > 0 ? "" : "!", r->note[0] ? "*" : ""));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-3" PetscInt_FMT " %-2" PetscInt_FMT " %11" PetscInt_FMT " %-10s %5s %10.4f %9.4f %9.4f %9.2f %10.3e %11s %11s\n", r->dim, r->k, r->N, SolverNames[r->solver], its, r->tasm, r->tsetup, r->tsolve, 1e9 * r->tsolve / r->N, (double)r->err, spd[0], spd[1]));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-3" PetscInt_FMT " %-2" PetscInt_FMT " %11" PetscInt_FMT " %-10s %5s %10.4f %9.4f %9.4f %9.4f %9.2f %10.3e %11s %11s\n", r->dim, r->k, r->N, SolverNames[r->solver], its, r->tasm, r->tsetup, r->tsetup2, r->tsolve, 1e9 * r->tsolve / r->N, (double)r->err, spd[0], spd[1]));
   }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "vp-single speedup = that row's time over vp-single's (setup+solve includes gamg's assembly); its with '!': not converged.\n"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "setup2 s = KSPSetUp again after MatPatchworkTensorSetCoefficients() and KSPSetOperators() (the same values).\n"));
   for (PetscInt i = 0; i < nres; i++)
     if (!res[i].skipped && res[i].note[0]) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "* k=%" PetscInt_FMT " DoFs=%" PetscInt_FMT " %s: %s\n", res[i].k, res[i].N, SolverNames[res[i].solver], res[i].note));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "err_M = ||u_h - I_h u||_M with the matrix-free mass operator; solve s = best of -reps%s.\n", fmg ? ", vp-*: FMG included" : ""));
@@ -450,7 +514,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsBool("-breakdown", "vp-*: time per component and level of the timed solves", NULL, set.breakdown, &set.breakdown, NULL));
   PetscCall(PetscOptionsReal("-rtol", "Relative residual reduction", NULL, set.rtol, &set.rtol, NULL));
   PetscCall(PetscOptionsInt("-max_it", "Iteration limit", NULL, set.maxit, &set.maxit, NULL));
-  PetscCall(PetscOptionsInt("-reps", "Timed solves per run (the fastest is reported)", NULL, set.reps, &set.reps, NULL));
+  PetscCall(PetscOptionsInt("-reps", "Timed solves per run (the fastest is reported; 0: set-up only)", NULL, set.reps, &set.reps, NULL));
   PetscCall(PetscOptionsReal("-max_nnz", "gamg only up to this many nonzeros of the assembled matrix", NULL, set.maxnnz, &set.maxnnz, NULL));
   PetscCall(PetscOptionsInt("-cells_z_factor", "3D: the last direction gets this many times the cells (weak scaling along z)", NULL, zf, &zf, NULL));
   PetscOptionsEnd();
@@ -466,7 +530,7 @@ int main(int argc, char **argv)
   PetscCheck(ndeg >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-degrees needs at least one degree");
   PetscCheck(!cellsset || ncells == ndeg, PETSC_COMM_WORLD, PETSC_ERR_ARG_SIZ, "-cells has %" PetscInt_FMT " entries for %" PetscInt_FMT " degrees: give one per degree", ncells, ndeg);
   PetscCheck(!cellsset || !dofsset, PETSC_COMM_WORLD, PETSC_ERR_ARG_INCOMP, "Give -cells or -dofs, not both");
-  PetscCheck(set.reps >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-reps %" PetscInt_FMT ": need at least 1", set.reps);
+  PetscCheck(set.reps >= 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-reps %" PetscInt_FMT ": need at least 0 (0: set-up only)", set.reps);
   PetscCheck(set.restart >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-restart %" PetscInt_FMT ": need at least 1", set.restart);
   for (PetscInt i = 0; i < ndofs; i++) PetscCheck(dofs[i] >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-dofs %g: need a positive DoF count", (double)dofs[i]);
   if (solversset) {

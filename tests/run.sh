@@ -260,6 +260,10 @@ run mat/tensor_aij-n1     $MPIEXEC -n 1 $B/tests/mat/test_tensor_aij
 run mat/tensor_aij-n2     $MPIEXEC -n 2 $B/tests/mat/test_tensor_aij
 run mat/transfer-n1       $MPIEXEC -n 1 $B/tests/mat/test_transfer
 run mat/transfer-n2       $MPIEXEC -n 2 $B/tests/mat/test_transfer
+# a DMDA that knows its Q_k box: the operator without coordinates is the one with them, bit for bit;
+# coordinates changed since are read and checked again (and its creation time against PETSc's DMDA)
+run mat/qk_box-n1         $MPIEXEC -n 1 $B/tests/mat/test_qk_box
+run mat/qk_box-n2         $MPIEXEC -n 2 $B/tests/mat/test_qk_box -time_cells 0
 # the halo exchange (float and double, all entries or a mask) against DMGlobalToLocal/DMLocalToGlobal in double
 run mat/halo-n1           $MPIEXEC -n 1 $B/tests/mat/test_halo
 run mat/halo-n2           $MPIEXEC -n 2 $B/tests/mat/test_halo
@@ -431,6 +435,10 @@ run vertexpatch/smoother-only    $B/examples/poisson -dim 2 -degree 3 -cells 8 $
 run vertexpatch/coarse-ksp       $B/examples/poisson -dim 2 -degree 2 -cells 12 $VP -ksp_view
 run vertexpatch/coarse-ksp-single same_error "-dim 2 -degree 2 -cells 12 $VPS -pc_vertexpatch_precision double" "-dim 2 -degree 2 -cells 12 $VPS"
 run vertexpatch/fmg              $B/examples/poisson -dim 3 -degree 3 -cells 8 -fmg -rhs one -ksp_type richardson -ksp_norm_type unpreconditioned -ksp_rtol 1e-9 -pc_type vertexpatch -ksp_max_it 4
+# PCSetUp again for new coefficients on the same grid refreshes the set-up (hierarchy, transfers, vectors
+# and halos kept) and gives a fresh set-up's iterations and solution; another Mat or DM: set up anew
+run vertexpatch/reuse-n1         $MPIEXEC -n 1 $B/tests/mat/test_vp_reuse
+run vertexpatch/reuse-n2         $MPIEXEC -n 2 $B/tests/mat/test_vp_reuse
 # PETSc's PCMG on the Patchwork hierarchy: the Chebyshev-Jacobi baseline, and PCVERTEXPATCH as its smoother
 VP_VIEW='^ +type: chebyshev' run pcmg/chebyshev-jacobi vp_its 3 4 8 7 11 -pc_type mg -mg_levels_ksp_type chebyshev -mg_levels_pc_type jacobi # [9]
 run pcmg/vertexpatch-smoother    vp_its 3 4 8 1 4 -pc_type mg -mg_levels_ksp_type richardson -mg_levels_pc_type vertexpatch -mg_levels_pc_vertexpatch_levels 1
@@ -896,6 +904,10 @@ if command -v valgrind >/dev/null 2>&1; then
                             $B/examples/poisson -dim 2 -degree 3 -cells 8 $VP
   run valgrind/vertexpatch-double-separate valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $B/examples/poisson -dim 2 -degree 3 -cells 8 $VPD -pc_vertexpatch_kernel separate
+  run valgrind/vertexpatch-reuse valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+                            $B/tests/mat/test_vp_reuse -quick
+  run valgrind/qk-box     valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+                            $B/tests/mat/test_qk_box -time_cells 0
 else
   report valgrind/poisson skip 0 "(SKIP: valgrind is not installed)"
 fi

@@ -51,6 +51,113 @@ static PetscErrorCode SetDefiniteness(Mat A, const PatchworkTensorInfo *info)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The owned and ghosted boxes of this rank's nodes: the DMDA's, or the whole grid of an operator
+   without a DM (one rank) */
+static PetscErrorCode InfoCorners(const PatchworkTensorInfo *info, PetscInt xs[3], PetscInt xm[3], PetscInt gs[3], PetscInt gm[3])
+{
+  PetscFunctionBegin;
+  if (info->dm) {
+    PetscCall(DMDAGetCorners(info->dm, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
+    PetscCall(DMDAGetGhostCorners(info->dm, &gs[0], &gs[1], &gs[2], &gm[0], &gm[1], &gm[2]));
+  } else {
+    for (PetscInt d = 0; d < 3; d++) {
+      xs[d] = gs[d] = 0;
+      xm[d] = gm[d] = d < info->dim ? info->degree * info->cells[d] + 1 : 1;
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PatchworkTensorInfoCorners(const PatchworkTensorInfo *info, PetscInt xs[3], PetscInt xm[3])
+{
+  PetscInt gs[3], gm[3];
+
+  PetscFunctionBegin;
+  PetscCall(InfoCorners(info, xs, xm, gs, gm));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static void SetBox(int start[3], int size[3], const PetscInt s[3], const PetscInt n[3])
+{
+  for (int d = 0; d < 3; d++) {
+    start[d] = (int)s[d];
+    size[d]  = (int)n[d];
+  }
+}
+
+/* PatchworkTensorFillDesc() (tensor_mult.c) with the corners from InfoCorners(), so that it serves
+   operators without a DM too: the same descriptors, field by field (tensor_mult.c, another
+   developer's file for now, could call this one instead of keeping its copy) */
+static PetscErrorCode FillDescCorners(const PatchworkTensorInfo *info, PatchworkScatter scatter, PetscBool serial, PatchworkTensorDesc *c, PatchworkTensorDesc *owned, PetscLogDouble *flops)
+{
+  PetscInt   xs[3], xm[3], gs[3], gm[3], k = info->degree, dim = info->dim;
+  PetscReal  vol = 1, h[3];
+  PetscInt64 ncells = 1;
+
+  PetscFunctionBegin;
+  PetscCall(InfoCorners(info, xs, xm, gs, gm));
+  PetscCall(PetscMemzero(c, sizeof(*c)));
+  c->dim       = (int)dim;
+  c->degree    = (int)k;
+  c->dirichlet = info->bc == PATCHWORK_BC_DIRICHLET;
+  c->scatter   = scatter;
+  PetscCheck(!PatchworkTensor1DMatrices((int)k, info->quadrature == PATCHWORK_QUADRATURE_GAUSS ? PW_QUAD_GAUSS : PW_QUAD_GAUSSLOBATTO, c->mass1d, c->stiff1d), PETSC_COMM_SELF, PETSC_ERR_LIB, "Cannot build the 1D matrices of degree %" PetscInt_FMT, k);
+  for (PetscInt d = 0; d < dim; d++) {
+    h[d] = (info->upper[d] - info->lower[d]) / (PetscReal)info->cells[d];
+    vol *= h[d];
+  }
+  c->coef_mass = (double)(info->alpha * vol);
+  for (PetscInt d = 0; d < dim; d++) c->coef_stiff[d] = (double)(info->beta * vol / (h[d] * h[d]));
+  for (PetscInt d = 0; d < 3; d++) {
+    c->nodes[d]      = (int)(d < dim ? k * info->cells[d] + 1 : 1);
+    c->cell_start[d] = (int)(d < dim ? (xs[d] + k - 1) / k : 0);
+    c->cell_end[d]   = (int)(d < dim ? PetscMin(info->cells[d], (xs[d] + xm[d] + k - 1) / k) : 1);
+    if (c->cell_end[d] < c->cell_start[d]) c->cell_end[d] = c->cell_start[d];
+    if (d < dim && c->cell_end[d] > c->cell_start[d]) PetscCheck(k * c->cell_end[d] < gs[d] + gm[d], PETSC_COMM_SELF, PETSC_ERR_PLIB, "Ghost region too narrow for the cells of this rank");
+    ncells *= c->cell_end[d] - c->cell_start[d];
+  }
+  if (serial) {
+    const PetscInt zero[3] = {0, 0, 0}, nodes[3] = {c->nodes[0], c->nodes[1], c->nodes[2]};
+
+    SetBox(c->in_start, c->in_size, zero, nodes);
+  } else SetBox(c->in_start, c->in_size, gs, gm);
+  PetscCall(PetscArraycpy(c->out_start, c->in_start, 3));
+  PetscCall(PetscArraycpy(c->out_size, c->in_size, 3));
+  if (owned) {
+    *owned = *c;
+    SetBox(owned->out_start, owned->out_size, xs, xm);
+  }
+  if (flops) {
+    const PetscLogDouble n = (PetscLogDouble)(k + 1);
+    /* 1D contractions per cell: 7 of n^4 multiply-adds in 3D, 5 of n^3 in 2D */
+    *flops = (PetscLogDouble)ncells * (dim == 3 ? 14 * n * n * n * n : 10 * n * n * n);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PatchworkTensorFillDescAny(const PatchworkTensorInfo *info, PatchworkScatter scatter, PetscBool serial, PatchworkTensorDesc *c, PatchworkTensorDesc *owned, PetscLogDouble *flops)
+{
+  PetscFunctionBegin;
+  if (info->dm) PetscCall(PatchworkTensorFillDesc(info, scatter, serial, c, owned, flops));
+  else PetscCall(FillDescCorners(info, scatter, serial, c, owned, flops));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A changed setting: the descriptors are filled again at the next apply (PatchworkTensorSetUpDescriptors()),
+   except without a DM, where that would ask the DM for its corners: filled here, as it does serially */
+static PetscErrorCode InvalidateDescriptors(Mat_PatchworkTensor *ctx)
+{
+  PetscFunctionBegin;
+  ctx->descvalid = PETSC_FALSE;
+  if (!ctx->nodm) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscLogEventBegin(PATCHWORK_TensorSetUp, 0, 0, 0, 0));
+  PetscCall(FillDescCorners(&ctx->info, ctx->scatter, PETSC_TRUE, &ctx->cells_desc, &ctx->owned_desc, &ctx->flops));
+  ctx->cells_desc.overwrite = 1; /* MatMult and MatGetDiagonal set y */
+  ctx->descvalid            = PETSC_TRUE;
+  PetscCall(PetscLogEventEnd(PATCHWORK_TensorSetUp, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode MatView_PatchworkTensor(Mat A, PetscViewer viewer)
 {
   Mat_PatchworkTensor *ctx;
@@ -65,7 +172,7 @@ static PetscErrorCode MatView_PatchworkTensor(Mat A, PetscViewer viewer)
     PetscCall(PatchworkPlexView(A, viewer));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(DMGetVecType(ctx->info.dm, &vtype));
+  PetscCall(MatGetVecType(A, &vtype)); /* the DM's (MatCreatePatchworkTensor()); an operator without a DM has none */
   PetscCall(PetscViewerASCIIPrintf(viewer, "Patchwork tensor-product operator %g*M + %g*K, Q%" PetscInt_FMT " Lagrange on Gauss-Lobatto nodes, %" PetscInt_FMT "D\n", (double)ctx->info.alpha, (double)ctx->info.beta, ctx->info.degree, ctx->info.dim));
   PetscCall(PetscViewerASCIIPushTab(viewer));
   if (ctx->info.dim == 2) PetscCall(PetscViewerASCIIPrintf(viewer, "cells %" PetscInt_FMT " x %" PetscInt_FMT " on [%g,%g]x[%g,%g]\n", ctx->info.cells[0], ctx->info.cells[1], (double)ctx->info.lower[0], (double)ctx->info.upper[0], (double)ctx->info.lower[1], (double)ctx->info.upper[1]));
@@ -121,8 +228,8 @@ static PetscErrorCode MatSetFromOptions_PatchworkTensor(Mat A, PatchworkOptionIt
   }
   PetscCall(PetscOptionsEnum("-mat_patchwork_scatter", "How CUDA kernels add cell results into shared nodes", "MatCreatePatchworkTensor", ScatterTypes, (PetscEnum)sc, (PetscEnum *)&sc, &set1));
   if (set1) {
-    ctx->scatter   = sc;
-    ctx->descvalid = PETSC_FALSE;
+    ctx->scatter = sc;
+    PetscCall(InvalidateDescriptors(ctx));
   }
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -226,7 +333,7 @@ PetscErrorCode MatPatchworkTensorSetCoefficients(Mat A, PetscReal alpha, PetscRe
   PetscCheck(!PetscIsInfOrNanReal(alpha) && !PetscIsInfOrNanReal(beta), PetscObjectComm((PetscObject)A), PETSC_ERR_FP, "Coefficients must be finite numbers, got alpha = %g, beta = %g", (double)alpha, (double)beta);
   ctx->info.alpha = alpha;
   ctx->info.beta  = beta;
-  ctx->descvalid  = PETSC_FALSE;
+  PetscCall(InvalidateDescriptors(ctx));
   if (ctx->plex) ctx->plex->geomvalid = PETSC_FALSE;
   PetscCall(SetDefiniteness(A, &ctx->info));
   PetscCall(PetscObjectStateIncrease((PetscObject)A)); /* a new operator: preconditioners set up again */
@@ -258,8 +365,8 @@ PetscErrorCode MatPatchworkTensorSetQuadrature(Mat A, PatchworkTensorQuadrature 
   PetscCall(PatchworkTensorGetContext(A, &ctx));
   PetscCheck(q == PATCHWORK_QUADRATURE_GAUSS || q == PATCHWORK_QUADRATURE_GAUSSLOBATTO, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "Unknown quadrature %d", (int)q);
   ctx->info.quadrature = q;
-  ctx->descvalid       = PETSC_FALSE;
   if (q == PATCHWORK_QUADRATURE_GAUSSLOBATTO) ctx->info.qpoints = ctx->info.degree + 1; /* collocated */
+  PetscCall(InvalidateDescriptors(ctx));
   if (ctx->plex) ctx->plex->geomvalid = PETSC_FALSE;
   PetscCall(PetscObjectStateIncrease((PetscObject)A));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -289,10 +396,58 @@ PetscErrorCode MatPatchworkTensorSetBC(Mat A, PatchworkTensorBC bc)
   PetscCall(PatchworkTensorGetContext(A, &ctx));
   PetscCheck(bc == PATCHWORK_BC_DIRICHLET || bc == PATCHWORK_BC_NATURAL, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "Unknown boundary condition %d", (int)bc);
   PetscCheck(!ctx->plex, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "On a DMPlex the boundary conditions are the DM's essential boundary conditions (DMAddBoundary(), or PatchworkDMPlexSetQkField() with dirichlet), not an operator setting");
-  ctx->info.bc        = bc;
-  ctx->descvalid = PETSC_FALSE;
+  ctx->info.bc = bc;
+  PetscCall(InvalidateDescriptors(ctx));
   PetscCall(SetDefiniteness(A, &ctx->info));
   PetscCall(PetscObjectStateIncrease((PetscObject)A)); /* a new operator: preconditioners set up again */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Rows of this rank and in all of a Cartesian operator: the DMDA's owned box (dof 1), computed from
+   its corners rather than from a global vector, which DMGetGlobalVector() would keep in the DM */
+static PetscErrorCode GridSizes(const PatchworkTensorInfo *info, PetscInt *nlocal, PetscInt *N)
+{
+  PetscInt xs[3], xm[3];
+
+  PetscFunctionBegin;
+  PetscCall(PatchworkTensorInfoCorners(info, xs, xm));
+  *nlocal = xm[0] * xm[1] * xm[2];
+  *N      = 1;
+  for (PetscInt d = 0; d < 3; d++) *N *= d < info->dim ? info->degree * info->cells[d] + 1 : 1;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Rows of a DMPlex operator: those of the DM's global vectors (its section decides) */
+static PetscErrorCode PlexSizes(DM dm, PetscInt *nlocal, PetscInt *N)
+{
+  Vec g;
+
+  PetscFunctionBegin;
+  PetscCall(DMGetGlobalVector(dm, &g));
+  PetscCall(VecGetLocalSize(g, nlocal));
+  PetscCall(VecGetSize(g, N));
+  PetscCall(DMRestoreGlobalVector(dm, &g));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The MATSHELL around ctx, on vectors of type vtype */
+static PetscErrorCode CreateShell(MPI_Comm comm, Mat_PatchworkTensor *ctx, PetscInt nlocal, PetscInt N, VecType vtype, Mat *A)
+{
+  PetscFunctionBegin;
+  PetscCall(MatCreateShell(comm, nlocal, nlocal, N, N, ctx, A));
+  PetscCall(MatShellSetVecType(*A, vtype));
+  PetscCall(MatShellSetOperation(*A, MATOP_MULT, PatchworkShellOp(MatMult_PatchworkTensor)));
+  PetscCall(MatShellSetOperation(*A, MATOP_MULT_TRANSPOSE, PatchworkShellOp(MatMult_PatchworkTensor)));
+  PetscCall(MatShellSetOperation(*A, MATOP_MULT_ADD, PatchworkShellOp(MatMultAdd_PatchworkTensor)));
+  PetscCall(MatShellSetOperation(*A, MATOP_MULT_TRANSPOSE_ADD, PatchworkShellOp(MatMultAdd_PatchworkTensor)));
+  PetscCall(MatShellSetOperation(*A, MATOP_GET_DIAGONAL, PatchworkShellOp(MatGetDiagonal_PatchworkTensor)));
+  PetscCall(MatShellSetOperation(*A, MATOP_VIEW, PatchworkShellOp(MatView_PatchworkTensor)));
+  PetscCall(MatShellSetOperation(*A, MATOP_SET_FROM_OPTIONS, PatchworkShellOp(MatSetFromOptions_PatchworkTensor)));
+  PetscCall(MatShellSetOperation(*A, MATOP_DESTROY, PatchworkShellOp(MatDestroy_PatchworkTensor)));
+  PetscCall(PetscObjectComposeFunction((PetscObject)*A, "MatPatchworkTensorGetInfo_C", MatPatchworkTensorGetInfo_Tensor));
+  PetscCall(MatSetOption(*A, MAT_SYMMETRIC, PETSC_TRUE));
+  PetscCall(MatSetOption(*A, MAT_SYMMETRY_ETERNAL, PETSC_TRUE));
+  PetscCall(SetDefiniteness(*A, &ctx->info));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -353,7 +508,6 @@ PetscErrorCode MatCreatePatchworkTensor(DM dm, PetscInt degree, Mat *A)
   PetscReal            lower[3], upper[3];
   PetscMPIInt          size;
   VecType              vtype;
-  Vec                  g;
   DM                   plex = NULL;
   PetscBool            isplex, isforest;
 
@@ -390,31 +544,36 @@ PetscErrorCode MatCreatePatchworkTensor(DM dm, PetscInt degree, Mat *A)
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)dm), &size));
   ctx->serial = size == 1 ? PETSC_TRUE : PETSC_FALSE;
 
-  PetscCall(DMGetGlobalVector(dm, &g));
-  PetscCall(VecGetLocalSize(g, &nlocal));
-  PetscCall(VecGetSize(g, &N));
-  PetscCall(DMRestoreGlobalVector(dm, &g));
-  PetscCall(MatCreateShell(PetscObjectComm((PetscObject)dm), nlocal, nlocal, N, N, ctx, A));
+  if (isplex) PetscCall(PlexSizes(dm, &nlocal, &N));
+  else PetscCall(GridSizes(&ctx->info, &nlocal, &N));
   PetscCall(DMGetVecType(dm, &vtype));
-  PetscCall(MatShellSetVecType(*A, vtype));
-  PetscCall(MatShellSetOperation(*A, MATOP_MULT, PatchworkShellOp(MatMult_PatchworkTensor)));
-  PetscCall(MatShellSetOperation(*A, MATOP_MULT_TRANSPOSE, PatchworkShellOp(MatMult_PatchworkTensor)));
-  PetscCall(MatShellSetOperation(*A, MATOP_MULT_ADD, PatchworkShellOp(MatMultAdd_PatchworkTensor)));
-  PetscCall(MatShellSetOperation(*A, MATOP_MULT_TRANSPOSE_ADD, PatchworkShellOp(MatMultAdd_PatchworkTensor)));
-  PetscCall(MatShellSetOperation(*A, MATOP_GET_DIAGONAL, PatchworkShellOp(MatGetDiagonal_PatchworkTensor)));
-  PetscCall(MatShellSetOperation(*A, MATOP_VIEW, PatchworkShellOp(MatView_PatchworkTensor)));
-  PetscCall(MatShellSetOperation(*A, MATOP_SET_FROM_OPTIONS, PatchworkShellOp(MatSetFromOptions_PatchworkTensor)));
-  PetscCall(MatShellSetOperation(*A, MATOP_DESTROY, PatchworkShellOp(MatDestroy_PatchworkTensor)));
-  PetscCall(PetscObjectComposeFunction((PetscObject)*A, "MatPatchworkTensorGetInfo_C", MatPatchworkTensorGetInfo_Tensor));
+  PetscCall(CreateShell(PetscObjectComm((PetscObject)dm), ctx, nlocal, N, vtype, A));
   PetscCall(MatSetDM(*A, dm));
-  PetscCall(MatSetOption(*A, MAT_SYMMETRIC, PETSC_TRUE));
-  PetscCall(MatSetOption(*A, MAT_SYMMETRY_ETERNAL, PETSC_TRUE));
-  {
-    Mat_PatchworkTensor *ctx;
-
-    PetscCall(MatShellGetContext(*A, &ctx));
-    PetscCall(SetDefiniteness(*A, &ctx->info));
-  }
   PetscCall(DMDestroy(&plex));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Internal (cartesian.h): the operator of info on one rank without a DM */
+PetscErrorCode PatchworkTensorCreateOnBox(MPI_Comm comm, const PatchworkTensorInfo *info, VecType vtype, Mat *A)
+{
+  Mat_PatchworkTensor *ctx;
+  PetscMPIInt          size;
+  PetscInt             nlocal, N;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCheck(size == 1, comm, PETSC_ERR_SUP, "An operator without a DM runs on one rank only: on several, its halo exchanges need the DMDA");
+  PetscCheck(info->mesh == PATCHWORK_MESH_CARTESIAN && !info->variable, comm, PETSC_ERR_SUP, "An operator without a DM is a Cartesian one with constant coefficients");
+  PetscCall(PatchworkInitializePackage());
+  PetscCall(PetscNew(&ctx));
+  ctx->info    = *info;
+  ctx->info.dm = NULL;
+  if (ctx->info.quadrature == PATCHWORK_QUADRATURE_GAUSSLOBATTO) ctx->info.qpoints = ctx->info.degree + 1;
+  ctx->scatter = PW_SCATTER_ATOMIC;
+  ctx->serial  = PETSC_TRUE;
+  ctx->nodm    = PETSC_TRUE;
+  PetscCall(GridSizes(&ctx->info, &nlocal, &N));
+  PetscCall(CreateShell(comm, ctx, nlocal, N, vtype, A));
+  PetscCall(InvalidateDescriptors(ctx)); /* fills them */
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -3,6 +3,7 @@
 #define PATCHWORK_TENSORIMPL_H
 
 #include "../../sys/pwimpl.h"
+#include "cartesian.h"
 #include <patchwork/basis1d.h>
 #include <patchwork/plex_kernel.h>
 #include <patchwork/vec_kernel.h>
@@ -62,6 +63,9 @@ typedef struct {
   Vec                       xloc, yloc, work;
   PetscLogDouble            flops;      /* per apply on this rank */
   PatchworkPlexData        *plex;       /* general mesh; NULL on a Cartesian DMDA */
+  PetscBool                 nodm;       /* a level of a hierarchy on one rank without a DM (info.dm NULL,
+                                           PatchworkTensorCreateOnBox()): its descriptors are filled
+                                           whenever a setting changes, never from a DM */
 } Mat_PatchworkTensor;
 
 /* The context of A, or an error that A is not a Patchwork tensor-product operator */

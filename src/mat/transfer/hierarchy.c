@@ -1,6 +1,7 @@
 /* A multigrid hierarchy for a Patchwork operator: coarser grids by DMCoarsen(), the operator
    rediscretized on each, and the transfers between them. */
-#include "../../sys/pwimpl.h"
+#include "hierarchy.h"
+#include "../tensor/cartesian.h"
 
 /* Levels the cells allow: every coarsening halves an even number of at least 4 cells per direction */
 static PetscInt MaxLevelsOfCells(PetscInt dim, const PetscInt cells[])
@@ -54,14 +55,20 @@ PetscErrorCode PatchworkMaxLevels(const PatchworkTensorInfo *info, PetscInt *max
 }
 
 /* DMCoarsen(), which keeps the partitions nested, without injecting the fine coordinates into the
-   coarse grid: the coarse coordinates are set from the box anyway, and the injection (a scatter built
-   on the host) costs more than everything else in the setup on large grids */
+   coarse grid: the coarse grid knows its box (PatchworkDMDASetQkBox()) and needs none, and the
+   injection (a scatter built on the host) costs more than everything else in the set-up on large
+   grids. (Taking the fine coordinates away and back drops the DM's cached local coordinates; PETSc
+   makes them again when asked.) */
 static PetscErrorCode CoarsenWithoutCoordinates(DM fine, DM *coarse)
 {
   Vec coords;
 
   PetscFunctionBegin;
   PetscCall(DMGetCoordinates(fine, &coords));
+  if (!coords) {
+    PetscCall(DMCoarsen(fine, PetscObjectComm((PetscObject)fine), coarse));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(PetscObjectReference((PetscObject)coords));
   PetscCall(DMSetCoordinates(fine, NULL));
   PetscCall(DMCoarsen(fine, PetscObjectComm((PetscObject)fine), coarse));
@@ -70,36 +77,97 @@ static PetscErrorCode CoarsenWithoutCoordinates(DM fine, DM *coarse)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode PatchworkCreateHierarchy(Mat A, PetscInt n, Mat ops[], Mat interp[])
+/* The grid of the next coarser level of fine (cells halved, the same box, no DM) */
+static void CoarseInfo(const PatchworkTensorInfo *fine, PatchworkTensorInfo *coarse)
 {
+  *coarse    = *fine;
+  coarse->dm = NULL;
+  for (PetscInt d = 0; d < fine->dim; d++) coarse->cells[d] = fine->cells[d] / 2;
+}
+
+/* A DMDA for the coarse grid c: DMCoarsen() of the finer level's DMDA, or on one rank, when the finer
+   level has none, made directly (one rank has no partition to keep nested). It knows its box and has
+   no coordinates. */
+static PetscErrorCode CoarseDM(MPI_Comm comm, const PatchworkTensorInfo *fine, const PatchworkTensorInfo *c, VecType vtype, DM *dm)
+{
+  PetscFunctionBegin;
+  if (fine->dm) PetscCall(CoarsenWithoutCoordinates(fine->dm, dm));
+  else {
+    PetscInt M[3];
+
+    for (PetscInt d = 0; d < 3; d++) M[d] = d < c->dim ? c->degree * c->cells[d] + 1 : 1;
+    if (c->dim == 2) PetscCall(DMDACreate2d(comm, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_BOX, M[0], M[1], 1, 1, 1, c->degree, NULL, NULL, dm));
+    else PetscCall(DMDACreate3d(comm, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_BOX, M[0], M[1], M[2], 1, 1, 1, 1, c->degree, NULL, NULL, NULL, dm));
+    PetscCall(DMSetUp(*dm));
+  }
+  PetscCall(DMSetVecType(*dm, vtype));
+  PetscCall(PatchworkDMDASetQkBox(*dm, c->degree, c->lower, c->upper));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The operator of the coarse grid c: without a DM when allowed, else on a DMDA (CoarseDM()) */
+static PetscErrorCode CoarseOperator(MPI_Comm comm, const PatchworkTensorInfo *fine, const PatchworkTensorInfo *c, PetscBool nodm, VecType vtype, Mat *A)
+{
+  DM dm;
+
+  PetscFunctionBegin;
+  if (nodm) {
+    PetscCall(PatchworkTensorCreateOnBox(comm, c, vtype, A));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(CoarseDM(comm, fine, c, vtype, &dm));
+  PetscCall(MatCreatePatchworkTensor(dm, c->degree, A));
+  PetscCall(DMDestroy(&dm)); /* the operator holds it */
+  PetscCall(MatPatchworkTensorSetCoefficients(*A, c->alpha, c->beta));
+  PetscCall(MatPatchworkTensorSetQuadrature(*A, c->quadrature));
+  PetscCall(MatPatchworkTensorSetBC(*A, c->bc));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+  PatchworkCreateLevels - PatchworkCreateHierarchy(), and with nodm on one rank, the levels strictly
+  between the coarsest and the finest without a DM (PatchworkTensorCreateOnBox()): a DMDA's set-up
+  builds index sets and a scatter over all its nodes on the host, which made a preconditioner's set-up
+  cost about a seventh of the fine DMDA's creation. The coarsest level keeps a DMDA (made directly), so
+  that its operator serves any PETSc coarse solver. Several ranks need the DMDAs (DMCoarsen() keeps
+  the partitions nested; the halo exchanges are the DMDA's), and so does PCMG, whose level operators
+  users reach through options.
+
+  Collective.
+*/
+PetscErrorCode PatchworkCreateLevels(Mat A, PetscInt n, PetscBool nodm, Mat ops[], Mat interp[])
+{
+  MPI_Comm            comm = PetscObjectComm((PetscObject)A);
   PatchworkTensorInfo info;
   PetscInt            maxl;
+  PetscMPIInt         size;
   VecType             vtype;
   char                why[256];
 
   PetscFunctionBegin;
   PetscCall(MatPatchworkTensorGetInfo(A, &info));
-  PetscCall(PatchworkTensorRequireCartesian(&info, PetscObjectComm((PetscObject)A), "A multigrid hierarchy of the operator"));
+  PetscCall(PatchworkTensorRequireCartesian(&info, comm, "A multigrid hierarchy of the operator"));
   PetscCall(PatchworkMaxLevels(&info, &maxl, why, sizeof(why)));
-  PetscCheck(n >= 1 && n <= maxl, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "The grid of %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " cells cannot be coarsened to %" PetscInt_FMT " levels (at most %" PetscInt_FMT ": %s)", info.cells[0], info.cells[1], info.dim == 3 ? info.cells[2] : 1, n, maxl, why);
-  PetscCall(DMGetVecType(info.dm, &vtype));
+  PetscCheck(n >= 1 && n <= maxl, comm, PETSC_ERR_ARG_OUTOFRANGE, "The grid of %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " cells cannot be coarsened to %" PetscInt_FMT " levels (at most %" PetscInt_FMT ": %s)", info.cells[0], info.cells[1], info.dim == 3 ? info.cells[2] : 1, n, maxl, why);
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCall(MatGetVecType(A, &vtype));
   ops[n - 1] = A;
   PetscCall(PetscObjectReference((PetscObject)A));
   interp[0] = NULL;
   for (PetscInt l = n - 2; l >= 0; l--) {
-    PatchworkTensorInfo fine;
-    DM                  dm;
+    PatchworkTensorInfo fine, coarse;
 
     PetscCall(MatPatchworkTensorGetInfo(ops[l + 1], &fine));
-    PetscCall(CoarsenWithoutCoordinates(fine.dm, &dm));
-    PetscCall(DMSetVecType(dm, vtype));
-    PetscCall(PatchworkDMDASetCoordinatesQk(dm, info.degree, info.lower, info.upper));
-    PetscCall(MatCreatePatchworkTensor(dm, info.degree, &ops[l]));
-    PetscCall(DMDestroy(&dm)); /* the operator holds it */
-    PetscCall(MatPatchworkTensorSetCoefficients(ops[l], info.alpha, info.beta));
-    PetscCall(MatPatchworkTensorSetQuadrature(ops[l], info.quadrature));
-    PetscCall(MatPatchworkTensorSetBC(ops[l], info.bc));
+    CoarseInfo(&fine, &coarse);
+    PetscCall(CoarseOperator(comm, &fine, &coarse, (PetscBool)(nodm && size == 1 && l > 0), vtype, &ops[l]));
     PetscCall(MatCreatePatchworkTransfer(ops[l], ops[l + 1], &interp[l + 1]));
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PatchworkCreateHierarchy(Mat A, PetscInt n, Mat ops[], Mat interp[])
+{
+  PetscFunctionBegin;
+  PetscCall(PatchworkCreateLevels(A, n, PETSC_FALSE, ops, interp));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

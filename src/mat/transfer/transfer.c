@@ -1,11 +1,11 @@
 /* The Q_k transfer between two Patchwork operators' grids (the fine one refines the coarse one by two
    in every direction) as a MATSHELL: MatMult prolongs by interpolation, MatMultTranspose restricts.
    PCVERTEXPATCH and PCMG (PCMGSetPatchworkHierarchy()) use it between levels. */
-#include "../../sys/pwimpl.h"
+#include "../tensor/cartesian.h"
 #include <patchwork/patch_kernel.h>
 
 typedef struct {
-  DM                    coarse, fine;
+  DM                    coarse, fine;   /* NULL for a level without a DM (one rank: not needed) */
   PetscBool             serial;      /* one rank: kernels act on the global arrays */
   PatchworkTransferDesc desc;        /* this rank's fine cells; boxes of the local (or global) arrays */
   Vec                   cloc, floc;  /* ghosted copies, several ranks only */
@@ -170,7 +170,7 @@ PetscErrorCode MatCreatePatchworkTransfer(Mat coarse, Mat fine, Mat *P)
   PatchworkTensorInfo    ci, fi;
   Mat_PatchworkTransfer *t;
   PatchworkTensorDesc    fd;
-  PetscInt               gs[3], gm[3], k, mc, nc, mf, nf;
+  PetscInt               gs[3] = {0, 0, 0}, gm[3] = {0, 0, 0}, k, mc, nc, mf, nf;
   PetscMPIInt            size;
   MPI_Comm               comm;
   VecType                vtype;
@@ -198,12 +198,12 @@ PetscErrorCode MatCreatePatchworkTransfer(Mat coarse, Mat fine, Mat *P)
   PetscCall(PetscObjectReference((PetscObject)t->coarse));
   PetscCall(PetscObjectReference((PetscObject)t->fine));
 
-  /* the fine operator's cells and boxes, the coarse array's box */
-  PetscCall(PatchworkTensorFillDesc(&fi, PW_SCATTER_ATOMIC, t->serial, &fd, NULL, NULL));
+  /* the fine operator's cells and boxes, the coarse array's box (levels without a DM: one rank) */
+  PetscCall(PatchworkTensorFillDescAny(&fi, PW_SCATTER_ATOMIC, t->serial, &fd, NULL, NULL));
   t->desc.dim       = (int)fi.dim;
   t->desc.degree    = (int)k;
   t->desc.dirichlet = fd.dirichlet;
-  PetscCall(DMDAGetGhostCorners(ci.dm, &gs[0], &gs[1], &gs[2], &gm[0], &gm[1], &gm[2]));
+  if (!t->serial) PetscCall(DMDAGetGhostCorners(ci.dm, &gs[0], &gs[1], &gs[2], &gm[0], &gm[1], &gm[2]));
   for (PetscInt d = 0; d < 3; d++) {
     t->desc.fine_nodes[d] = fd.nodes[d];
     t->desc.cell_start[d] = fd.cell_start[d];
@@ -232,7 +232,7 @@ PetscErrorCode MatCreatePatchworkTransfer(Mat coarse, Mat fine, Mat *P)
   PetscCall(MatGetLocalSize(coarse, &mc, &nc));
   PetscCall(MatGetLocalSize(fine, &mf, &nf));
   PetscCall(MatCreateShell(comm, mf, mc, PETSC_DETERMINE, PETSC_DETERMINE, t, P));
-  PetscCall(DMGetVecType(fi.dm, &vtype));
+  PetscCall(MatGetVecType(fine, &vtype)); /* the fine DM's (a level without a DM has none) */
   PetscCall(MatShellSetVecType(*P, vtype));
   PetscCall(MatShellSetOperation(*P, MATOP_MULT, PatchworkShellOp(MatMult_Transfer)));
   PetscCall(MatShellSetOperation(*P, MATOP_MULT_TRANSPOSE, PatchworkShellOp(MatMultTranspose_Transfer)));

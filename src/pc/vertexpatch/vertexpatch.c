@@ -53,6 +53,7 @@ static PetscErrorCode PCView_VertexPatch(PC pc, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPrintf(viewer, "  local solver: exact, fast diagonalization of the (2k-1)^%" PetscInt_FMT " = %" PetscInt_FMT " patch unknowns (1D generalized eigenproblems of size %" PetscInt_FMT ")\n", vp->dim, (PetscInt)PetscPowInt(2 * vp->degree - 1, vp->dim), 2 * vp->degree - 1));
   if (vp->single) PetscCall(PetscViewerASCIIPrintf(viewer, "  precision: single (float V-cycle on the %s, double outside)\n", vp->device ? "GPU" : "CPU"));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "  precision: double\n"));
+  if (vp->nrefresh) PetscCall(PetscViewerASCIIPrintf(viewer, "  set up again %" PetscInt_FMT " time(s) for new coefficients on the same grid: refreshed, hierarchy kept\n", vp->nrefresh));
   if (!vp->serial) {
     const char *path;
     PetscMPIInt size;
@@ -324,9 +325,13 @@ PetscErrorCode PCVertexPatchSetSmoothSteps(PC pc, PetscInt n)
 
   Notes:
   The preconditioning matrix must come from `MatCreatePatchworkTensor()` with Dirichlet conditions.
-  Levels are made by coarsening the DMDA by two in every direction (`DMCoarsen()`); operators on
+  Levels are made by coarsening the grid by two in every direction (`DMCoarsen()` on several ranks;
+  on one rank the levels between the coarsest and the finest need no DM); operators on
   every level are matrix-free, prolongation is Q_k interpolation from parent to child cells and
-  restriction its transpose. Pre- and post-smoothing sweep the 2^dim colors in the same order, as in
+  restriction its transpose. After `MatPatchworkTensorSetCoefficients()` or
+  `MatPatchworkTensorSetQuadrature()` on the same operator and `KSPSetOperators()` again, the next
+  set-up refreshes what the coefficients enter and keeps the hierarchy (`PCView()` counts these);
+  another operator, grid or precision is set up anew. Pre- and post-smoothing sweep the 2^dim colors in the same order, as in
   the paper: the V-cycle is not symmetric (use GMRES or Richardson); -pc_vertexpatch_symmetric
   reverses the post-smoothing order for a symmetric V-cycle that can precondition CG, at a cost of
   about one more iteration. The cycle runs in single precision by default

@@ -3,6 +3,8 @@
 #define PATCHWORK_VPIMPL_H
 
 #include "../../sys/pwimpl.h"
+#include "../../mat/tensor/cartesian.h"
+#include "../../mat/transfer/hierarchy.h"
 #include <patchwork/patch_kernel.h>
 #include <petsc/private/pcimpl.h> /* a new PC type fills pc->ops, like PETSc's own PCs */
 
@@ -28,7 +30,7 @@ typedef enum {
 } VPLoc;
 
 typedef struct {
-  DM                    dm;
+  DM                    dm;                    /* NULL on a level without a DM (one rank, between the coarsest and the finest) */
   Mat                   A;                     /* the level operator (the user's on the finest level) */
   PetscInt              n;                     /* entries of this rank's level vectors */
   Vec                   v[VP_NVEC];            /* double precision; in single only on level 0 for the coarse KSP */
@@ -70,6 +72,12 @@ typedef struct {
   PetscBool            coarse_patch;           /* coarsest level has one patch: its smoother is exact */
   KSP                  coarse_ksp;             /* otherwise a Krylov solve on the coarsest level */
   PatchworkTensorDesc  boundary;               /* finest level, owned nodes: Dirichlet rows pass through */
+  /* what the set-up was made for beyond the coefficients (the grid is the finest level's: dm, cells):
+     when none of it changed, PCSetUp() again refreshes only what the coefficients enter */
+  PetscInt             setup_degree;
+  PatchworkVPType      setup_type;
+  PatchworkVPKernel    setup_kernel;
+  PetscInt             nrefresh;               /* set-ups since the last full one that refreshed only that */
 } PC_VertexPatch;
 
 PETSC_INTERN PetscErrorCode PCSetUp_VertexPatch(PC);

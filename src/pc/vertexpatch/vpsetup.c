@@ -1,5 +1,7 @@
 /* PCVERTEXPATCH setup: the level hierarchy by coarsening the DMDA, level operators, the kernel
-   descriptors of smoothers and transfers, the coarse solver. */
+   descriptors of smoothers and transfers, the coarse solver. On one rank the levels between the
+   coarsest and the finest have no DM, so that no host work grows with the grid; a set-up for new
+   coefficients on the same grid refreshes only the descriptors the coefficients enter. */
 #include "vpimpl.h"
 #include <patchwork/vec_kernel.h>
 
@@ -51,8 +53,8 @@ static PetscErrorCode SetUpPatch(PC_VertexPatch *vp, PC_VPLevel *L, const Patchw
 
   PetscFunctionBegin;
   PetscCall(PetscMemzero(p, sizeof(*p)));
-  PetscCall(PatchworkTensorFillDesc(info, PW_SCATTER_ATOMIC, vp->serial, &p->op, NULL, &L->apply_flops));
-  PetscCall(DMDAGetCorners(L->dm, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
+  PetscCall(PatchworkTensorFillDescAny(info, PW_SCATTER_ATOMIC, vp->serial, &p->op, NULL, &L->apply_flops));
+  PetscCall(PatchworkTensorInfoCorners(info, xs, xm));
   for (PetscInt d = 0; d < 3; d++) {
     if (d < vp->dim) {
       p->vertex_start[d] = (int)PetscMax(1, (xs[d] + k - 1) / k);
@@ -105,19 +107,16 @@ static void PatchBoxes(const PatchworkPatchDesc *p, const int lo[3], const int h
 }
 
 /* Several ranks: the interior patches (every node of their closure owned) and cells of the level run
-   on the global arrays, the others on the ghosted copies, which bhalo fills and sums at the nodes
-   those touch (the transfers of the single-precision cycle keep whole ghosted copies: halo) */
-static PetscErrorCode SetUpSplit(PC_VertexPatch *vp, PC_VPLevel *L)
+   on the global arrays, the others on the ghosted copies. Their descriptors, copies of L->patch with
+   other boxes, carry the coefficients: made again by a refreshing set-up */
+static PetscErrorCode SetUpSplitBoxes(PC_VertexPatch *vp, PC_VPLevel *L)
 {
   const PetscInt k = vp->degree;
-  PetscInt       xs[3], xm[3], gs[3], gm[3];
+  PetscInt       xs[3], xm[3];
   int            lo[3], hi[3];
-  PetscBool     *needed;
-  const size_t   es = vp->single ? sizeof(float) : sizeof(double);
 
   PetscFunctionBegin;
   PetscCall(DMDAGetCorners(L->dm, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
-  PetscCall(DMDAGetGhostCorners(L->dm, &gs[0], &gs[1], &gs[2], &gm[0], &gm[1], &gm[2]));
   L->patch_int = L->patch;
   for (int d = 0; d < 3; d++) {
     if (d < vp->dim) { /* k (v - 1) >= xs and k (v + 1) <= xs + xm - 1 */
@@ -134,7 +133,21 @@ static PetscErrorCode SetUpSplit(PC_VertexPatch *vp, PC_VPLevel *L)
   }
   PatchBoxes(&L->patch, lo, hi, L->patch_bnd, &L->npatch_bnd);
   PetscCall(PatchworkTensorSplitCells(L->dm, &L->patch.op, &L->op_int, L->op_bnd, &L->nop_bnd));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
+/* ... and the ghosted copies, which bhalo fills and sums at the nodes the boundary patches and cells
+   touch (the transfers of the single-precision cycle keep whole ghosted copies: halo); they depend on
+   the grid only */
+static PetscErrorCode SetUpSplitHalos(PC_VertexPatch *vp, PC_VPLevel *L)
+{
+  const PetscInt k = vp->degree;
+  PetscInt       gs[3], gm[3];
+  PetscBool     *needed;
+  const size_t   es = vp->single ? sizeof(float) : sizeof(double);
+
+  PetscFunctionBegin;
+  PetscCall(DMDAGetGhostCorners(L->dm, &gs[0], &gs[1], &gs[2], &gm[0], &gm[1], &gm[2]));
   PetscCall(PetscCalloc1(gm[0] * gm[1] * gm[2], &needed));
   for (PetscInt i = 0; i < L->npatch_bnd; i++) { /* the closures of the boundary patches */
     const PatchworkPatchDesc *b = &L->patch_bnd[i];
@@ -155,6 +168,62 @@ static PetscErrorCode SetUpSplit(PC_VertexPatch *vp, PC_VPLevel *L)
     if (i == VP_LR && vp->kernel != PATCHWORK_VP_KERNEL_SEPARATE) continue;
     PetscCall(PatchworkMalloc(vp->device, (size_t)L->nloc * es, &L->loc[i]));
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Whether a set-up exists for the operator now given: the same operator (another Mat object is a
+   DIFFERENT_NONZERO_PATTERN to PETSc) on the same grid (the finest level's DM and cells), the degree
+   and options that shape the arrays, vectors on the same side; only the coefficients or the
+   quadrature may have changed */
+static PetscErrorCode SameStructure(PC pc, const PatchworkTensorInfo *info, PetscBool *same)
+{
+  PC_VertexPatch *vp = (PC_VertexPatch *)pc->data;
+  PC_VPLevel     *L;
+  PetscBool       device;
+
+  PetscFunctionBegin;
+  *same = PETSC_FALSE;
+  if (!vp->levels || pc->flag == DIFFERENT_NONZERO_PATTERN) PetscFunctionReturn(PETSC_SUCCESS);
+  L = &vp->levels[vp->nlevels - 1];
+  PetscCall(PatchworkMatVectorsOnDevice(pc->pmat, &device));
+  *same = (PetscBool)(pc->pmat == L->A && info->dm == L->dm && info->degree == vp->setup_degree && info->cells[0] == L->cells[0] && info->cells[1] == L->cells[1] && info->cells[2] == L->cells[2] && device == vp->device && vp->type == vp->setup_type && vp->kernel == vp->setup_kernel);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* New coefficients or quadrature on the same grid: the level operators take them, and the
+   descriptors that carry them (the smoothers' operator and fast-diagonalization factors, the split
+   boxes on several ranks) and the coarse solver's set-up are made again. Grids, transfers, vectors
+   and halos stay: nothing here grows with the grid */
+static PetscErrorCode Refresh(PC pc, const PatchworkTensorInfo *info)
+{
+  PC_VertexPatch *vp = (PC_VertexPatch *)pc->data;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(PATCHWORK_VPSetUp, pc, 0, 0, 0));
+  for (PetscInt l = vp->nlevels - 1; l >= 0; l--) {
+    PC_VPLevel         *L = &vp->levels[l];
+    PatchworkTensorInfo li;
+
+    if (l < vp->nlevels - 1) {
+      PetscCall(MatPatchworkTensorSetCoefficients(L->A, info->alpha, info->beta));
+      PetscCall(MatPatchworkTensorSetQuadrature(L->A, info->quadrature));
+    }
+    PetscCall(MatPatchworkTensorGetInfo(L->A, &li));
+    PetscCall(SetUpPatch(vp, L, &li));
+    if (!vp->serial) PetscCall(SetUpSplitBoxes(vp, L));
+  }
+  {
+    PatchworkTensorDesc cells;
+
+    PetscCall(PatchworkTensorFillDesc(info, PW_SCATTER_ATOMIC, vp->serial, &cells, &vp->boundary, NULL));
+  }
+  if (vp->coarse_ksp) { /* its operator changed: the KSP's PC (Jacobi's diagonal, ...) is made again */
+    PetscCall(KSPSetOperators(vp->coarse_ksp, vp->levels[0].A, vp->levels[0].A));
+    PetscCall(KSPSetUp(vp->coarse_ksp));
+  }
+  vp->nrefresh++;
+  PetscCall(PetscInfo(pc, "New coefficients (alpha %g, beta %g) on the same grid: descriptors refreshed, hierarchy kept\n", (double)info->alpha, (double)info->beta));
+  PetscCall(PetscLogEventEnd(PATCHWORK_VPSetUp, pc, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -180,12 +249,22 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
   PetscCall(PatchworkTensorRequireCartesian(&info, comm, "PCVERTEXPATCH"));
   PetscCheck(info.bc == PATCHWORK_BC_DIRICHLET, comm, PETSC_ERR_SUP, "PCVERTEXPATCH supports Dirichlet conditions only (patches live around interior vertices); the operator has %s conditions", PatchworkTensorBCs[info.bc]);
   if (pc->setupcalled && vp->levels) {
-    /* the operator may have new coefficients: rebuild everything but keep the options */
-    PetscCall(PCReset_VertexPatch(pc));
+    PetscBool same;
+
+    PetscCall(SameStructure(pc, &info, &same));
+    if (same) {
+      PetscCall(Refresh(pc, &info));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+    PetscCall(PCReset_VertexPatch(pc)); /* another grid or other options: everything anew */
   }
   PetscCall(PetscLogEventBegin(PATCHWORK_VPSetUp, pc, 0, 0, 0));
-  vp->dim    = info.dim;
-  vp->degree = info.degree;
+  vp->dim          = info.dim;
+  vp->degree       = info.degree;
+  vp->setup_degree = info.degree;
+  vp->setup_type   = vp->type;
+  vp->setup_kernel = vp->kernel;
+  vp->nrefresh     = 0;
   PetscCallMPI(MPI_Comm_size(comm, &size));
   vp->serial = size == 1 ? PETSC_TRUE : PETSC_FALSE;
   vp->single = (PetscBool)(vp->precision == PATCHWORK_PRECISION_SINGLE);
@@ -201,7 +280,7 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
     Mat *ops, *interp;
 
     PetscCall(PetscMalloc2(vp->nlevels, &ops, vp->nlevels, &interp));
-    PetscCall(PatchworkCreateHierarchy(pc->pmat, vp->nlevels, ops, interp));
+    PetscCall(PatchworkCreateLevels(pc->pmat, vp->nlevels, PETSC_TRUE, ops, interp)); /* the middle levels without a DM on one rank */
     for (PetscInt l = 0; l < vp->nlevels; l++) {
       vp->levels[l].A = ops[l];
       vp->levels[l].P = interp[l];
@@ -230,7 +309,10 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
       if (vp->type == PATCHWORK_VP_ADDITIVE) PetscCall(VecDuplicate(L->v[VP_R], &L->v[VP_W]));
     }
     PetscCall(SetUpPatch(vp, L, &li));
-    if (!vp->serial) PetscCall(SetUpSplit(vp, L));
+    if (!vp->serial) {
+      PetscCall(SetUpSplitBoxes(vp, L));
+      PetscCall(SetUpSplitHalos(vp, L));
+    }
     PetscCall(RegisterLevelEvents(L, l));
   }
   {
