@@ -104,6 +104,9 @@ PetscErrorCode PCApply_PatchAMG(PC pc, Vec b, Vec x)
     F->b = fb;
     F->x = fx;
   }
+  /* a coarse solve that failed (caught at setup, unless the coarse solver is iterative) flags the PC
+     and sets x to Inf: KSP then reports DIVERGED_PC_FAILED, never a silent NaN */
+  PetscCall(KSPCheckSolve(pa->coarse, pc, x));
   PetscCall(PetscLogEventEnd(PATCHWORK_AMGApply, pc, b, x, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

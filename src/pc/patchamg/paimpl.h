@@ -140,6 +140,7 @@ PETSC_INTERN PetscErrorCode PCPatchAMGGatherCoordinates(PC, const PC_PatchAMGGra
 PETSC_INTERN PetscErrorCode PCPatchAMGSPMCreate(PC_PatchAMG *, Mat, const PC_PatchAMGGraphLevel *, PC_PatchAMGSPM *);
 PETSC_INTERN PetscErrorCode PCPatchAMGSPMDestroy(PC_PatchAMGSPM *);
 PETSC_INTERN PetscErrorCode PCPatchAMGSPMRelax(PC_PatchAMG *, PC_PatchAMGSPM *, Vec, Vec, Vec, PetscBool);
+PETSC_INTERN PetscErrorCode PCPatchAMGCheckCoarseSolver(PC);
 PETSC_INTERN PetscErrorCode PCPatchAMGSPMBoundaryResidual(PC_PatchAMG *, PC_PatchAMGSPM *, Vec, Vec, Vec);
 
 #endif

@@ -512,6 +512,7 @@ PetscErrorCode PCPatchAMGSetUpCoarseSolver(PC pc, Mat A)
   PetscCall(MatDestroy(&A));
   PetscCall(KSPSetFromOptions(pa->coarse));
   PetscCall(KSPSetUp(pa->coarse));
+  PetscCall(PCPatchAMGCheckCoarseSolver(pc));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
