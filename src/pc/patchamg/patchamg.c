@@ -88,6 +88,22 @@ static PetscErrorCode ViewSPAIShifts(PC_PatchAMG *pa, PetscViewer viewer)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Singular matrices: the null space carried through the levels and how the coarse level solves (pasingular.c) */
+static PetscErrorCode ViewNullSpace(PC_PatchAMG *pa, PetscViewer viewer)
+{
+  PetscBool  has_const;
+  PetscInt   nvec;
+  const Vec *vecs;
+
+  PetscFunctionBegin;
+  if (!pa->levels || !pa->nullsp) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatNullSpaceGetVecs(pa->nullsp, &has_const, &nvec, &vecs));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  null space of the matrix (MatSetNullSpace()): %s, carried to every level and removed from the V-cycle's output\n", has_const ? "the constants" : "one vector"));
+  if (pa->coarse_nullsp) PetscCall(PetscViewerASCIIPrintf(viewer, "  coarsest level singular with its image z_c (||A_c z_c|| = %.1e max|a_ii| ||z_c||): solved on the complement of z_c (row %" PetscInt_FMT " pinned, right-hand side and solution projected)\n", (double)pa->coarse_null_residual, pa->coarse_pin));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "  coarsest level regular (||A_c z_c|| = %.1e max|a_ii| ||z_c||): solved as it is\n", (double)pa->coarse_null_residual));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The geometric mode: the DM's levels, their sizes, the format and numbering of the SpMVs */
 static PetscErrorCode PCView_PatchAMG_Geometric(PC pc, PetscViewer viewer)
 {
@@ -111,6 +127,7 @@ static PetscErrorCode PCView_PatchAMG_Geometric(PC pc, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  %5" PetscInt_FMT " %10" PetscInt_FMT " %12.0f  %10" PetscInt_FMT "  %s%s\n", l, L->N, L->nnz, pa->bandwidth ? pa->bandwidth[l] : -1, ((PetscObject)L->A)->type_name, l == pa->nlevels - 1 ? ", coarse solve" : ""));
   }
   PetscCall(ViewSPAIShifts(pa, viewer));
+  PetscCall(ViewNullSpace(pa, viewer));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  coarse solver (options prefix %spc_patchamg_coarse_):\n", ((PetscObject)pc)->prefix ? ((PetscObject)pc)->prefix : ""));
   PetscCall(PetscViewerASCIIPushTab(viewer));
   PetscCall(KSPView(pa->coarse, viewer));
@@ -171,6 +188,7 @@ static PetscErrorCode PCView_PatchAMG(PC pc, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "\n"));
     PetscCall(PetscViewerASCIIUseTabs(viewer, PETSC_TRUE));
   }
+  PetscCall(ViewNullSpace(pa, viewer));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  coarse solver (options prefix %spc_patchamg_coarse_):\n", ((PetscObject)pc)->prefix ? ((PetscObject)pc)->prefix : ""));
   PetscCall(PetscViewerASCIIPushTab(viewer));
   PetscCall(KSPView(pa->coarse, viewer));
