@@ -473,6 +473,14 @@ PetscErrorCode PCPatchAMGGetNumberLevels(PC pc, PetscInt *n)
   fewer ranks, and aggregation goes on there. With device matrices the setup (graphs, on one rank
   also the products) and the relaxation run in CUDA kernels.
 
+  A singular matrix whose null space is attached (`MatSetNullSpace()`; one vector: the constants of a pure
+  Neumann problem, or any other) is supported: the null vector replaces the near null space, every level
+  carries its image (exactly: P z_c = z when A z = 0), the coarsest level is solved by its pseudo-inverse
+  (the matrix pinned in one row, right-hand side and solution projected), and the output of `PCApply()` has
+  the null space removed. `PCSetUp()` refuses a null space of several vectors (pure-traction elasticity:
+  use `PCGAMG`), an attached vector that is not a null vector, and a coarse solver that fails (a singular
+  matrix without its null space attached), each with what to do instead.
+
   The coarse graphs are induced from the finest one (after a gathering, from the gathered level's
   matrix), so -pc_patchamg_threshold filters the couplings once, where the matrix's values are read.
   For strongly varying coefficients it keeps aggregates from crossing the jumps (blobs with a sigma
