@@ -11,7 +11,8 @@ static const char help[] = "Singular problems: P1 finite elements on a jittered 
                            "  -nullspace <0,1> : attach the null space (default 1)\n"
                            "  -attach_constants: attach the constants as null space whatever the matrix (with -scale a wrong one)\n"
                            "  -max_its <m>     : fail when the KSP needs more iterations (0: no check)\n"
-                           "  -max_err <e>     : fail when the relative error, null space removed, is larger (default 1e-5)\n";
+                           "  -max_err <e>     : fail when the relative error, null space removed, is larger (default 1e-5)\n"
+                           "  -dm_mat_type, -dm_vec_type : e.g. aijcusparse and cuda, for the device path\n";
 
 #include <petscdmda.h>
 #include <petscksp.h>
@@ -225,6 +226,7 @@ int main(int argc, char **argv)
 
   if (p.dim == 2) PetscCall(DMDACreate2d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_BOX, p.n + 1, p.n + 1, PETSC_DECIDE, PETSC_DECIDE, p.dof, 1, NULL, NULL, &da));
   else PetscCall(DMDACreate3d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_BOX, p.n + 1, p.n + 1, p.n + 1, PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE, p.dof, 1, NULL, NULL, NULL, &da));
+  PetscCall(DMSetFromOptions(da)); /* -dm_mat_type aijcusparse -dm_vec_type cuda on a GPU machine */
   PetscCall(DMSetUp(da));
   PetscCall(DMCreateMatrix(da, &A));
   PetscCall(Assemble(&p, da, A));
