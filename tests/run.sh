@@ -834,6 +834,96 @@ run make/fresh-run        bash tests/fresh_make.sh run
 run make/fresh-run-fails  bash tests/fresh_make.sh run-fails
 run make/fresh-check      bash tests/fresh_make.sh check
 
+# --- PCPATCHAMG on singular problems (issue 33, item 3): pure Neumann problems with their null space
+# attached by MatSetNullSpace(). Before, the coarse LU met a zero pivot and every solve ended in
+# DIVERGED_NANORINF after 0 iterations (exit 0, no message). Now the null vector is carried through the
+# levels and the coarse solve is the pseudo-inverse (src/pc/patchamg/pasingular.c). CG to 1e-10; the
+# bounds are the measured iterations + 2 (tests/singular-table.sh prints them beside GAMG and BoomerAMG);
+# the error is relative and taken up to the null space. tests/dll/neumann reaches Patchwork through
+# -dll_append only (P1 on jittered triangles/tetrahedra); tests/mat/test_singular uses the meshes of Fu et al.
+SDLL="-dll_append $PWD/lib/libpetscpatchwork.so"
+NEU="$B/tests/dll/neumann $SDLL -pc_type patchamg -max_err 1e-8"
+SNG="$B/tests/mat/test_singular -max_err 1e-8"
+run singular/p1-2d               $NEU -dim 2 -n 64 -max_its 20
+run singular/p1-2d-n2            $MPIEXEC -n 2 $NEU -dim 2 -n 64 -max_its 21
+run singular/p1-3d               $NEU -dim 3 -n 16 -max_its 23
+run singular/p1-3d-n3            $MPIEXEC -n 3 $NEU -dim 3 -n 16 -max_its 20
+# a null vector that is not constant (D A D: D^-1 1), carried by the aggregation; a coefficient jump of 100
+run singular/p1-3d-scaled        $NEU -dim 3 -n 16 -scale -max_its 23
+run singular/p1-3d-scaled-n3     $MPIEXEC -n 3 $NEU -dim 3 -n 16 -scale -max_its 21
+run singular/p1-3d-jump          $NEU -dim 3 -n 16 -jump 100 -max_its 26
+run singular/p1-3d-jump-n2       $MPIEXEC -n 2 $NEU -dim 3 -n 16 -jump 100 -max_its 25
+run singular/tets-irregular      $SNG -mesh irregular -cells 16 -max_its 23
+run singular/tets-irregular-n2   $MPIEXEC -n 2 $SNG -mesh irregular -cells 16 -max_its 22
+run singular/tets-blobs          $SNG -mesh blobs -cells 12 -sigma_ratio 100 -max_its 33
+run singular/tets-blobs-n3       $MPIEXEC -n 3 $SNG -mesh blobs -cells 12 -sigma_ratio 100 -max_its 29
+run singular/tets-annulus        $SNG -mesh annulus -cells 32 -max_its 29
+run singular/tets-annulus-n2     $MPIEXEC -n 2 $SNG -mesh annulus -cells 32 -max_its 33
+run singular/tets-scaled         $SNG -mesh irregular -cells 16 -scale -max_its 23
+# the coarse levels gathered onto one rank (-pc_patchamg_redistribute), the vector follows them
+run singular/tets-redistribute-n3 bash -o pipefail -c "$MPIEXEC -n 3 $SNG -mesh irregular -cells 24 -pc_patchamg_redistribute 5000 -max_its 23 -ksp_view | grep -e 'ranks holding rows.*: 3 1 1' -e 'coarsest level singular' -e summary: | grep -c . | grep -q 3"
+# the geometric hierarchy (interpolation reproduces the constants); a vector it refuses
+GEOS="-mesh regular -cells 4 -refine 2 -refine_hierarchy -pc_patchamg_hierarchy geometric"
+run singular/geometric           $SNG $GEOS -max_its 13
+run singular/geometric-n3        $MPIEXEC -n 3 $SNG $GEOS -max_its 13
+run singular/geometric-jacobi    $SNG $GEOS -pc_patchamg_renumber hierarchical -pc_patchamg_relax jacobi -max_its 20
+run singular/err-geometric-vector expect_fail "carries a null space of constants only" $SNG $GEOS -scale
+# the other relaxations, PETSc's products, one level (the coarse pseudo-inverse is exact: 1 iteration),
+# right preconditioning (the output is kept orthogonal to the null space), an iterative coarse solver on
+# the pinned matrix, three setups on new values (PCReset and the null space handling rebuilt)
+run singular/relax-jacobi        $SNG -mesh irregular -cells 16 -pc_patchamg_relax jacobi -max_its 31
+run singular/relax-chebyshev     $SNG -mesh irregular -cells 16 -pc_patchamg_relax chebyshev -max_its 19
+run singular/relax-spai1         $SNG -mesh irregular -cells 16 -pc_patchamg_relax spai1 -max_its 19
+run singular/product-kernels-off $SNG -mesh irregular -cells 16 -pc_patchamg_product_kernels 0 -max_its 23
+run singular/levels-1            $SNG -mesh irregular -cells 8 -pc_patchamg_levels 1 -max_its 1
+run singular/right-pc            $SNG -mesh irregular -cells 16 -ksp_type gmres -ksp_pc_side right -max_its 23
+run singular/coarse-cg           $SNG -mesh irregular -cells 16 -pc_patchamg_coarse_ksp_type cg -pc_patchamg_coarse_pc_type jacobi -max_its 23
+run singular/resetup             $SNG -mesh irregular -cells 16 -solves 3 -max_its 23
+run singular/view                bash -o pipefail -c "$SNG -mesh irregular -cells 8 -ksp_view | grep -e 'null space of the matrix (MatSetNullSpace()): the constants' -e 'coarsest level singular with its image' | grep -c . | grep -q 2"
+run singular/malloc-dump         no_leaks $SNG -mesh irregular -cells 8 -solves 2
+# refusals, at PCSetUp, with what to do: pure-traction elasticity (3 and 6 rigid-body modes), a singular
+# matrix without its null space (one level and several, 1 and 2 ranks), a null space that is not one
+run singular/err-elasticity-2d   expect_fail "null space (MatSetNullSpace()) has 3 vectors" $NEU -dim 2 -n 8 -elasticity
+run singular/err-elasticity-3d-n2 expect_fail "null space (MatSetNullSpace()) has 6 vectors" $MPIEXEC -n 2 $NEU -dim 3 -n 4 -elasticity
+run singular/err-no-nullspace    expect_fail "attach it with MatSetNullSpace()" $NEU -dim 2 -n 64 -nullspace 0
+run singular/err-no-nullspace-1-level expect_fail "attach it with MatSetNullSpace()" $NEU -dim 2 -n 8 -nullspace 0
+run singular/err-no-nullspace-n2 expect_fail "coarse_redundant_pc_factor_shift_type" $MPIEXEC -n 2 $NEU -dim 2 -n 64 -nullspace 0
+run singular/err-wrong-nullspace expect_fail "the null space attached to the matrix (MatSetNullSpace()) is not one" $NEU -dim 3 -n 8 -scale -attach_constants
+# PETSc's own Neumann tutorials, as they are, through -dll_append (the issue's ex50; ex34 checks its
+# discretization error against GAMG's)
+# singular_tutorial NP NAME MAXITS [OPTIONS...]: PETSc's tutorial NAME (built by tests/dll/tutorials.mk from this
+# PETSc's installed examples; skipped where there are none) on NP ranks with -pc_type patchamg converges in at
+# most MAXITS iterations; the error norms it prints, if any, are GAMG's to 2%
+singular_tutorial() {
+  local np=$1 name=$2 max=$3 out its ref
+  shift 3
+  [ -f "${PETSC_DIR:-/usr/lib/petsc}/share/petsc/examples/src/ksp/ksp/tutorials/$name.c" ] || { echo "SKIP: this PETSc installs no $name.c"; return 77; }
+  make -s -f tests/dll/tutorials.mk OUT=$B/tutorials "$B/tutorials/$name" || return 1
+  out=$($MPIEXEC -n "$np" $B/tutorials/$name $SDLL -pc_type patchamg -ksp_converged_reason "$@" 2>&1) || { echo "$out"; return 1; }
+  echo "$out"
+  its=$(echo "$out" | sed -n 's/.*solve converged due to CONVERGED_[A-Z_]* iterations \([0-9]*\).*/\1/p')
+  [ -n "$its" ] && [ "$its" -le "$max" ] || { echo "expected convergence in at most $max iterations"; return 1; }
+  echo "$out" | grep -q '^Error norm' || return 0
+  ref=$($MPIEXEC -n "$np" $B/tutorials/$name $SDLL -pc_type gamg "$@" 2>&1 | grep '^Error norm')
+  echo "GAMG:"; echo "$ref"
+  paste <(echo "$out" | grep '^Error norm' | awk '{print $3}') <(echo "$ref" | awk '{print $3}') |
+    awk '{ n++; if (!($1 <= 1.02 * $2 && $1 >= 0.98 * $2)) bad = 1 } END { exit !(n == 3 && !bad) }'
+}
+run singular/ex50                singular_tutorial 1 ex50 2
+run singular/ex50-n2             singular_tutorial 2 ex50 2
+run singular/ex50-256            singular_tutorial 1 ex50 17 -da_grid_x 256 -da_grid_y 256
+run singular/ex50-256-n3         singular_tutorial 3 ex50 17 -da_grid_x 256 -da_grid_y 256
+run singular/ex29-neumann-n2     singular_tutorial 2 ex29 16 -bc_type neumann -da_grid_x 129 -da_grid_y 129
+run singular/ex32-neumann-n3     singular_tutorial 3 ex32 17 -bc_type neumann -da_refine 4
+run singular/ex34                singular_tutorial 1 ex34 10
+run singular/ex34-32-n3          singular_tutorial 3 ex34 10 -da_grid_x 32 -da_grid_y 32 -da_grid_z 32
+if command -v valgrind >/dev/null 2>&1; then
+  run singular/valgrind          valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+                                   $SNG -mesh irregular -cells 6 -pc_patchamg_coarse_size 50 -solves 2 -ksp_view
+  run singular/valgrind-n2       $MPIEXEC -n 2 valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+                                   $NEU -dim 2 -n 24 -pc_patchamg_coarse_size 50
+fi
+
 # --- make install and pkg-config: the example builds from the installed copy alone
 installed() {
   local prefix=$PWD/$R/prefix

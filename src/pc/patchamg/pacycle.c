@@ -58,7 +58,7 @@ static PetscErrorCode VCycle(PC_PatchAMG *pa, PetscInt l)
   PetscFunctionBegin;
   if (l == pa->nlevels - 1) {
     PetscCall(PetscLogEventBegin(PATCHWORK_AMGCoarseSolve, 0, 0, 0, 0));
-    PetscCall(KSPSolve(pa->coarse, L->b, L->x));
+    PetscCall(PCPatchAMGCoarseSolve(pa, L->b, L->x, L->r)); /* the pseudo-inverse where the level is singular */
     PetscCall(PetscLogEventEnd(PATCHWORK_AMGCoarseSolve, 0, 0, 0, 0));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -104,6 +104,12 @@ PetscErrorCode PCApply_PatchAMG(PC pc, Vec b, Vec x)
     F->b = fb;
     F->x = fx;
   }
+  /* singular matrices: the null component of x is arbitrary (no residual sees it); remove it, as KSP
+     does after a left preconditioner, so that right-preconditioned methods stay orthogonal to it too */
+  if (pa->nullsp) PetscCall(MatNullSpaceRemove(pa->nullsp, x));
+  /* a coarse solve that failed (caught at setup, unless the coarse solver is iterative) flags the PC
+     and sets x to Inf: KSP then reports DIVERGED_PC_FAILED, never a silent NaN */
+  PetscCall(KSPCheckSolve(pa->coarse, pc, x));
   PetscCall(PetscLogEventEnd(PATCHWORK_AMGApply, pc, b, x, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -107,6 +107,14 @@ typedef struct {
   PetscBool              device;       /* level vectors live on the device */
   PetscBool              serial;       /* one rank: fused kernels with AB */
   PetscLogDouble         setup_time[4];
+  /* singular matrices (pasingular.c): the null space attached with MatSetNullSpace(), carried to the
+     coarsest level, where the coarse solve is the pseudo-inverse */
+  MatNullSpace           nullsp;       /* the matrix's (one vector), NULL when it has none */
+  Vec                    coarse_z;     /* its image on the coarsest level (NULL: the constants) */
+  MatNullSpace           coarse_nullsp;/* that image normalized, when the coarsest matrix is singular with it */
+  Vec                    coarse_mask;  /* 1 but 0 in the pinned row of the coarse operator */
+  PetscInt               coarse_pin;   /* the pinned row (global) */
+  PetscReal              coarse_null_residual; /* ||A_c z_c||_inf / (max|a_ii| ||z_c||_inf); -1: not computed */
   /* the geometric mode (pageometric.c; -pc_patchamg_hierarchy geometric): levels from the DM's
      refinement hierarchy; level l's P is a shell applying the explicit interpolation and restriction */
   PetscBool              relax_set;    /* the relaxation was chosen; else the geometric mode takes spai1 */
@@ -141,6 +149,10 @@ PETSC_INTERN PetscErrorCode PCPatchAMGGatherCoordinates(PC, const PC_PatchAMGGra
 PETSC_INTERN PetscErrorCode PCPatchAMGSPMCreate(PC_PatchAMG *, Mat, const PC_PatchAMGGraphLevel *, PC_PatchAMGSPM *);
 PETSC_INTERN PetscErrorCode PCPatchAMGSPMDestroy(PC_PatchAMGSPM *);
 PETSC_INTERN PetscErrorCode PCPatchAMGSPMRelax(PC_PatchAMG *, PC_PatchAMGSPM *, Vec, Vec, Vec, PetscBool);
+PETSC_INTERN PetscErrorCode PCPatchAMGSetUpNullSpace(PC, Mat, Vec *);
+PETSC_INTERN PetscErrorCode PCPatchAMGCoarseOperator(PC, Mat, Mat *);
+PETSC_INTERN PetscErrorCode PCPatchAMGCoarseSolve(PC_PatchAMG *, Vec, Vec, Vec);
+PETSC_INTERN PetscErrorCode PCPatchAMGCheckCoarseSolver(PC);
 PETSC_INTERN PetscErrorCode PCPatchAMGSPMBoundaryResidual(PC_PatchAMG *, PC_PatchAMGSPM *, Vec, Vec, Vec);
 
 #endif

@@ -498,6 +498,7 @@ PetscErrorCode PCPatchAMGSetUpCoarseSolver(PC pc, Mat A)
   const char  *prefix;
   char         cprefix[256];
   PetscMPIInt  size;
+  Mat          Ac, Aop;
 
   PetscFunctionBegin;
   PetscCall(KSPCreate(PetscObjectComm((PetscObject)pc), &pa->coarse));
@@ -509,11 +510,14 @@ PetscErrorCode PCPatchAMGSetUpCoarseSolver(PC pc, Mat A)
   PetscCall(KSPGetPC(pa->coarse, &cpc));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)pc), &size));
   PetscCall(PCSetType(cpc, size > 1 ? PCREDUNDANT : PCLU));
-  PetscCall(PCPatchAMGMatGetAIJ(A, &A)); /* a factorization needs a real matrix */
-  PetscCall(KSPSetOperators(pa->coarse, A, A));
-  PetscCall(MatDestroy(&A));
+  PetscCall(PCPatchAMGMatGetAIJ(A, &Ac)); /* a factorization needs a real matrix */
+  PetscCall(PCPatchAMGCoarseOperator(pc, Ac, &Aop)); /* Ac, or Ac pinned where it is singular (pasingular.c) */
+  PetscCall(MatDestroy(&Ac));
+  PetscCall(KSPSetOperators(pa->coarse, Aop, Aop));
+  PetscCall(MatDestroy(&Aop));
   PetscCall(KSPSetFromOptions(pa->coarse));
   PetscCall(KSPSetUp(pa->coarse));
+  PetscCall(PCPatchAMGCheckCoarseSolver(pc));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -605,7 +609,7 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
   PC_PatchAMGGraph H;
   PetscInt         nl, M, N, maxl = pa->max_levels > 0 ? pa->max_levels : 30;
   Vec              dinv, nullvec = NULL, z = NULL, zc = NULL;
-  MatNullSpace     nsp;
+  MatNullSpace     nsp = NULL;
   PetscLogDouble   t0, t1;
   PetscBool        kernels, more;
   Mat              Gmat = NULL; /* the graph of the next segment's first level, when not its matrix */
@@ -636,7 +640,10 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
   PetscCall(CheckDiagonal(A, dinv, "matrix"));
   PetscCall(VecDestroy(&dinv));
   if (pa->check) PetscCall(CheckMatrix(A));
-  PetscCall(MatGetNearNullSpace(A, &nsp));
+  /* a null space (MatSetNullSpace(): singular problems) is what the levels must carry exactly, so it
+     takes the place of a near null space */
+  PetscCall(PCPatchAMGSetUpNullSpace(pc, A, &nullvec));
+  if (!pa->nullsp) PetscCall(MatGetNearNullSpace(A, &nsp));
   if (nsp) {
     PetscBool  has_const;
     PetscInt   nvec;
@@ -644,9 +651,11 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
 
     PetscCall(MatNullSpaceGetVecs(nsp, &has_const, &nvec, &vecs));
     PetscCheck(nvec + (has_const ? 1 : 0) == 1, comm, PETSC_ERR_SUP, "PCPATCHAMG supports a near null space of one vector (scalar problems); this one has %" PetscInt_FMT, nvec + (has_const ? 1 : 0));
-    if (nvec) nullvec = vecs[0];
+    if (nvec) {
+      nullvec = vecs[0];
+      PetscCall(PetscObjectReference((PetscObject)nullvec));
+    }
   }
-  if (nullvec) PetscCall(PetscObjectReference((PetscObject)nullvec));
 
   if (pa->geometric) { /* levels from the DM's refinement hierarchy (pageometric.c) */
     PetscCall(VecDestroy(&nullvec));
@@ -752,7 +761,7 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
     if (!more) break;
     first = nl - 1;
   }
-  PetscCall(VecDestroy(&z));
+  pa->coarse_z = z; /* the coarsest level's image of the null space, for its coarse solve */
   PetscCall(PCPatchAMGSetUpCoarse(pc));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -779,6 +788,10 @@ PetscErrorCode PCReset_PatchAMG(PC pc)
     PetscCall(PCPatchAMGSPMDestroy(&L->spm));
   }
   PetscCall(KSPDestroy(&pa->coarse));
+  PetscCall(MatNullSpaceDestroy(&pa->nullsp));
+  PetscCall(MatNullSpaceDestroy(&pa->coarse_nullsp));
+  PetscCall(VecDestroy(&pa->coarse_z));
+  PetscCall(VecDestroy(&pa->coarse_mask));
   /* the arrays under the matrices the product kernels made, now that nothing holds those */
   for (PetscInt l = 0; l < pa->nlevels && pa->levels; l++) {
     PatchworkCSRMatrixFree(&pa->levels[l].P_arrays);

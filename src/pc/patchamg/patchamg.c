@@ -107,6 +107,22 @@ static PetscErrorCode ViewSPAIShifts(PC_PatchAMG *pa, PetscViewer viewer)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Singular matrices: the null space carried through the levels and how the coarse level solves (pasingular.c) */
+static PetscErrorCode ViewNullSpace(PC_PatchAMG *pa, PetscViewer viewer)
+{
+  PetscBool  has_const;
+  PetscInt   nvec;
+  const Vec *vecs;
+
+  PetscFunctionBegin;
+  if (!pa->levels || !pa->nullsp) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatNullSpaceGetVecs(pa->nullsp, &has_const, &nvec, &vecs));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  null space of the matrix (MatSetNullSpace()): %s, carried to every level and removed from the V-cycle's output\n", has_const ? "the constants" : "one vector"));
+  if (pa->coarse_nullsp) PetscCall(PetscViewerASCIIPrintf(viewer, "  coarsest level singular with its image z_c (||A_c z_c|| = %.1e max|a_ii| ||z_c||): solved on the complement of z_c (row %" PetscInt_FMT " pinned, right-hand side and solution projected)\n", (double)pa->coarse_null_residual, pa->coarse_pin));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "  coarsest level regular (||A_c z_c|| = %.1e max|a_ii| ||z_c||): solved as it is\n", (double)pa->coarse_null_residual));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The geometric mode: the DM's levels, their sizes, the format and numbering of the SpMVs */
 static PetscErrorCode PCView_PatchAMG_Geometric(PC pc, PetscViewer viewer)
 {
@@ -130,6 +146,7 @@ static PetscErrorCode PCView_PatchAMG_Geometric(PC pc, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  %5" PetscInt_FMT " %10" PetscInt_FMT " %12.0f  %10" PetscInt_FMT "  %s%s\n", l, L->N, L->nnz, pa->bandwidth ? pa->bandwidth[l] : -1, ((PetscObject)L->A)->type_name, l == pa->nlevels - 1 ? ", coarse solve" : ""));
   }
   PetscCall(ViewSPAIShifts(pa, viewer));
+  PetscCall(ViewNullSpace(pa, viewer));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  coarse solver (options prefix %spc_patchamg_coarse_):\n", ((PetscObject)pc)->prefix ? ((PetscObject)pc)->prefix : ""));
   PetscCall(PetscViewerASCIIPushTab(viewer));
   PetscCall(KSPView(pa->coarse, viewer));
@@ -190,6 +207,7 @@ static PetscErrorCode PCView_PatchAMG(PC pc, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "\n"));
     PetscCall(PetscViewerASCIIUseTabs(viewer, PETSC_TRUE));
   }
+  PetscCall(ViewNullSpace(pa, viewer));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  coarse solver (options prefix %spc_patchamg_coarse_):\n", ((PetscObject)pc)->prefix ? ((PetscObject)pc)->prefix : ""));
   PetscCall(PetscViewerASCIIPushTab(viewer));
   PetscCall(KSPView(pa->coarse, viewer));
@@ -473,6 +491,14 @@ PetscErrorCode PCPatchAMGGetNumberLevels(PC pc, PetscInt *n)
   rank-local; a coarse level with fewer rows per rank than -pc_patchamg_redistribute is gathered onto
   fewer ranks, and aggregation goes on there. With device matrices the setup (graphs, on one rank
   also the products) and the relaxation run in CUDA kernels.
+
+  A singular matrix whose null space is attached (`MatSetNullSpace()`; one vector: the constants of a pure
+  Neumann problem, or any other) is supported: the null vector replaces the near null space, every level
+  carries its image (exactly: P z_c = z when A z = 0), the coarsest level is solved by its pseudo-inverse
+  (the matrix pinned in one row, right-hand side and solution projected), and the output of `PCApply()` has
+  the null space removed. `PCSetUp()` refuses a null space of several vectors (pure-traction elasticity:
+  use `PCGAMG`), an attached vector that is not a null vector, and a coarse solver that fails (a singular
+  matrix without its null space attached), each with what to do instead.
 
   The coarse graphs are induced from the finest one (after a gathering, from the gathered level's
   matrix), so -pc_patchamg_threshold filters the couplings once, where the matrix's values are read.
