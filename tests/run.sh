@@ -769,6 +769,12 @@ TETS_VIEW=$GEO_SPAI1 run tets/geo-annulus-spai1    tets_its 10 14 -mesh annulus 
 # SPAI(1)'s (M + M^T)/2 is indefinite here: without the diagonal shift CG stopped with DIVERGED_INDEFINITE_PC after 6 its
 TETS_VIEW=$GEO_SPAI1 run tets/geo-blobs100-spai1   tets_its 23 27 -mesh blobs -cells 12 -refine 2 -sigma_ratio 100 $GEO # [25]
 TETS_VIEW=$GEO_JACOBI run tets/geo-annulus-jacobi  tets_its 19 23 -mesh annulus -cells 16 -refine 2 -sigma_ratio 10 $GEO -pc_patchamg_relax jacobi # [21]
+# the PC's own inner solves (-pc_patchamg_check's CG, the SPAI(1) definiteness test) have options prefixes of
+# their own: -ksp_converged_reason prints the user's solve alone (it printed a DIVERGED_ITS line first)
+one_reason() { local out; out=$("$@" -ksp_converged_reason 2>&1) || { echo "$out" | tail -n 5; return 1; }; grep '^Linear' <<<"$out"; [ "$(grep -c '^Linear' <<<"$out")" = 1 ]; }
+run patchamg/check-prefix     one_reason $AMG -problem fd7 -n 16 -pc_patchamg_check
+run tets/geo-spai-check-prefix one_reason $B/examples/tets -mesh blobs -cells 12 -refine 2 -sigma_ratio 100 $GEO
+run patchamg/check-prefix-own output_has '^Linear pc_patchamg_check_ solve' -- $AMG -problem fd7 -n 16 -pc_patchamg_check -pc_patchamg_check_ksp_converged_reason
 run tets/geo-spai1-regular    spai_vs_jacobi -mesh regular -cells 8 -refine 2 -refine_hierarchy -pc_patchamg_hierarchy geometric
 run tets/geo-spai1-annulus    spai_vs_jacobi -mesh annulus -cells 16 -refine 2 -sigma_ratio 10 -refine_hierarchy -pc_patchamg_hierarchy geometric
 # the four numberings (and the SELL format) give the same iterations: the smoothers are permutation-invariant

@@ -301,9 +301,23 @@ static PetscErrorCode SPAIApply(void *ctx, Vec v, Vec w)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* An inner KSP of the PC's own, under the PC's options prefix and the given one, so that options meant
+   for the user's solver (-ksp_converged_reason, -ksp_monitor) do not reach it */
+static PetscErrorCode InnerKSPCreate(PC pc, MPI_Comm comm, const char suffix[], KSP *ksp)
+{
+  const char *prefix;
+
+  PetscFunctionBegin;
+  PetscCall(KSPCreate(comm, ksp));
+  PetscCall(PCGetOptionsPrefix(pc, &prefix));
+  PetscCall(KSPSetOptionsPrefix(*ksp, prefix));
+  PetscCall(KSPAppendOptionsPrefix(*ksp, suffix));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Does CG with Jacobi on S meet negative curvature before it converges (or within its steps) from a
    fixed random start? */
-static PetscErrorCode FindsNegativeCurvature(Mat S, PetscInt its, PetscBool *negative)
+static PetscErrorCode FindsNegativeCurvature(PC pc, Mat S, PetscInt its, PetscBool *negative)
 {
   KSP                ksp;
   PC                 jac;
@@ -313,7 +327,7 @@ static PetscErrorCode FindsNegativeCurvature(Mat S, PetscInt its, PetscBool *neg
   PetscFunctionBegin;
   PetscCall(MatCreateVecs(S, &x, &b));
   PetscCall(PatchworkVecSetHashRandom(b, 0x5eed + 3));
-  PetscCall(KSPCreate(PetscObjectComm((PetscObject)S), &ksp));
+  PetscCall(InnerKSPCreate(pc, PetscObjectComm((PetscObject)S), "pc_patchamg_spai_check_", &ksp));
   PetscCall(KSPSetType(ksp, KSPCG));
   PetscCall(KSPGetPC(ksp, &jac));
   PetscCall(PCSetType(jac, PCJACOBI));
@@ -333,14 +347,14 @@ static PetscErrorCode FindsNegativeCurvature(Mat S, PetscInt its, PetscBool *neg
    diagonal is positive): then S += tau diag(S), tau = 0.1, 0.2, 0.4, ... until CG with Jacobi on S
    meets no negative curvature in 100 steps (a test, not a proof: it sees the extreme eigenvalues
    Lanczos finds first). L->spai_shift records tau. The geometric mode only, for now. */
-static PetscErrorCode SPAIMakeDefinite(PC_PatchAMGLevel *L)
+static PetscErrorCode SPAIMakeDefinite(PC pc, PC_PatchAMGLevel *L)
 {
   PetscBool negative;
   Vec       d, inc;
 
   PetscFunctionBegin;
   L->spai_shift = 0;
-  PetscCall(FindsNegativeCurvature(L->spai, 100, &negative));
+  PetscCall(FindsNegativeCurvature(pc, L->spai, 100, &negative));
   if (!negative) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatCreateVecs(L->spai, &d, NULL));
   PetscCall(VecDuplicate(d, &inc));
@@ -349,7 +363,7 @@ static PetscErrorCode SPAIMakeDefinite(PC_PatchAMGLevel *L)
     PetscCall(VecAXPBY(inc, tau - L->spai_shift, 0.0, d));
     PetscCall(MatDiagonalSet(L->spai, inc, ADD_VALUES));
     L->spai_shift = tau;
-    PetscCall(FindsNegativeCurvature(L->spai, 100, &negative));
+    PetscCall(FindsNegativeCurvature(pc, L->spai, 100, &negative));
   }
   PetscCall(VecDestroy(&inc));
   PetscCall(VecDestroy(&d));
@@ -476,7 +490,7 @@ PetscErrorCode PCPatchAMGSetUpRelaxation(PC pc, PC_PatchAMGLevel *L, const PC_Pa
     PetscCall(MatDestroy(&A));
     PetscCall(SPAISymmetricPart(L->spai));
   }
-    if (pa->geometric) PetscCall(SPAIMakeDefinite(L)); /* the algebraic blobs (1,100) case has an indefinite level 1 (shift 1.6) but converges without the shift in 25 its, with it in 30 */
+    if (pa->geometric) PetscCall(SPAIMakeDefinite(pc, L)); /* the algebraic blobs (1,100) case has an indefinite level 1 (shift 1.6) but converges without the shift in 25 its, with it in 30 */
     PetscCall(SPAIDamping(pa, L));
     break;
   default: {
@@ -567,7 +581,7 @@ PetscErrorCode PCPatchAMGSetUpRelaxationsAndCoarse(PC pc, const PC_PatchAMGGraph
 }
 
 /* Optional checks (-pc_patchamg_check): symmetry, and definiteness by a few CG steps */
-static PetscErrorCode CheckMatrix(Mat A)
+static PetscErrorCode CheckMatrix(PC pc, Mat A)
 {
   MPI_Comm           comm = PetscObjectComm((PetscObject)A);
   Mat                B; /* A, or an assembled copy of it: MatIsSymmetric needs one */
@@ -583,7 +597,7 @@ static PetscErrorCode CheckMatrix(Mat A)
   PetscCheck(sym, comm, PETSC_ERR_ARG_WRONG, "PCPATCHAMG needs a symmetric positive definite matrix: this one is not symmetric (-pc_patchamg_check)");
   PetscCall(MatCreateVecs(B, &x, &b));
   PetscCall(VecSet(b, 1.0));
-  PetscCall(KSPCreate(comm, &ksp));
+  PetscCall(InnerKSPCreate(pc, comm, "pc_patchamg_check_", &ksp));
   PetscCall(KSPSetType(ksp, KSPCG));
   PetscCall(KSPGetPC(ksp, &none));
   PetscCall(PCSetType(none, PCJACOBI));
@@ -639,7 +653,7 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
   PetscCall(MatCreateVecs(A, NULL, &dinv));
   PetscCall(CheckDiagonal(A, dinv, "matrix"));
   PetscCall(VecDestroy(&dinv));
-  if (pa->check) PetscCall(CheckMatrix(A));
+  if (pa->check) PetscCall(CheckMatrix(pc, A));
   /* a null space (MatSetNullSpace(): singular problems) is what the levels must carry exactly, so it
      takes the place of a near null space */
   PetscCall(PCPatchAMGSetUpNullSpace(pc, A, &nullvec));
