@@ -15,9 +15,9 @@ PETSC_INTERN PetscErrorCode PatchworkDMDASetQkBox(DM, PetscInt, const PetscReal[
    the coarse levels of a hierarchy need none of it on one rank (src/mat/tensor/tensor.c) */
 PETSC_INTERN PetscErrorCode PatchworkTensorCreateOnBox(MPI_Comm, const PatchworkTensorInfo *, VecType, Mat *);
 
-/* PatchworkTensorFillDesc() for any Cartesian operator, with a DM or without one; the owned box of
-   this rank's nodes (the whole grid without a DM) */
-PETSC_INTERN PetscErrorCode PatchworkTensorFillDescAny(const PatchworkTensorInfo *, PatchworkScatter, PetscBool, PatchworkTensorDesc *, PatchworkTensorDesc *, PetscLogDouble *);
+/* The owned box of this rank's nodes, and with the ghosts: the DMDA's, or the whole grid of an operator
+   without a DM (PatchworkTensorFillDesc() serves both) */
 PETSC_INTERN PetscErrorCode PatchworkTensorInfoCorners(const PatchworkTensorInfo *, PetscInt[3], PetscInt[3]);
+PETSC_INTERN PetscErrorCode PatchworkTensorInfoGhostCorners(const PatchworkTensorInfo *, PetscInt[3], PetscInt[3], PetscInt[3], PetscInt[3]);
 
 #endif

@@ -53,7 +53,7 @@ static PetscErrorCode SetDefiniteness(Mat A, const PatchworkTensorInfo *info)
 
 /* The owned and ghosted boxes of this rank's nodes: the DMDA's, or the whole grid of an operator
    without a DM (one rank) */
-static PetscErrorCode InfoCorners(const PatchworkTensorInfo *info, PetscInt xs[3], PetscInt xm[3], PetscInt gs[3], PetscInt gm[3])
+PetscErrorCode PatchworkTensorInfoGhostCorners(const PatchworkTensorInfo *info, PetscInt xs[3], PetscInt xm[3], PetscInt gs[3], PetscInt gm[3])
 {
   PetscFunctionBegin;
   if (info->dm) {
@@ -73,73 +73,7 @@ PetscErrorCode PatchworkTensorInfoCorners(const PatchworkTensorInfo *info, Petsc
   PetscInt gs[3], gm[3];
 
   PetscFunctionBegin;
-  PetscCall(InfoCorners(info, xs, xm, gs, gm));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static void SetBox(int start[3], int size[3], const PetscInt s[3], const PetscInt n[3])
-{
-  for (int d = 0; d < 3; d++) {
-    start[d] = (int)s[d];
-    size[d]  = (int)n[d];
-  }
-}
-
-/* PatchworkTensorFillDesc() (tensor_mult.c) with the corners from InfoCorners(), so that it serves
-   operators without a DM too: the same descriptors, field by field (tensor_mult.c, another
-   developer's file for now, could call this one instead of keeping its copy) */
-static PetscErrorCode FillDescCorners(const PatchworkTensorInfo *info, PatchworkScatter scatter, PetscBool serial, PatchworkTensorDesc *c, PatchworkTensorDesc *owned, PetscLogDouble *flops)
-{
-  PetscInt   xs[3], xm[3], gs[3], gm[3], k = info->degree, dim = info->dim;
-  PetscReal  vol = 1, h[3];
-  PetscInt64 ncells = 1;
-
-  PetscFunctionBegin;
-  PetscCall(InfoCorners(info, xs, xm, gs, gm));
-  PetscCall(PetscMemzero(c, sizeof(*c)));
-  c->dim       = (int)dim;
-  c->degree    = (int)k;
-  c->dirichlet = info->bc == PATCHWORK_BC_DIRICHLET;
-  c->scatter   = scatter;
-  PetscCheck(!PatchworkTensor1DMatrices((int)k, info->quadrature == PATCHWORK_QUADRATURE_GAUSS ? PW_QUAD_GAUSS : PW_QUAD_GAUSSLOBATTO, c->mass1d, c->stiff1d), PETSC_COMM_SELF, PETSC_ERR_LIB, "Cannot build the 1D matrices of degree %" PetscInt_FMT, k);
-  for (PetscInt d = 0; d < dim; d++) {
-    h[d] = (info->upper[d] - info->lower[d]) / (PetscReal)info->cells[d];
-    vol *= h[d];
-  }
-  c->coef_mass = (double)(info->alpha * vol);
-  for (PetscInt d = 0; d < dim; d++) c->coef_stiff[d] = (double)(info->beta * vol / (h[d] * h[d]));
-  for (PetscInt d = 0; d < 3; d++) {
-    c->nodes[d]      = (int)(d < dim ? k * info->cells[d] + 1 : 1);
-    c->cell_start[d] = (int)(d < dim ? (xs[d] + k - 1) / k : 0);
-    c->cell_end[d]   = (int)(d < dim ? PetscMin(info->cells[d], (xs[d] + xm[d] + k - 1) / k) : 1);
-    if (c->cell_end[d] < c->cell_start[d]) c->cell_end[d] = c->cell_start[d];
-    if (d < dim && c->cell_end[d] > c->cell_start[d]) PetscCheck(k * c->cell_end[d] < gs[d] + gm[d], PETSC_COMM_SELF, PETSC_ERR_PLIB, "Ghost region too narrow for the cells of this rank");
-    ncells *= c->cell_end[d] - c->cell_start[d];
-  }
-  if (serial) {
-    const PetscInt zero[3] = {0, 0, 0}, nodes[3] = {c->nodes[0], c->nodes[1], c->nodes[2]};
-
-    SetBox(c->in_start, c->in_size, zero, nodes);
-  } else SetBox(c->in_start, c->in_size, gs, gm);
-  PetscCall(PetscArraycpy(c->out_start, c->in_start, 3));
-  PetscCall(PetscArraycpy(c->out_size, c->in_size, 3));
-  if (owned) {
-    *owned = *c;
-    SetBox(owned->out_start, owned->out_size, xs, xm);
-  }
-  if (flops) {
-    const PetscLogDouble n = (PetscLogDouble)(k + 1);
-    /* 1D contractions per cell: 7 of n^4 multiply-adds in 3D, 5 of n^3 in 2D */
-    *flops = (PetscLogDouble)ncells * (dim == 3 ? 14 * n * n * n * n : 10 * n * n * n);
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode PatchworkTensorFillDescAny(const PatchworkTensorInfo *info, PatchworkScatter scatter, PetscBool serial, PatchworkTensorDesc *c, PatchworkTensorDesc *owned, PetscLogDouble *flops)
-{
-  PetscFunctionBegin;
-  if (info->dm) PetscCall(PatchworkTensorFillDesc(info, scatter, serial, c, owned, flops));
-  else PetscCall(FillDescCorners(info, scatter, serial, c, owned, flops));
+  PetscCall(PatchworkTensorInfoGhostCorners(info, xs, xm, gs, gm));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -151,7 +85,7 @@ static PetscErrorCode InvalidateDescriptors(Mat_PatchworkTensor *ctx)
   ctx->descvalid = PETSC_FALSE;
   if (!ctx->nodm) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscLogEventBegin(PATCHWORK_TensorSetUp, 0, 0, 0, 0));
-  PetscCall(FillDescCorners(&ctx->info, ctx->scatter, PETSC_TRUE, &ctx->cells_desc, &ctx->owned_desc, &ctx->flops));
+  PetscCall(PatchworkTensorFillDesc(&ctx->info, ctx->scatter, PETSC_TRUE, &ctx->cells_desc, &ctx->owned_desc, &ctx->flops));
   ctx->cells_desc.overwrite = 1; /* MatMult and MatGetDiagonal set y */
   ctx->descvalid            = PETSC_TRUE;
   PetscCall(PetscLogEventEnd(PATCHWORK_TensorSetUp, 0, 0, 0, 0));

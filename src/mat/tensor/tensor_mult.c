@@ -17,7 +17,8 @@ static void SetBox(int start[3], int size[3], PetscInt s0, PetscInt s1, PetscInt
   PatchworkTensorFillDesc - the kernel descriptors of the operator described by info on this rank
 
   cells: this rank's cells (a cell belongs to the rank owning its first node) with the boxes of the
-  ghosted local arrays, or of the whole grid when serial (kernels then act on global arrays);
+  ghosted local arrays, or of the whole grid when serial (kernels then act on global arrays); an
+  operator without a DM (one rank) has the whole grid;
   owned: the same with the out box restricted to the owned nodes (Dirichlet rows of global vectors).
   flops: per apply of this rank's cells.
 */
@@ -41,8 +42,7 @@ PetscErrorCode PatchworkTensorFillDesc(const PatchworkTensorInfo *info, Patchwor
   c->coef_mass = (double)(info->alpha * vol);
   for (PetscInt d = 0; d < dim; d++) c->coef_stiff[d] = (double)(info->beta * vol / (h[d] * h[d]));
 
-  PetscCall(DMDAGetCorners(info->dm, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
-  PetscCall(DMDAGetGhostCorners(info->dm, &gs[0], &gs[1], &gs[2], &gm[0], &gm[1], &gm[2]));
+  PetscCall(PatchworkTensorInfoGhostCorners(info, xs, xm, gs, gm));
   for (PetscInt d = 0; d < 3; d++) {
     c->nodes[d]      = (int)(d < dim ? k * info->cells[d] + 1 : 1);
     c->cell_start[d] = (int)(d < dim ? (xs[d] + k - 1) / k : 0);

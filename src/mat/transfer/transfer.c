@@ -199,7 +199,7 @@ PetscErrorCode MatCreatePatchworkTransfer(Mat coarse, Mat fine, Mat *P)
   PetscCall(PetscObjectReference((PetscObject)t->fine));
 
   /* the fine operator's cells and boxes, the coarse array's box (levels without a DM: one rank) */
-  PetscCall(PatchworkTensorFillDescAny(&fi, PW_SCATTER_ATOMIC, t->serial, &fd, NULL, NULL));
+  PetscCall(PatchworkTensorFillDesc(&fi, PW_SCATTER_ATOMIC, t->serial, &fd, NULL, NULL));
   t->desc.dim       = (int)fi.dim;
   t->desc.degree    = (int)k;
   t->desc.dirichlet = fd.dirichlet;

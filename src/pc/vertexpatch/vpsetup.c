@@ -53,7 +53,7 @@ static PetscErrorCode SetUpPatch(PC_VertexPatch *vp, PC_VPLevel *L, const Patchw
 
   PetscFunctionBegin;
   PetscCall(PetscMemzero(p, sizeof(*p)));
-  PetscCall(PatchworkTensorFillDescAny(info, PW_SCATTER_ATOMIC, vp->serial, &p->op, NULL, &L->apply_flops));
+  PetscCall(PatchworkTensorFillDesc(info, PW_SCATTER_ATOMIC, vp->serial, &p->op, NULL, &L->apply_flops));
   PetscCall(PatchworkTensorInfoCorners(info, xs, xm));
   for (PetscInt d = 0; d < 3; d++) {
     if (d < vp->dim) {
