@@ -226,7 +226,7 @@ int main(int argc, char **argv)
   (void)argc;
   (void)argv;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-    printf("# no CUDA device: skipped\n");
+    printf("SKIP: no CUDA device\n");
     return 77;
   }
   CHECK_CUDA(cudaStreamCreate(&g_stream));
