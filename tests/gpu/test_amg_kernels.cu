@@ -288,8 +288,10 @@ static double ErrRatio(const std::vector<double> &a, const std::vector<double> &
 
 static void Check(double err, double tol, const char *name)
 {
-  if (ErrMaxTakes(g_worst, err / tol)) {
-    g_worst = err / tol;
+  const double ratio = err == 0 ? 0 : err / tol; /* an exact check (tol 0) passed is 0, not 0/0 */
+
+  if (ErrMaxTakes(g_worst, ratio)) {
+    g_worst = ratio;
     snprintf(g_worst_name, sizeof(g_worst_name), "%s", name);
   }
   Report(err <= tol, name, err, tol);

@@ -37,6 +37,12 @@ static PetscErrorCode SameOperator(Mat A, Mat B, PetscReal *diff, PetscBool *sam
   Vec                 x, ya, yb;
 
   PetscFunctionBeginUser;
+  /* bit for bit also on the GPU: its atomic scatter adds in any order, the colored one in a fixed one */
+  PetscCall(PetscOptionsSetValue(NULL, "-qkbox_mat_patchwork_scatter", "colored"));
+  PetscCall(MatSetOptionsPrefix(A, "qkbox_"));
+  PetscCall(MatSetOptionsPrefix(B, "qkbox_"));
+  PetscCall(MatSetFromOptions(A));
+  PetscCall(MatSetFromOptions(B));
   PetscCall(MatPatchworkTensorGetInfo(A, &ia));
   PetscCall(MatPatchworkTensorGetInfo(B, &ib));
   *samebox = PETSC_TRUE;
