@@ -49,6 +49,17 @@ else
                    $(if $(NVCC),$(shell $(NVCC) --help 2>/dev/null | grep -q -e '--Ofast-compile' && echo -Ofc=max))
 endif
 
+# NCCL, for the halo exchanges between GPUs, where its header is: NCCL_DIR, else beside nvcc's CUDA or in
+# /usr (the GPU machine's libnccl-dev). Without it the halo uses MPI, and cuda/nccl_halo.cu says so.
+NCCL_DIR ?= $(firstword $(foreach d,$(dir $(realpath $(firstword $(PW_NVCC))))..  /usr,$(if $(wildcard $(d)/include/nccl.h),$(abspath $(d)))))
+ifneq ($(strip $(NCCL_DIR)),)
+  NCCL_LIBDIR   := $(firstword $(foreach d,$(NCCL_DIR)/lib64 $(NCCL_DIR)/lib $(wildcard $(NCCL_DIR)/lib/*-linux-gnu),$(if $(wildcard $(d)/libnccl.so),$(d))))
+endif
+ifneq ($(strip $(NCCL_LIBDIR)),)
+  PW_NVCC_FLAGS += -DPATCHWORK_HAVE_NCCL $(if $(filter /usr,$(NCCL_DIR)),,-I$(NCCL_DIR)/include)
+  PW_NCCL_LIB   := -L$(NCCL_LIBDIR) -Wl,-rpath,$(NCCL_LIBDIR) -lnccl
+endif
+
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 UNIT     := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(wildcard tests/unit/*.c))
 PTESTS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/mat/test_*.c tests/dll/*.c))
@@ -104,7 +115,7 @@ lib: petsc-check $(LIBNAME) $(PLUGIN)
 $(LIBNAME): $(LIB_OBJ)
 	@mkdir -p $(LIBDIR)
 	@echo "  LD    $@"
-	@$(PCC_LINKER) -shared -o $@ $(LIB_OBJ) $(PETSC_LIB) -lm
+	@$(PCC_LINKER) -shared -o $@ $(LIB_OBJ) $(PETSC_LIB) $(if $(PW_HAVE_CUDA),$(PW_NCCL_LIB)) -lm
 
 # PETSc's -dll_append derives the registration symbol from the file name (libpetscpatchwork)
 $(PLUGIN): $(LIBNAME)
@@ -131,7 +142,7 @@ endif
 $(BUILD)/tests/gpu/test_tensor_kernels: tests/gpu/test_tensor_kernels.cu $(CUDA_OBJ) $(CORE_SRC) $(wildcard src/core/*.h tests/*.h tests/gpu/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  NVLD  $@"
-	@$(PW_NVCC) $(PW_NVCC_FLAGS) -o $@ $< $(CUDA_OBJ) $(CORE_SRC) -lm
+	@$(PW_NVCC) $(PW_NVCC_FLAGS) -o $@ $< $(filter-out $(BUILD)/cuda/nccl_halo.o,$(CUDA_OBJ)) $(CORE_SRC) -lm
 
 # ---------------------------------------------------------------------- examples and tests
 examples: lib $(EXAMPLES)

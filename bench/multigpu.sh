@@ -4,7 +4,9 @@
 # the table-7 problems at the sizes that fit one GPU (PCVERTEXPATCH single and double, PCMG
 # Chebyshev-Jacobi), with set-up beside solve. Run on the GPU machine after a CUDA build
 # (tests/gpu/run.sh builds); logs go to $OUT (or build/bench-out), a short table is printed last.
-#   NPS="1 2" PARTS="matmult solve weak amg lor halo" bash bench/multigpu.sh [LIMIT_S per run, default 300]
+# On the most ranks the runs are repeated with Patchwork's exchanges through MPI (-patchwork_nccl 0,
+# names ending -mpi) beside NCCL (the default where built with it).
+#   NPS="1 2" PARTS="matmult solve weak amg lor halo latency" bash bench/multigpu.sh [LIMIT_S per run, default 300]
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build/bench-out}
@@ -28,10 +30,17 @@ for part in ${PARTS:-matmult solve weak}; do
     # staged through host memory; -log_view's PWHalo row gives the time in exchanges (2 per apply)
     for k in ${MM_K:-3 5 7}; do
       for np in $NPS; do run matmult-k$k-n$np $np build/bench/bench_matmult $GPU -kmin $k -kmax $k -dofs ${MM_DOFS:-1.2e8} -spmv_max_nnz 0 -reps 20 -log_view; done
-      [ "$NMAX" -gt 1 ] && run matmult-k$k-n$NMAX-staged $NMAX build/bench/bench_matmult $GPU -kmin $k -kmax $k -dofs ${MM_DOFS:-1.2e8} -spmv_max_nnz 0 -reps 20 -log_view -patchwork_gpu_direct 0
+      [ "$NMAX" -gt 1 ] && run matmult-k$k-n$NMAX-mpi $NMAX build/bench/bench_matmult $GPU -kmin $k -kmax $k -dofs ${MM_DOFS:-1.2e8} -spmv_max_nnz 0 -reps 20 -log_view -patchwork_nccl 0
+      [ "$NMAX" -gt 1 ] && run matmult-k$k-n$NMAX-staged $NMAX build/bench/bench_matmult $GPU -kmin $k -kmax $k -dofs ${MM_DOFS:-1.2e8} -spmv_max_nnz 0 -reps 20 -log_view -patchwork_gpu_direct 0 -patchwork_nccl 0
+    done ;;
+  latency) # MatMult where the exchanges' latency, not their volume, counts (k = 3, 1e6 and 1e7 DoF)
+    for dofs in 1e6 1e7; do
+      for np in $NPS; do run latency-$dofs-n$np $np build/bench/bench_matmult $GPU -kmin 3 -kmax 3 -dofs $dofs -spmv_max_nnz 0 -reps 100; done
+      [ "$NMAX" -gt 1 ] && run latency-$dofs-n$NMAX-mpi $NMAX build/bench/bench_matmult $GPU -kmin 3 -kmax 3 -dofs $dofs -spmv_max_nnz 0 -reps 100 -patchwork_nccl 0
     done ;;
   solve) # strong scaling: Q7 90.5M, Q3 57.1M, Q1 17M DoF
-    for np in $NPS; do run solve-n$np $np build/bench/bench_solve $GPU -degrees 7,3,1 -cells 64,128,256 -solvers ${SOLVERS:-vp-single,vp-double,mg-cheb} -restart 3 -log_view; done ;;
+    for np in $NPS; do run solve-n$np $np build/bench/bench_solve $GPU -degrees 7,3,1 -cells 64,128,256 -solvers ${SOLVERS:-vp-single,vp-double,mg-cheb} -restart 3 -log_view; done
+    [ "$NMAX" -gt 1 ] && run solve-n$NMAX-mpi $NMAX build/bench/bench_solve $GPU -degrees 7,3,1 -cells 64,128,256 -solvers ${SOLVERS_MPI:-vp-single,vp-double} -restart 3 -log_view -patchwork_nccl 0 ;;
   weak) # about 90M DoF per GPU: Q7 with 64 cells per direction per GPU along z
     for np in $NPS; do run weak-n$np $np build/bench/bench_solve $GPU -degrees 7 -cells 64 -cells_z_factor $np -solvers ${SOLVERS:-vp-single,vp-double} -restart 3; done ;;
   amg) # PCPATCHAMG on the 7-point Laplacian (AMG_N^3 points, default 193: 7.2M) on 1 and N GPUs; on several
@@ -44,13 +53,14 @@ for part in ${PARTS:-matmult solve weak}; do
   halo) # the exchange paths at a small and the large size (k = 3), with GPU timers on so that -log_view times PWHalo
     for dofs in 1e6 1.2e8; do
       run halo-$dofs-direct $NMAX build/bench/bench_matmult $GPU -kmin 3 -kmax 3 -dofs $dofs -spmv_max_nnz 0 -reps 20 -log_view -log_view_gpu_time
-      run halo-$dofs-staged $NMAX build/bench/bench_matmult $GPU -kmin 3 -kmax 3 -dofs $dofs -spmv_max_nnz 0 -reps 20 -log_view -log_view_gpu_time -patchwork_gpu_direct 0
+      run halo-$dofs-mpi $NMAX build/bench/bench_matmult $GPU -kmin 3 -kmax 3 -dofs $dofs -spmv_max_nnz 0 -reps 20 -log_view -log_view_gpu_time -patchwork_nccl 0
+      run halo-$dofs-staged $NMAX build/bench/bench_matmult $GPU -kmin 3 -kmax 3 -dofs $dofs -spmv_max_nnz 0 -reps 20 -log_view -log_view_gpu_time -patchwork_gpu_direct 0 -patchwork_nccl 0
     done ;;
   esac
 done
 {
   echo "== MatMult (all ranks together): GDoF/s; PWHalo: exchanges, total s, us per exchange"
-  for f in "$OUT"/matmult-k*.log "$OUT"/halo-*.log; do
+  for f in "$OUT"/matmult-k*.log "$OUT"/latency-*.log "$OUT"/halo-*.log; do
     [ -f "$f" ] || continue
     printf '%-24s %s %s\n' "$(basename "$f" .log)" "$(grep -E '^3 +[0-9]' "$f" | awk '{printf "k=%s DoF=%s %s GDoF/s", $2, $3, $4}')" \
       "$(awk '$1 == "PWHalo" {printf "PWHalo %d %.4f s %.1f us", $2, $4, 1e6 * $4 / $2}' "$f")"

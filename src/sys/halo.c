@@ -7,12 +7,15 @@
    DMDA scatter copies every owned entry into the local vector, which costs as much as the kernel
    when only the boundary layer is needed.
 
-   Device arrays go to MPI directly when MPI is CUDA-aware (PETSc's own -use_gpu_aware_mpi decides,
-   -patchwork_gpu_direct overrides); otherwise they are packed on the device and staged through
-   page-locked host buffers. Every call is split into Begin and End so that a kernel can run while
-   the messages travel. */
+   Device arrays travel GPU to GPU through NCCL where it can serve the ranks (-patchwork_nccl 0 turns
+   it off): its messages are queued in a stream, after an event that follows the packs, so the host
+   never waits for the device. Otherwise device buffers go to MPI directly when MPI is CUDA-aware
+   (PETSc's own -use_gpu_aware_mpi decides, -patchwork_gpu_direct overrides), after the host waited
+   for the packs; else they are staged through page-locked host buffers. Every call is split into
+   Begin and End so that a kernel can run while the messages travel. */
 #include "pwimpl.h"
 #include <patchwork/vec_kernel.h>
+#include <patchwork/nccl_halo.h>
 #include <petscsf.h>
 #include <petsc/private/petscimpl.h> /* use_gpu_aware_mpi */
 #include <limits.h>
@@ -33,7 +36,10 @@ struct _n_PatchworkHalo {
   PetscMPIInt  tag;
   PetscBool    single;                /* float entries, else double */
   PetscBool    device;                /* index arrays and dbuf in device memory */
-  PetscBool    direct;                /* device buffers handed to MPI (CUDA-aware) */
+  PetscBool    direct;                /* device buffers handed to MPI (CUDA-aware) or NCCL */
+  void        *nccl;                  /* NCCL's communicator (NULL: MPI) */
+  void        *ready, *done;          /* its events: the packs have run, the messages have arrived */
+  const char  *why_not_nccl;
   PetscInt     nlocal, nself;
   int         *self_root, *self_leaf; /* entries of the local array owned by this rank */
   HaloSide     in, out;               /* in: our ghosts by owner; out: our entries by reader */
@@ -119,6 +125,13 @@ static PetscErrorCode MessagesBegin(PatchworkHalo h, HaloSide *send, HaloSide *r
     void *stream;
 
     PetscCall(PatchworkGetDeviceStream(&stream));
+    if (h->nccl) {
+      PatchworkCallNCCL(PatchworkNCCLBegin(h->nccl, h->ready, stream));
+      for (PetscMPIInt r = 0; r < recv->n; r++) PatchworkCallNCCL(PatchworkNCCLRecv(h->nccl, (char *)recv->buf + recv->off[r] * es, (size_t)(recv->off[r + 1] - recv->off[r]), h->single, recv->rank[r]));
+      for (PetscMPIInt r = 0; r < send->n; r++) PatchworkCallNCCL(PatchworkNCCLSend(h->nccl, (char *)send->buf + send->off[r] * es, (size_t)(send->off[r + 1] - send->off[r]), h->single, send->rank[r]));
+      PatchworkCallNCCL(PatchworkNCCLEnd(h->nccl, h->done));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
     PatchworkCallKernel(PatchworkDeviceStreamSynchronize(stream));
   }
 #endif
@@ -130,6 +143,23 @@ static PetscErrorCode MessagesBegin(PatchworkHalo h, HaloSide *send, HaloSide *r
     PetscCall(PetscMPIIntCast(send->off[r + 1] - send->off[r], &count));
     PetscCallMPI(MPI_Isend((char *)send->buf + send->off[r] * es, count, type, send->rank[r], h->tag, h->comm, &h->req[recv->n + r]));
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The messages have arrived (NCCL: the stream will wait for them before what it queues next) */
+static PetscErrorCode MessagesEnd(PatchworkHalo h, HaloSide *send, HaloSide *recv)
+{
+  PetscFunctionBegin;
+#if defined(PATCHWORK_HAVE_CUDA)
+  if (h->nccl) {
+    void *stream;
+
+    PetscCall(PatchworkGetDeviceStream(&stream));
+    PatchworkCallNCCL(PatchworkNCCLWait(h->done, stream));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#endif
+  PetscCallMPI(MPI_Waitall(recv->n + send->n, h->req, MPI_STATUSES_IGNORE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -172,18 +202,30 @@ static PetscErrorCode AllocBuffers(PatchworkHalo h, HaloSide *s)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Whether device buffers may go to MPI: PETSc's own choice (-use_gpu_aware_mpi, which PETSc checks
-   at start-up), unless -patchwork_gpu_direct says otherwise */
-static PetscErrorCode UseDirect(PetscBool device, PetscBool *direct)
+/* How device buffers travel (collective): NCCL where it can serve the ranks, unless -patchwork_nccl 0;
+   else to MPI directly as PETSc's own choice says (-use_gpu_aware_mpi, which PETSc checks at start-up),
+   unless -patchwork_gpu_direct says otherwise */
+static PetscErrorCode ChoosePath(PatchworkHalo h)
 {
-  PetscBool set, flg;
+  PetscBool nccl = PETSC_TRUE, direct = use_gpu_aware_mpi;
 
   PetscFunctionBegin;
-  *direct = PETSC_FALSE;
-  if (!device) PetscFunctionReturn(PETSC_SUCCESS);
-  *direct = use_gpu_aware_mpi;
-  PetscCall(PetscOptionsGetBool(NULL, NULL, "-patchwork_gpu_direct", &flg, &set));
-  if (set) *direct = flg;
+  h->direct = PETSC_FALSE;
+  if (!h->device) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscOptionsBegin(h->comm, NULL, "Patchwork's exchanges between GPUs", NULL);
+  PetscCall(PetscOptionsBool("-patchwork_nccl", "Through NCCL where it can serve the ranks (one GPU each)", NULL, nccl, &nccl, NULL));
+  PetscCall(PetscOptionsBool("-patchwork_gpu_direct", "Otherwise device buffers to MPI, as -use_gpu_aware_mpi (else staged through host memory)", NULL, direct, &direct, NULL));
+  PetscOptionsEnd();
+#if defined(PATCHWORK_HAVE_CUDA)
+  if (nccl) PetscCall(PatchworkNCCLGet(h->comm, &h->nccl, &h->why_not_nccl));
+  else h->why_not_nccl = "-patchwork_nccl 0";
+  if (h->nccl) {
+    h->direct = PETSC_TRUE;
+    PatchworkCallNCCL(PatchworkNCCLEventsCreate(&h->ready, &h->done));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#endif
+  h->direct = direct;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -234,8 +276,8 @@ PetscErrorCode PatchworkHaloCreate(DM dm, PetscBool single, PetscBool device, co
   PetscCall(PetscNew(&h));
   h->single = single;
   h->device = device;
-  PetscCall(UseDirect(device, &h->direct));
   PetscCall(PetscCommDuplicate(PetscObjectComm((PetscObject)dm), &h->comm, &h->tag));
+  PetscCall(ChoosePath(h));
   PetscCallMPI(MPI_Comm_rank(h->comm, &myrank));
   PetscCall(DMGetGlobalVector(dm, &v));
   PetscCall(VecGetLocalSize(v, &nowned));
@@ -330,7 +372,8 @@ PetscErrorCode PatchworkHaloCreate(DM dm, PetscBool single, PetscBool device, co
   PetscCall(PlaceIndices(h, h->nself, &h->self_leaf));
   PetscCall(PlaceIndices(h, h->in.off[h->in.n], &h->in.idx));
   PetscCall(PlaceIndices(h, h->out.off[h->out.n], &h->out.idx));
-  PetscCall(PetscInfo(dm, "%s halo: %" PetscInt_FMT " local entries, %" PetscInt_FMT " ghosts from %d ranks, %" PetscInt_FMT " entries read by %d ranks, %s\n", single ? "float" : "double", h->nself, h->in.off[h->in.n], h->in.n, h->out.off[h->out.n], h->out.n, !device ? "host arrays" : h->direct ? "device arrays to MPI directly" : "device arrays staged through host memory"));
+  PetscCall(PetscInfo(dm, "%s halo: %" PetscInt_FMT " local entries, %" PetscInt_FMT " ghosts from %d ranks, %" PetscInt_FMT " entries read by %d ranks, %s\n", single ? "float" : "double", h->nself, h->in.off[h->in.n], h->in.n, h->out.off[h->out.n], h->out.n, !device ? "host arrays" : h->nccl ? "device arrays through NCCL" : h->direct ? "device arrays to MPI directly" : "device arrays staged through host memory"));
+  if (device && !h->nccl) PetscCall(PetscInfo(dm, "Not NCCL: %s\n", h->why_not_nccl));
   *halo = h;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -343,11 +386,11 @@ PetscErrorCode PatchworkHaloGetLocalSize(PatchworkHalo h, PetscInt *nlocal)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* How messages travel, for views: "host", "GPU-direct" (CUDA-aware MPI) or "staged" (through host memory) */
+/* How messages travel, for views: "host", "GPU-direct" (NCCL or CUDA-aware MPI) or "staged" (through host memory) */
 PetscErrorCode PatchworkHaloGetPath(PatchworkHalo h, const char **path)
 {
   PetscFunctionBegin;
-  *path = !h->device ? "host" : h->direct ? "GPU-direct (CUDA-aware MPI)" : "staged through host memory (MPI not CUDA-aware)";
+  *path = !h->device ? "host" : h->nccl ? "GPU-direct (NCCL)" : h->direct ? "GPU-direct (CUDA-aware MPI)" : "staged through host memory (MPI not CUDA-aware)";
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -378,7 +421,7 @@ PetscErrorCode PatchworkHaloToLocalEnd(PatchworkHalo h, void *l)
   PetscFunctionBegin;
   PetscCall(SetBusy(h, PETSC_FALSE));
   PetscCall(PetscLogEventBegin(PATCHWORK_Halo, 0, 0, 0, 0));
-  PetscCallMPI(MPI_Waitall(h->in.n + h->out.n, h->req, MPI_STATUSES_IGNORE));
+  PetscCall(MessagesEnd(h, &h->out, &h->in));
   PetscCall(Unpack(h, &h->in, l, PETSC_FALSE));
   PetscCall(PetscLogEventEnd(PATCHWORK_Halo, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -403,7 +446,7 @@ PetscErrorCode PatchworkHaloAddToGlobalEnd(PatchworkHalo h, void *g)
   PetscFunctionBegin;
   PetscCall(SetBusy(h, PETSC_FALSE));
   PetscCall(PetscLogEventBegin(PATCHWORK_Halo, 0, 0, 0, 0));
-  PetscCallMPI(MPI_Waitall(h->in.n + h->out.n, h->req, MPI_STATUSES_IGNORE));
+  PetscCall(MessagesEnd(h, &h->in, &h->out));
   PetscCall(Unpack(h, &h->out, g, PETSC_TRUE)); /* one entry may be read, so added to, by several ranks */
   PetscCall(PetscLogEventEnd(PATCHWORK_Halo, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -460,6 +503,9 @@ PetscErrorCode PatchworkHaloDestroy(PatchworkHalo *halo)
   PetscCall(PatchworkFree(h->device, &h->self_leaf));
   PetscCall(SideDestroy(h, &h->in));
   PetscCall(SideDestroy(h, &h->out));
+#if defined(PATCHWORK_HAVE_CUDA)
+  if (h->nccl) PatchworkCallNCCL(PatchworkNCCLEventsDestroy(h->ready, h->done));
+#endif
   PetscCall(PetscFree(h->req));
   PetscCall(PetscCommDestroy(&h->comm));
   PetscCall(PetscFree(*halo));

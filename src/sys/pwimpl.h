@@ -79,9 +79,15 @@ PETSC_INTERN PetscErrorCode PatchworkMemzero(PetscBool, void *, size_t);
 PETSC_INTERN PetscErrorCode PatchworkCheckKernel(int, const char[]);
 #define PatchworkCallKernel(call) PetscCall(PatchworkCheckKernel((call), #call))
 
+/* The NCCL communicator of an MPI communicator (NULL, and why, when NCCL cannot serve it), created on
+   first use (src/sys/nccl.c); NCCL's error codes as PETSc errors */
+PETSC_INTERN PetscErrorCode PatchworkNCCLGet(MPI_Comm, void **, const char **);
+PETSC_INTERN PetscErrorCode PatchworkCheckNCCL(int, const char[]);
+#define PatchworkCallNCCL(call) PetscCall(PatchworkCheckNCCL((call), #call))
+
 /* DMGlobalToLocal(INSERT_VALUES) and DMLocalToGlobal(ADD_VALUES) of a DMDA on raw float or double
    arrays in host or device memory, on all ghosted entries or on those flagged needed, GPU-direct
-   through a CUDA-aware MPI (src/sys/halo.c): Patchwork's own messages */
+   through NCCL or a CUDA-aware MPI (src/sys/halo.c): Patchwork's own messages */
 typedef struct _n_PatchworkHalo *PatchworkHalo;
 PETSC_INTERN PetscErrorCode PatchworkHaloCreate(DM, PetscBool, PetscBool, const PetscBool[], PatchworkHalo *);
 PETSC_INTERN PetscErrorCode PatchworkHaloGetLocalSize(PatchworkHalo, PetscInt *);

@@ -145,16 +145,24 @@ fi
 if [ "$NGPUS" -ge 2 ] || [ -n "$MULTIONLY" ]; then
 NP=2
 [ -n "$CUDA_AWARE" ] && XPATH='GPU-direct' || XPATH='staged through host memory'
+# Patchwork's own exchanges go through NCCL where the library was built with it (cuda/nccl_halo.cu);
+# MPIPATH: the path with -patchwork_nccl 0
+if nm -D lib/libpatchwork.so 2>/dev/null | grep -q ' U ncclSend'; then HPATH='GPU-direct (NCCL)'; else HPATH=$XPATH; fi
+[ -n "$CUDA_AWARE" ] && MPIPATH='GPU-direct (CUDA-aware MPI)' || MPIPATH='staged through host memory'
 check mgpu-aij-n2      $MPI -n $NP build/tests/mat/test_tensor_aij $GPU
 check mgpu-transfer-n2 $MPI -n $NP build/tests/mat/test_transfer $GPU
 same_as_cpu mgpu-poisson-cg-n2 $NP 1e-8 'vector type cuda' build/examples/poisson -dim 3 -degree 4 -cells 12
 same_as_cpu mgpu-pcmg-n2 $NP 1e-8 'vector type cuda' build/examples/poisson -dim 3 -degree 3 -cells 16 -pc_type mg
 for v in "double fused 1e-8" "double separate 1e-8" "double global 1e-8" "single fused 1e-5" "single separate 1e-5" "single global 1e-5"; do
   set -- $v
-  same_as_cpu mgpu-vertexpatch-$1-$2-n2 $NP $3 "$XPATH" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_precision $1 -pc_vertexpatch_kernel $2
+  same_as_cpu mgpu-vertexpatch-$1-$2-n2 $NP $3 "$HPATH" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_precision $1 -pc_vertexpatch_kernel $2
 done
-same_as_cpu mgpu-vertexpatch-2d-n2 $NP 1e-5 "$XPATH" build/examples/poisson -dim 2 -degree 3 -cells 32 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch
-same_as_cpu mgpu-vertexpatch-cg-n2 $NP 1e-5 "$XPATH" build/examples/poisson -dim 3 -degree 3 -cells 16 -ksp_type cg -pc_type vertexpatch -pc_vertexpatch_symmetric
+same_as_cpu mgpu-vertexpatch-2d-n2 $NP 1e-5 "$HPATH" build/examples/poisson -dim 2 -degree 3 -cells 32 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch
+same_as_cpu mgpu-vertexpatch-cg-n2 $NP 1e-5 "$HPATH" build/examples/poisson -dim 3 -degree 3 -cells 16 -ksp_type cg -pc_type vertexpatch -pc_vertexpatch_symmetric
+# the same exchanges through MPI (-patchwork_nccl 0), both precisions, and the operator alone
+same_as_cpu mgpu-vertexpatch-double-mpi-n2 $NP 1e-8 "$MPIPATH" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_precision double -patchwork_nccl 0
+same_as_cpu mgpu-vertexpatch-single-mpi-n2 $NP 1e-5 "$MPIPATH" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -patchwork_nccl 0
+same_as_cpu mgpu-poisson-cg-mpi-n2 $NP 1e-8 'vector type cuda' build/examples/poisson -dim 3 -degree 4 -cells 12 -patchwork_nccl 0
 check mgpu-plex-n2     $MPI -n $NP build/tests/mat/test_plex -dm_plex_simplex 0 $GPU -dm_mat_type aijcusparse -dm_plex_dim 3 -dm_plex_box_faces 3,2,3 -kmax 4 -curved -variable -dirichlet
 check mgpu-plex-hanging-n2 $MPI -n $NP build/tests/mat/test_plex -dm_plex_simplex 0 $GPU -dm_mat_type aijcusparse -tol 1e-13 -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 4,10,12,13,14,16,22 -kmax 4 -curved -variable -dirichlet
 same_as_cpu mgpu-shell-n2 $NP 1e-8 'CUDA kernels on device vectors' build/examples/shell -dim 3 -degree 3 -cells 4
@@ -168,14 +176,16 @@ same_as_cpu mgpu-patchamg-geometric-n2 $NP 0.5 'on the GPU' build/examples/tets 
 MC="compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 1"
 check mgpu-memcheck-vp-double $MPI -n $NP $MC build/examples/poisson -dim 3 -degree 3 -cells 6 $GPU -pc_type vertexpatch -ksp_type fgmres -pc_vertexpatch_precision double
 check mgpu-memcheck-vp-single $MPI -n $NP $MC build/examples/poisson -dim 3 -degree 3 -cells 6 $GPU -pc_type vertexpatch -ksp_type fgmres -pc_vertexpatch_kernel separate
+check mgpu-memcheck-vp-mpi $MPI -n $NP $MC build/examples/poisson -dim 3 -degree 3 -cells 6 $GPU -pc_type vertexpatch -ksp_type fgmres -pc_vertexpatch_precision double -patchwork_nccl 0
 check mgpu-racecheck-vp $MPI -n $NP compute-sanitizer --tool racecheck --error-exitcode 1 build/examples/poisson -dim 3 -degree 2 -cells 6 $GPU -pc_type vertexpatch -ksp_type fgmres
 check mgpu-memcheck-aij $MPI -n $NP $MC build/tests/mat/test_tensor_aij $GPU -kmax 3
 # the prefix's Open MPI pins its shared-memory segment in /dev/shm (its openmpi-mca-params.conf): no
 # cuMemHostRegister warning at start-up in any of the runs above
 if [ -n "$CUDA_AWARE" ] && grep -l 'cuMemHostRegister' "$L"/mgpu-*.log >/dev/null 2>&1; then row mgpu-no-register-warning FAIL "$(grep -l 'cuMemHostRegister' "$L"/mgpu-*.log | head -3 | tr '\n' ' ')"
 else row mgpu-no-register-warning ok "no cuMemHostRegister warning in the mgpu-* logs"; fi
-# several ranks on one GPU still work (PETSc gives rank r GPU r % count): the CPU's iterations and error
-CUDA_VISIBLE_DEVICES=0 same_as_cpu mgpu-two-ranks-one-gpu $NP 1e-5 "$XPATH" build/examples/poisson -dim 3 -degree 3 -cells 8 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch
+# several ranks on one GPU still work (PETSc gives rank r GPU r % count; NCCL refuses that, so MPI carries
+# Patchwork's exchanges): the CPU's iterations and error
+CUDA_VISIBLE_DEVICES=0 same_as_cpu mgpu-two-ranks-one-gpu $NP 1e-5 "$MPIPATH" build/examples/poisson -dim 3 -degree 3 -cells 8 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch
 # a rank without a GPU asked for device vectors: an error that says so, no hang
 if CUDA_VISIBLE_DEVICES= timeout 60 $MPI -n 1 build/examples/poisson -dim 3 -degree 2 -cells 4 $GPU >"$L/mgpu-no-gpu.log" 2>&1; then row mgpu-no-gpu FAIL "ran without a GPU: $(tail -n 1 "$L/mgpu-no-gpu.log")"
 elif [ "$(tail -c 2000 "$L/mgpu-no-gpu.log" | grep -c -i -E 'cuda|device')" -gt 0 ]; then row mgpu-no-gpu ok "$(grep -i -m1 -E 'error.*(cuda|device)|(cuda|device).*error' "$L/mgpu-no-gpu.log" | cut -c1-100)"
