@@ -287,7 +287,12 @@ if grep -q 'values computed on the GPU' "$L/lor-gpu.log" && [ -n "$lor_gpu" ] &&
   row lor-gpu-vs-cpu ok "gpu $lor_gpu, cpu $lor_cpu (GAMG; values computed on the GPU)"; else
   row lor-gpu-vs-cpu FAIL "gpu: ${lor_gpu:-$(tail -n 2 "$L/lor-gpu.log" | head -1)} cpu: $lor_cpu"; fi
 row lor-gpu-copies info "KSPSolve host<->device copies: $(copies "$L/lor-gpu.log") (GAMG's coarse solve)"
-same_as_cpu lor-gpu-n2 2 1e-6 "values computed on the GPU" build/examples/lor -dim 3 -degree 3 -cells 8
+same_as_cpu lor-gpu-n2 2 1e-6 "values computed on the GPU" build/examples/lor -dim 3 -degree 3 -cells 8 -lor_pc_type patchamg
+# the default inner PC on device matrices is PCPATCHAMG, on one rank with the LOR matrix as the device CSR
+build/examples/lor -dim 3 -degree 3 -cells 6 $GPU -ksp_view >"$L/lor-gpu-default-inner.log" 2>&1
+if grep -A1 '(lor_)' "$L/lor-gpu-default-inner.log" | grep -q 'type: patchamg' && grep -q 'as a device CSR that PCPATCHAMG reads directly' "$L/lor-gpu-default-inner.log" && grep -q 'reason=CONVERGED' "$L/lor-gpu-default-inner.log"; then
+  row lor-gpu-default-inner ok "PCPATCHAMG on the device CSR: $(grep -o 'its=[0-9]*' "$L/lor-gpu-default-inner.log")"
+else row lor-gpu-default-inner FAIL "$(grep -A1 '(lor_)' "$L/lor-gpu-default-inner.log" | grep 'type:' | head -1)$(tail -n 1 "$L/lor-gpu-default-inner.log")"; fi
 # PCPATCHAMG inside: the LOR matrix stays the kernels' device CSR (no AIJCUSPARSE); its entries equal the
 # reference assembly (test_lor converts it through MatMult), also after new coefficients (values in place),
 # and CG needs the iterations of the AIJCUSPARSE route (-pc_lor_device_csr 0: the same matrix and hierarchy)

