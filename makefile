@@ -4,7 +4,7 @@
 #   make check   dependencies, library, then the whole test suite (last line: N passed, N failed, N skipped)
 #   make lib     lib/libpatchwork.so and its plugin alias lib/libpetscpatchwork.so
 #   make bench   the benchmark drivers (run them on a GPU machine: bench/gpu.sh)
-#   make install PREFIX=/path   headers, libraries and lib/pkgconfig/patchwork.pc
+#   make install PREFIX=/path   include/patchwork.h, the libraries and lib/pkgconfig/patchwork.pc
 #   make deps    Debian's petsc-dev when no PETSC_DIR is given (idempotent)
 #   make deps-gpu  a CUDA-enabled PETSc packed under deps/ for the GPU machine (config/deps-gpu.sh)
 #
@@ -185,9 +185,8 @@ $(BUILD)/bench/%: bench/%.c bench/benchutil.h $(wildcard examples/*.h) $(LIBNAME
 
 # ---------------------------------------------------------------------- install
 install: lib
-	install -d $(PREFIX)/include/patchwork $(PREFIX)/lib/pkgconfig
+	install -d $(PREFIX)/include $(PREFIX)/lib/pkgconfig
 	install -m 644 include/patchwork.h $(PREFIX)/include/
-	install -m 644 include/patchwork/*.h $(PREFIX)/include/patchwork/
 	install -m 755 $(LIBNAME) $(PREFIX)/lib/
 	ln -sf libpatchwork.so $(PREFIX)/lib/libpetscpatchwork.so
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/^#define PATCHWORK_VERSION_\(MAJOR\|MINOR\|PATCH\) *//p' include/patchwork.h | paste -sd.)|g' \

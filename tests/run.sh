@@ -941,9 +941,18 @@ installed() {
   cat "$prefix/lib/pkgconfig/patchwork.pc"
   export PKG_CONFIG_PATH="$prefix/lib/pkgconfig:${PETSC_DIR:-/usr/lib/petsc}/lib/pkgconfig"
   ${PCC:-mpicc} -o "$R/poisson-installed" examples/poisson.c $(pkg-config --cflags --libs patchwork) -Wl,-rpath,"$prefix/lib" -lm || return 1
-  "$R/poisson-installed" -dim 2 -degree 2 -cells 4 | grep summary:
+  "$R/poisson-installed" -dim 2 -degree 2 -cells 4 | grep summary: || return 1
+  # the one public header: the kernel headers declare symbols the library does not export
+  local headers
+  headers=$(cd "$prefix/include" && find . -type f | sort | tr '\n' ' ')
+  echo "installed headers: $headers"
+  [ "$headers" = "./patchwork.h " ]
 }
 run install/pkg-config    installed
+
+# --- the rules of the source layout (tests/layout_rules.sh), and that each is caught when broken
+run layout/rules          bash tests/layout_rules.sh
+run layout/rules-caught   bash tests/layout_rules.sh --self-test
 
 # --- memory errors and leaks on the CPU
 if command -v valgrind >/dev/null 2>&1; then
