@@ -178,6 +178,25 @@ vp_mpi_history() {
     END { exit !(NR > 1 && !bad) }'
 }
 
+# vp_redundant N DIM K CELLS [OPTIONS...]: on N ranks the boundary patches computed redundantly (the
+# default) give the residual history of the two-exchange path (-pc_vertexpatch_redundant 0) to 1e-10
+# of the initial residual, with fewer exchanges (-log_view's PWHalo count), and -ksp_view says on how
+# many levels
+vp_redundant() {
+  local o="-dim $2 -degree $3 -cells $4 -rhs one -ksp_type gmres -ksp_pc_side right -ksp_rtol 1e-9 -pc_type vertexpatch -ksp_monitor -log_view -ksp_view ${*:5}" a b ha hb ca cb
+  a=$($MPIEXEC -n "$1" $B/examples/poisson $o 2>&1) || { echo "$a" | tail -n 20; return 1; }
+  b=$($MPIEXEC -n "$1" $B/examples/poisson $o -pc_vertexpatch_redundant 0 2>&1) || { echo "$b" | tail -n 20; return 1; }
+  grep 'boundary patches:' <<<"$a"
+  grep -q -E 'one exchange per color, on [1-9][0-9]* of [0-9]+ levels' <<<"$a" || { echo "no redundant level in -ksp_view"; return 1; }
+  grep -q 'on 0 of [0-9]* levels (-pc_vertexpatch_redundant 0' <<<"$b" || { echo "-pc_vertexpatch_redundant 0 not in -ksp_view"; return 1; }
+  ca=$(awk '$1 == "PWHalo" {print $2}' <<<"$a"); cb=$(awk '$1 == "PWHalo" {print $2}' <<<"$b")
+  echo "PWHalo events: redundant $ca, two exchanges per color $cb"
+  [ -n "$ca" ] && [ -n "$cb" ] && [ "$ca" -lt "$cb" ] || return 1
+  ha=$(grep 'KSP Residual' <<<"$a" | awk '{print $5}'); hb=$(grep 'KSP Residual' <<<"$b" | awk '{print $5}')
+  paste <(echo "$ha") <(echo "$hb") | awk 'NR == 1 { r0 = $1 } { d = $1 - $2; if (d < 0) d = -d; print "redundant " $1 "   two exchanges " $2; if (d > 1e-10 * r0 || $2 == "") bad = 1 }
+    END { exit !(NR > 1 && !bad) }'
+}
+
 # vp_mpi_single N DIM K CELLS [OPTIONS...]: the float V-cycle on N ranks (inside FGMRES) runs in float
 # (PCView says so), needs the serial float run's iterations (+-1) and reaches the L2 error of the
 # double cycle on N ranks (to 1e-5 relative, as same_error)
@@ -423,6 +442,13 @@ run vertexpatch/mpi-n4-3d        vp_mpi 4 3 2 8
 run vertexpatch/mpi-n2-separate  vp_mpi 2 3 3 8 -pc_vertexpatch_kernel separate
 run vertexpatch/mpi-n4-history   vp_mpi_history 4 3 2 8
 run vertexpatch/mpi-n2-history-2d vp_mpi_history 2 2 3 16
+# the neighbours' boundary patches computed here (one exchange per color) against sending corrections
+run vertexpatch/redundant-n2-3d  vp_redundant 2 3 3 16 -pc_vertexpatch_precision double
+run vertexpatch/redundant-n4-2d  vp_redundant 4 2 4 16 -pc_vertexpatch_precision double
+run vertexpatch/redundant-n3-separate vp_redundant 3 3 2 12 -pc_vertexpatch_precision double -pc_vertexpatch_kernel separate
+run vertexpatch/redundant-n2-additive vp_redundant 2 2 3 16 -pc_vertexpatch_precision double -pc_vertexpatch_type additive
+run vertexpatch/redundant-n2-single vp_mpi_single 2 3 3 16
+run vertexpatch/redundant-n4-k1  vp_redundant 4 3 1 16 -pc_vertexpatch_precision double
 # the float cycle on several ranks: ghosts exchanged by the PC's float halo (src/sys/halo.c)
 run vertexpatch/mpi-single-n2-2d      vp_mpi_single 2 2 4 16
 run vertexpatch/mpi-single-n4-3d      vp_mpi_single 4 3 2 8

@@ -468,6 +468,15 @@ PetscErrorCode PatchworkHaloAddToGlobal(PatchworkHalo h, const void *l, void *g)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* g += l at the needed entries this rank owns, no message: where every rank computes the entries it
+   owns itself and discards its ghosts */
+PetscErrorCode PatchworkHaloAddOwned(PatchworkHalo h, const void *l, void *g)
+{
+  PetscFunctionBegin;
+  PetscCall(Scatter(h, h->nself, h->self_leaf, l, h->self_root, g, PETSC_TRUE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* l = 0 at the needed entries (a local array the kernels add into, before they do) */
 PetscErrorCode PatchworkHaloZeroLocal(PatchworkHalo h, void *l)
 {

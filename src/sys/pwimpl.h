@@ -98,6 +98,7 @@ PETSC_INTERN PetscErrorCode PatchworkHaloAddToGlobalBegin(PatchworkHalo, const v
 PETSC_INTERN PetscErrorCode PatchworkHaloAddToGlobalEnd(PatchworkHalo, void *);
 PETSC_INTERN PetscErrorCode PatchworkHaloToLocal(PatchworkHalo, const void *, void *);
 PETSC_INTERN PetscErrorCode PatchworkHaloAddToGlobal(PatchworkHalo, const void *, void *);
+PETSC_INTERN PetscErrorCode PatchworkHaloAddOwned(PatchworkHalo, const void *, void *);
 PETSC_INTERN PetscErrorCode PatchworkHaloZeroLocal(PatchworkHalo, void *);
 PETSC_INTERN PetscErrorCode PatchworkHaloDestroy(PatchworkHalo *);
 

@@ -27,6 +27,7 @@ static PetscErrorCode PCSetFromOptions_VertexPatch(PC pc, PatchworkOptionItems P
   PetscCall(PetscOptionsEnum("-pc_vertexpatch_kernel", "Residual of the multiplicative smoother: local per patch (fused with the solve, or separate) or global", "PCVERTEXPATCH", PatchworkVPKernels, (PetscEnum)vp->kernel, (PetscEnum *)&vp->kernel, NULL));
   PetscCall(PetscOptionsEnum("-pc_vertexpatch_precision", "Precision of the V-cycle (the Krylov method stays in double)", "PCVertexPatchSetPrecision", PatchworkPrecisions, (PetscEnum)vp->precision, (PetscEnum *)&vp->precision, NULL));
   PetscCall(PetscOptionsBool("-pc_vertexpatch_symmetric", "Post-smoothing sweeps the colors in reverse order: a symmetric V-cycle, for CG", "PCVERTEXPATCH", vp->symmetric, &vp->symmetric, NULL));
+  PetscCall(PetscOptionsBool("-pc_vertexpatch_redundant", "Several ranks: each rank also runs its neighbours' patches that reach into its nodes, one exchange per color instead of two", "PCVERTEXPATCH", vp->redundant, &vp->redundant, NULL));
   PetscCall(PetscOptionsReal("-pc_vertexpatch_omega", "Damping w of the additive smoother, 0 <= w <= 1 (0: 1/2^dim)", "PCVERTEXPATCH", vp->omega, &vp->omega, NULL));
   PetscOptionsHeadEnd();
   /* each of the 2^dim colors corrects by exact patch solves: a damping above 1 overshoots even one patch */
@@ -59,8 +60,13 @@ static PetscErrorCode PCView_VertexPatch(PC pc, PetscViewer viewer)
     PetscMPIInt size;
 
     PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)pc), &size));
-    PetscCall(PatchworkHaloGetPath(vp->levels[vp->nlevels - 1].bhalo, &path));
+    PetscInt    nred = 0;
+
+    for (PetscInt l = 0; l < vp->nlevels; l++) nred += vp->levels[l].redundant;
+    PetscCall(PatchworkHaloGetPath(vp->levels[vp->nlevels - 1].redundant ? vp->levels[vp->nlevels - 1].whalo : vp->levels[vp->nlevels - 1].bhalo, &path));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  %d ranks: interior patches on the owned arrays, the boundary layer through a halo of its nodes, %s\n", size, path));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  boundary patches: the neighbours' too, one exchange per color, on %" PetscInt_FMT " of %" PetscInt_FMT " levels%s\n", nred, vp->nlevels,
+                                     !vp->redundant ? " (-pc_vertexpatch_redundant 0: corrections sent to their owners, two exchanges per color)" : nred < vp->nlevels ? " (on the others a rank's box is narrower than 2k - 1 nodes)" : ""));
   }
   for (PetscInt l = vp->nlevels - 1; l >= 0; l--) {
     PC_VPLevel *L = &vp->levels[l];
@@ -321,6 +327,7 @@ PetscErrorCode PCVertexPatchSetSmoothSteps(PC pc, PetscInt n)
 . -pc_vertexpatch_precision <single,double>            - precision of the V-cycle (the Krylov method stays in double)
 . -pc_vertexpatch_symmetric <false>                    - post-smoothing sweeps the colors in reverse order: a symmetric V-cycle for CG
 . -pc_vertexpatch_omega <0>                            - damping of the additive smoother (0: 1/2^dim)
+. -pc_vertexpatch_redundant <true>                     - several ranks: each rank also runs the neighbours' patches that reach into its nodes (one exchange per color, not two)
 - -pc_vertexpatch_coarse_ksp_type, -pc_vertexpatch_coarse_pc_type - coarse solver when the coarsest level is more than one patch
 
   Notes:
@@ -353,6 +360,7 @@ PETSC_EXTERN PetscErrorCode PCCreate_VertexPatch(PC pc)
   PetscCall(PetscNew(&vp));
   vp->nlevels_req  = PETSC_DECIDE;
   vp->smooth_steps = 1;
+  vp->redundant    = PETSC_TRUE;
   vp->type         = PATCHWORK_VP_MULTIPLICATIVE;
   vp->kernel       = PATCHWORK_VP_KERNEL_FUSED;
   vp->precision    = PATCHWORK_PRECISION_SINGLE;

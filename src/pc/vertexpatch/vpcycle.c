@@ -278,15 +278,37 @@ static PetscErrorCode GlobalsRestore(PC_VertexPatch *vp, PC_VPLevel *L, Globals 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Several ranks: the entries of the ghosted copy l of g that the boundary patches and cells read */
+/* Several ranks: the entries of the ghosted copy l of g that the boundary patches read */
 static PetscErrorCode BoundaryToLocal(PC_VertexPatch *vp, PC_VPLevel *L, VPVec g, VPLoc l)
 {
   Globals a;
 
   PetscFunctionBegin;
   PetscCall(GlobalsGet(vp, L, 1 << g, &a));
-  PetscCall(PatchworkHaloToLocal(L->bhalo, a.a[g], L->loc[l]));
+  if (L->redundant) PetscCall(PatchworkHaloToLocal(L->whalo, a.a[g], L->wloc[l]));
+  else PetscCall(PatchworkHaloToLocal(L->bhalo, a.a[g], L->loc[l]));
   PetscCall(GlobalsRestore(vp, L, &a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Several ranks, patches computed redundantly: the patches of one color near the rank's faces (its own
+   and the neighbours' that reach into its nodes) on the wide ghosted copies, then their corrections
+   at the owned nodes added to y here; the ghosts' corrections are their owners' to make. With resid,
+   each patch's local residual first (the separate kernels) */
+static PetscErrorCode RunRedundantBoundary(PC_VertexPatch *vp, PC_VPLevel *L, KernelKind kind, PetscBool resid, int color, PetscBool with_b, void *y)
+{
+  PetscFunctionBegin;
+  PetscCall(PatchworkHaloZeroLocal(L->whalo, L->wloc[VP_LY]));
+  for (PetscInt i = 0; i < L->nwpatch_bnd; i++) {
+    PatchworkPatchDesc d = L->wpatch_bnd[i];
+
+    d.color = color;
+    if (resid) {
+      PetscCall(RunArrays(vp->device, vp->single, K_RESIDUAL, &d, L->wloc[VP_LX], L->wloc[VP_LB], L->wloc[VP_LR], 0));
+      PetscCall(RunArrays(vp->device, vp->single, K_SOLVE, &d, L->wloc[VP_LR], NULL, L->wloc[VP_LY], 0));
+    } else PetscCall(RunArrays(vp->device, vp->single, kind, &d, L->wloc[VP_LX], with_b ? L->wloc[VP_LB] : NULL, L->wloc[VP_LY], 0));
+  }
+  PetscCall(PatchworkHaloAddOwned(L->whalo, L->wloc[VP_LY], y));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -303,6 +325,16 @@ static PetscErrorCode RunSplit(PC_VertexPatch *vp, PC_VPLevel *L, KernelKind kin
 
   PetscFunctionBegin;
   PetscCall(GlobalsGet(vp, L, (1 << x) | (1 << y) | (with_b ? 1 << VP_B : 0), &g));
+  if (patch && L->redundant) {
+    PetscCall(PatchworkHaloToLocalBegin(L->whalo, g.a[x], L->wloc[VP_LX]));
+    d       = L->patch_int;
+    d.color = color;
+    PetscCall(RunArrays(vp->device, vp->single, kind, &d, g.a[x], with_b ? g.a[VP_B] : NULL, g.a[y], flops));
+    PetscCall(PatchworkHaloToLocalEnd(L->whalo, L->wloc[VP_LX]));
+    PetscCall(RunRedundantBoundary(vp, L, kind, PETSC_FALSE, color, with_b, g.a[y]));
+    PetscCall(GlobalsRestore(vp, L, &g));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(PatchworkHaloToLocalBegin(L->bhalo, g.a[x], L->loc[VP_LX]));
   d       = L->patch_int;
   d.color = color;
@@ -355,11 +387,17 @@ static PetscErrorCode PatchColorSeparate(PC_VertexPatch *vp, PC_VPLevel *L, int 
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(GlobalsGet(vp, L, (1 << VP_X) | (1 << VP_B) | (1 << VP_R), &g));
-  PetscCall(PatchworkHaloToLocalBegin(L->bhalo, g.a[VP_X], L->loc[VP_LX]));
+  PetscCall(PatchworkHaloToLocalBegin(L->redundant ? L->whalo : L->bhalo, g.a[VP_X], L->redundant ? L->wloc[VP_LX] : L->loc[VP_LX]));
   d       = L->patch_int;
   d.color = color;
   PetscCall(RunArrays(vp->device, vp->single, K_RESIDUAL, &d, g.a[VP_X], g.a[VP_B], g.a[VP_R], 0));
   PetscCall(RunArrays(vp->device, vp->single, K_SOLVE, &d, g.a[VP_R], NULL, g.a[VP_X], flops));
+  if (L->redundant) {
+    PetscCall(PatchworkHaloToLocalEnd(L->whalo, L->wloc[VP_LX]));
+    PetscCall(RunRedundantBoundary(vp, L, K_SOLVE, PETSC_TRUE, color, PETSC_TRUE, g.a[VP_X]));
+    PetscCall(GlobalsRestore(vp, L, &g));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(PatchworkHaloToLocalEnd(L->bhalo, L->loc[VP_LX]));
   PetscCall(PatchworkHaloZeroLocal(L->bhalo, L->loc[VP_LY]));
   for (PetscInt i = 0; i < L->npatch_bnd; i++) {

@@ -47,6 +47,16 @@ typedef struct {
   PetscInt              npatch_bnd;
   PatchworkTensorDesc   op_int, op_bnd[3];
   PetscInt              nop_bnd;
+  /* patches computed redundantly (vp->redundant and wide enough boxes on every rank): every patch
+     whose interior holds an owned node runs here, those near the faces on copies ghosted 2k - 1 deep
+     (their own layout: wloc, filled by whalo), and only their owned entries are kept, so that no
+     correction travels: one exchange per color instead of two */
+  PetscBool             redundant;
+  PatchworkHalo         whalo;
+  void                 *wloc[VP_NLOC];
+  PetscInt              wgs[3], wgm[3];        /* the corners of those copies */
+  PatchworkPatchDesc    wpatch_bnd[6];
+  PetscInt              nwpatch_bnd;
   Mat                   P;                     /* interpolation from the next coarser level (NULL on the coarsest) */
   PatchworkTransferDesc transfer;              /* its kernel descriptor, for single precision */
   PetscLogEvent         ev_smooth, ev_residual, ev_transfer;
@@ -63,6 +73,7 @@ typedef struct {
   PatchworkPrecision   precision;              /* requested */
   PetscReal            omega;                  /* additive damping; 0: 1/2^dim */
   PetscBool            symmetric;              /* post-smoothing sweeps the colors in reverse order */
+  PetscBool            redundant;              /* several ranks: neighbours' boundary patches run here too */
   /* set up */
   PetscInt             dim, degree, nlevels;
   PetscBool            serial;                 /* one rank: kernels act on the global arrays */
@@ -77,6 +88,7 @@ typedef struct {
   PetscInt             setup_degree;
   PatchworkVPType      setup_type;
   PatchworkVPKernel    setup_kernel;
+  PetscBool            setup_redundant;
   PetscInt             nrefresh;               /* set-ups since the last full one that refreshed only that */
 } PC_VertexPatch;
 

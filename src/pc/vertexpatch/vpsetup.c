@@ -17,9 +17,13 @@ PetscErrorCode PCReset_VertexPatch(PC pc)
       PetscCall(VecDestroy(&L->v[i]));
       PetscCall(PatchworkFree(vp->device, &L->f[i]));
     }
-    for (int i = 0; i < VP_NLOC; i++) PetscCall(PatchworkFree(vp->device, &L->loc[i]));
+    for (int i = 0; i < VP_NLOC; i++) {
+      PetscCall(PatchworkFree(vp->device, &L->loc[i]));
+      PetscCall(PatchworkFree(vp->device, &L->wloc[i]));
+    }
     PetscCall(PatchworkHaloDestroy(&L->halo));
     PetscCall(PatchworkHaloDestroy(&L->bhalo));
+    PetscCall(PatchworkHaloDestroy(&L->whalo));
     PetscCall(MatDestroy(&L->A));
     PetscCall(MatDestroy(&L->P));
     PetscCall(DMDestroy(&L->dm));
@@ -106,6 +110,12 @@ static void PatchBoxes(const PatchworkPatchDesc *p, const int lo[3], const int h
   }
 }
 
+/* floor(a / b) for b > 0 */
+static inline PetscInt FloorDiv(PetscInt a, PetscInt b)
+{
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
 /* Several ranks: the interior patches (every node of their closure owned) and cells of the level run
    on the global arrays, the others on the ghosted copies. Their descriptors, copies of L->patch with
    other boxes, carry the coefficients: made again by a refreshing set-up */
@@ -133,40 +143,122 @@ static PetscErrorCode SetUpSplitBoxes(PC_VertexPatch *vp, PC_VPLevel *L)
   }
   PatchBoxes(&L->patch, lo, hi, L->patch_bnd, &L->npatch_bnd);
   PetscCall(PatchworkTensorSplitCells(L->dm, &L->patch.op, &L->op_int, L->op_bnd, &L->nop_bnd));
+  if (L->redundant) { /* every patch whose interior, k (v - 1) < i < k (v + 1), holds an owned node i */
+    PatchworkPatchDesc w = L->patch;
+
+    for (int d = 0; d < 3; d++) {
+      if (d < vp->dim) {
+        w.vertex_start[d] = (int)PetscMax(1, (xs[d] + k) / k - 1);
+        w.vertex_end[d]   = (int)PetscMin(L->cells[d], FloorDiv(xs[d] + xm[d] - 2, k) + 2);
+        if (w.vertex_end[d] < w.vertex_start[d]) w.vertex_end[d] = w.vertex_start[d];
+      }
+      w.op.in_start[d] = w.op.out_start[d] = (int)L->wgs[d];
+      w.op.in_size[d] = w.op.out_size[d] = (int)L->wgm[d];
+    }
+    PatchBoxes(&w, lo, hi, L->wpatch_bnd, &L->nwpatch_bnd);
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* ... and the ghosted copies, which bhalo fills and sums at the nodes the boundary patches and cells
-   touch (the transfers of the single-precision cycle keep whole ghosted copies: halo); they depend on
-   the grid only */
-static PetscErrorCode SetUpSplitHalos(PC_VertexPatch *vp, PC_VPLevel *L)
+/* Whether the level's patches run redundantly (-pc_vertexpatch_redundant): the patches of the
+   neighbours that reach into this rank's nodes read 2k - 1 nodes beyond them, which needs every rank's
+   box that wide (a DMDA's stencil must fit each rank's box); the corners of the ghosted copies then */
+static PetscErrorCode ChooseRedundant(PC_VertexPatch *vp, PC_VPLevel *L)
 {
-  const PetscInt k = vp->degree;
-  PetscInt       gs[3], gm[3];
-  PetscBool     *needed;
-  const size_t   es = vp->single ? sizeof(float) : sizeof(double);
+  const PetscInt width = 2 * vp->degree - 1;
+  PetscInt       xs[3], xm[3], M[3], narrow = PETSC_MAX_INT, gnarrow;
 
   PetscFunctionBegin;
-  PetscCall(DMDAGetGhostCorners(L->dm, &gs[0], &gs[1], &gs[2], &gm[0], &gm[1], &gm[2]));
-  PetscCall(PetscCalloc1(gm[0] * gm[1] * gm[2], &needed));
-  for (PetscInt i = 0; i < L->npatch_bnd; i++) { /* the closures of the boundary patches */
-    const PatchworkPatchDesc *b = &L->patch_bnd[i];
-    PetscInt                  nlo[3], nhi[3];
+  L->redundant = PETSC_FALSE;
+  if (!vp->redundant) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(DMDAGetCorners(L->dm, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
+  PetscCall(DMDAGetInfo(L->dm, NULL, &M[0], &M[1], &M[2], NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+  for (int d = 0; d < vp->dim; d++) narrow = PetscMin(narrow, xm[d]);
+  PetscCallMPI(MPI_Allreduce(&narrow, &gnarrow, 1, MPIU_INT, MPI_MIN, PetscObjectComm((PetscObject)L->dm)));
+  L->redundant = (PetscBool)(gnarrow >= width);
+  for (int d = 0; d < 3; d++) {
+    L->wgs[d] = d < vp->dim ? PetscMax(0, xs[d] - width) : 0;
+    L->wgm[d] = d < vp->dim ? PetscMin(M[d], xs[d] + xm[d] + width) - L->wgs[d] : 1;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Flag the nodes of the closures of the patches in boxes, on a ghosted copy with corners gs, gm */
+static PetscErrorCode MarkPatchClosures(PetscInt k, PetscInt dim, const PatchworkPatchDesc box[], PetscInt n, const PetscInt gs[3], const PetscInt gm[3], PetscBool needed[])
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < n; i++) {
+    PetscInt nlo[3], nhi[3];
 
     for (int d = 0; d < 3; d++) {
-      nlo[d] = d < vp->dim ? k * (b->vertex_start[d] - 1) : 0;
-      nhi[d] = d < vp->dim ? k * b->vertex_end[d] : 0;
+      nlo[d] = d < dim ? k * (box[i].vertex_start[d] - 1) : 0;
+      nhi[d] = d < dim ? k * box[i].vertex_end[d] : 0;
     }
     PetscCall(PatchworkDMDAMarkNodes(gs, gm, nlo, nhi, needed));
   }
-  if (vp->single) PetscCall(PatchworkTensorMarkCells(L->dm, L->op_bnd, L->nop_bnd, needed)); /* the float residual's apply */
-  PetscCall(PatchworkHaloCreate(L->dm, vp->single, vp->device, needed, &L->bhalo));
-  PetscCall(PetscFree(needed));
-  PetscCall(PatchworkHaloGetLocalSize(L->bhalo, &L->nloc));
-  if (vp->single) PetscCall(PatchworkHaloCreate(L->dm, PETSC_TRUE, vp->device, NULL, &L->halo));
-  for (int i = 0; i < VP_NLOC; i++) { /* a local residual for the separate kernels only */
-    if (i == VP_LR && vp->kernel != PATCHWORK_VP_KERNEL_SEPARATE) continue;
-    PetscCall(PatchworkMalloc(vp->device, (size_t)L->nloc * es, &L->loc[i]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The DMDA of the level's grid and partition ghosted width deep (box stencil): only its halo pattern is used */
+static PetscErrorCode WideDMDA(DM dm, PetscInt width, DM *wdm)
+{
+  PetscInt         dim, M, N, P, m, n, p, dof;
+  DMBoundaryType   bx, by, bz;
+  const PetscInt  *lx, *ly, *lz;
+
+  PetscFunctionBegin;
+  PetscCall(DMDAGetInfo(dm, &dim, &M, &N, &P, &m, &n, &p, &dof, NULL, &bx, &by, &bz, NULL));
+  PetscCall(DMDAGetOwnershipRanges(dm, &lx, &ly, &lz));
+  if (dim == 2) PetscCall(DMDACreate2d(PetscObjectComm((PetscObject)dm), bx, by, DMDA_STENCIL_BOX, M, N, m, n, dof, width, lx, ly, wdm));
+  else PetscCall(DMDACreate3d(PetscObjectComm((PetscObject)dm), bx, by, bz, DMDA_STENCIL_BOX, M, N, P, m, n, p, dof, width, lx, ly, lz, wdm));
+  PetscCall(DMSetUp(*wdm));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ... and the ghosted copies with their halos (they depend on the grid only). bhalo fills and sums the
+   nodes the boundary patches (unless redundant) and the float residual's boundary cells touch; the
+   transfers of the single-precision cycle keep whole ghosted copies (halo); redundant patches have
+   copies of their own, 2k - 1 deep (whalo, wloc) */
+static PetscErrorCode SetUpSplitHalos(PC_VertexPatch *vp, PC_VPLevel *L)
+{
+  const PetscInt k  = vp->degree;
+  const size_t   es = vp->single ? sizeof(float) : sizeof(double);
+  PetscBool     *needed;
+
+  PetscFunctionBegin;
+  if (!L->redundant || vp->single) {
+    PetscInt gs[3], gm[3];
+
+    PetscCall(DMDAGetGhostCorners(L->dm, &gs[0], &gs[1], &gs[2], &gm[0], &gm[1], &gm[2]));
+    PetscCall(PetscCalloc1(gm[0] * gm[1] * gm[2], &needed));
+    if (!L->redundant) PetscCall(MarkPatchClosures(k, vp->dim, L->patch_bnd, L->npatch_bnd, gs, gm, needed));
+    if (vp->single) PetscCall(PatchworkTensorMarkCells(L->dm, L->op_bnd, L->nop_bnd, needed)); /* the float residual's apply */
+    PetscCall(PatchworkHaloCreate(L->dm, vp->single, vp->device, needed, &L->bhalo));
+    PetscCall(PetscFree(needed));
+    PetscCall(PatchworkHaloGetLocalSize(L->bhalo, &L->nloc));
+    if (vp->single) PetscCall(PatchworkHaloCreate(L->dm, PETSC_TRUE, vp->device, NULL, &L->halo));
+    for (int i = 0; i < VP_NLOC; i++) { /* redundant: the float residual and transfers only (x in, y out) */
+      if (L->redundant ? i == VP_LB || i == VP_LR : i == VP_LR && vp->kernel != PATCHWORK_VP_KERNEL_SEPARATE) continue;
+      PetscCall(PatchworkMalloc(vp->device, (size_t)L->nloc * es, &L->loc[i]));
+    }
+  }
+  if (L->redundant) {
+    DM       wdm;
+    PetscInt gs[3], gm[3], nw;
+
+    PetscCall(WideDMDA(L->dm, 2 * k - 1, &wdm));
+    PetscCall(DMDAGetGhostCorners(wdm, &gs[0], &gs[1], &gs[2], &gm[0], &gm[1], &gm[2]));
+    for (int d = 0; d < 3; d++) PetscCheck(gs[d] == L->wgs[d] && gm[d] == L->wgm[d], PETSC_COMM_SELF, PETSC_ERR_PLIB, "The wide ghosted box in direction %d starts at %" PetscInt_FMT " with %" PetscInt_FMT " nodes, not %" PetscInt_FMT " and %" PetscInt_FMT, d, gs[d], gm[d], L->wgs[d], L->wgm[d]);
+    PetscCall(PetscCalloc1(gm[0] * gm[1] * gm[2], &needed));
+    PetscCall(MarkPatchClosures(k, vp->dim, L->wpatch_bnd, L->nwpatch_bnd, gs, gm, needed));
+    PetscCall(PatchworkHaloCreate(wdm, vp->single, vp->device, needed, &L->whalo));
+    PetscCall(PetscFree(needed));
+    PetscCall(DMDestroy(&wdm));
+    PetscCall(PatchworkHaloGetLocalSize(L->whalo, &nw));
+    for (int i = 0; i < VP_NLOC; i++) {
+      if (i == VP_LR && vp->kernel != PATCHWORK_VP_KERNEL_SEPARATE) continue;
+      PetscCall(PatchworkMalloc(vp->device, (size_t)nw * es, &L->wloc[i]));
+    }
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -186,7 +278,7 @@ static PetscErrorCode SameStructure(PC pc, const PatchworkTensorInfo *info, Pets
   if (!vp->levels || pc->flag == DIFFERENT_NONZERO_PATTERN) PetscFunctionReturn(PETSC_SUCCESS);
   L = &vp->levels[vp->nlevels - 1];
   PetscCall(PatchworkMatVectorsOnDevice(pc->pmat, &device));
-  *same = (PetscBool)(pc->pmat == L->A && info->dm == L->dm && info->degree == vp->setup_degree && info->cells[0] == L->cells[0] && info->cells[1] == L->cells[1] && info->cells[2] == L->cells[2] && device == vp->device && vp->type == vp->setup_type && vp->kernel == vp->setup_kernel);
+  *same = (PetscBool)(pc->pmat == L->A && info->dm == L->dm && info->degree == vp->setup_degree && info->cells[0] == L->cells[0] && info->cells[1] == L->cells[1] && info->cells[2] == L->cells[2] && device == vp->device && vp->type == vp->setup_type && vp->kernel == vp->setup_kernel && vp->redundant == vp->setup_redundant);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -264,6 +356,7 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
   vp->setup_degree = info.degree;
   vp->setup_type   = vp->type;
   vp->setup_kernel = vp->kernel;
+  vp->setup_redundant = vp->redundant;
   vp->nrefresh     = 0;
   PetscCallMPI(MPI_Comm_size(comm, &size));
   vp->serial = size == 1 ? PETSC_TRUE : PETSC_FALSE;
@@ -310,6 +403,7 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
     }
     PetscCall(SetUpPatch(vp, L, &li));
     if (!vp->serial) {
+      PetscCall(ChooseRedundant(vp, L));
       PetscCall(SetUpSplitBoxes(vp, L));
       PetscCall(SetUpSplitHalos(vp, L));
     }
