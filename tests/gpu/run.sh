@@ -162,6 +162,8 @@ same_as_cpu mgpu-vertexpatch-cg-n2 $NP 1e-5 "$HPATH" build/examples/poisson -dim
 # the same exchanges through MPI (-patchwork_nccl 0), both precisions, and the operator alone
 same_as_cpu mgpu-vertexpatch-double-mpi-n2 $NP 1e-8 "$MPIPATH" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_precision double -patchwork_nccl 0
 same_as_cpu mgpu-vertexpatch-single-mpi-n2 $NP 1e-5 "$MPIPATH" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -patchwork_nccl 0
+# the boundary patches sent back to their owners (two exchanges per color) instead of computed here too
+same_as_cpu mgpu-vertexpatch-two-exchanges-n2 $NP 1e-8 "$HPATH" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_precision double -pc_vertexpatch_redundant 0
 same_as_cpu mgpu-poisson-cg-mpi-n2 $NP 1e-8 'vector type cuda' build/examples/poisson -dim 3 -degree 4 -cells 12 -patchwork_nccl 0
 check mgpu-plex-n2     $MPI -n $NP build/tests/mat/test_plex -dm_plex_simplex 0 $GPU -dm_mat_type aijcusparse -dm_plex_dim 3 -dm_plex_box_faces 3,2,3 -kmax 4 -curved -variable -dirichlet
 check mgpu-plex-hanging-n2 $MPI -n $NP build/tests/mat/test_plex -dm_plex_simplex 0 $GPU -dm_mat_type aijcusparse -tol 1e-13 -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 4,10,12,13,14,16,22 -kmax 4 -curved -variable -dirichlet
