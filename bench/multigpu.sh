@@ -40,7 +40,9 @@ for part in ${PARTS:-matmult solve weak}; do
     done ;;
   solve) # strong scaling: Q7 90.5M, Q3 57.1M, Q1 17M DoF
     for np in $NPS; do run solve-n$np $np build/bench/bench_solve $GPU -degrees 7,3,1 -cells 64,128,256 -solvers ${SOLVERS:-vp-single,vp-double,mg-cheb} -restart 3 -log_view; done
-    [ "$NMAX" -gt 1 ] && run solve-n$NMAX-mpi $NMAX build/bench/bench_solve $GPU -degrees 7,3,1 -cells 64,128,256 -solvers ${SOLVERS_MPI:-vp-single,vp-double} -restart 3 -log_view -patchwork_nccl 0 ;;
+    [ "$NMAX" -gt 1 ] && run solve-n$NMAX-mpi $NMAX build/bench/bench_solve $GPU -degrees 7,3,1 -cells 64,128,256 -solvers ${SOLVERS_MPI:-vp-single,vp-double} -restart 3 -log_view -patchwork_nccl 0
+    # the boundary patches' corrections sent to their owners (two exchanges per color), as before redundancy
+    [ "$NMAX" -gt 1 ] && run solve-n$NMAX-two-exchanges $NMAX build/bench/bench_solve $GPU -degrees 7,3,1 -cells 64,128,256 -solvers ${SOLVERS_MPI:-vp-single,vp-double} -restart 3 -log_view -vp_pc_vertexpatch_redundant 0 ;;
   weak) # about 90M DoF per GPU: Q7 with 64 cells per direction per GPU along z
     for np in $NPS; do run weak-n$np $np build/bench/bench_solve $GPU -degrees 7 -cells 64 -cells_z_factor $np -solvers ${SOLVERS:-vp-single,vp-double} -restart 3; done ;;
   amg) # PCPATCHAMG on the 7-point Laplacian (AMG_N^3 points, default 193: 7.2M) on 1 and N GPUs; on several
