@@ -281,6 +281,19 @@ run unit/hanging_ref      $B/tests/unit/test_hanging_ref
 # --- the operator against an independently assembled AIJ matrix, serial and parallel
 run mat/tensor_aij-n1     $MPIEXEC -n 1 $B/tests/mat/test_tensor_aij
 run mat/tensor_aij-n2     $MPIEXEC -n 2 $B/tests/mat/test_tensor_aij
+# several ranks: one exchange per MatMult (the ghosts of x; each rank also applies the neighbours' cells
+# that touch its nodes, so no sums travel) and none for the diagonal (Jacobi): PWHalo's Begin and End
+# events are twice the MatMults
+op_one_exchange() {
+  local out m h
+  out=$($MPIEXEC -n "$1" $B/examples/poisson -dim "$2" -degree "$3" -cells "$4" -ksp_rtol 1e-10 -pc_type jacobi -log_view 2>&1) || { echo "$out" | tail -n 20; return 1; }
+  m=$(awk '$1 == "MatMult" {print $2}' <<<"$out"); h=$(awk '$1 == "PWHalo" {print $2}' <<<"$out")
+  grep summary: <<<"$out"
+  echo "MatMult $m, PWHalo events $h"
+  [ -n "$m" ] && [ -n "$h" ] && [ "$h" -eq $((2 * m)) ]
+}
+run mat/tensor-one-exchange-n2 op_one_exchange 2 3 3 12
+run mat/tensor-one-exchange-n4 op_one_exchange 4 2 5 16
 run mat/transfer-n1       $MPIEXEC -n 1 $B/tests/mat/test_transfer
 run mat/transfer-n2       $MPIEXEC -n 2 $B/tests/mat/test_transfer
 # a DMDA that knows its Q_k box: the operator without coordinates is the one with them, bit for bit;

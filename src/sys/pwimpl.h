@@ -51,9 +51,11 @@ PETSC_INTERN PetscErrorCode PatchworkPlexRestoreLORData(PatchworkPlexLORData *);
 
 /* Kernel descriptors of a tensor-product operator from its public description (src/mat/tensor) */
 PETSC_INTERN PetscErrorCode PatchworkTensorFillDesc(const PatchworkTensorInfo *, PatchworkScatter, PetscBool, PatchworkTensorDesc *, PatchworkTensorDesc *, PetscLogDouble *);
-/* Several ranks on a DMDA: the cells of a descriptor as interior (global arrays) and boundary boxes
-   (ghosted local arrays); the flags of the nodes a set of cells, or a node box, reads (src/mat/tensor) */
-PETSC_INTERN PetscErrorCode PatchworkTensorSplitCells(DM, const PatchworkTensorDesc *, PatchworkTensorDesc *, PatchworkTensorDesc[3], PetscInt *);
+/* Several ranks on a DMDA: the cells that touch the rank's nodes as the interior of the descriptor's
+   (global arrays) and boundary boxes (ghosted local arrays; the lower neighbours' layer included, so
+   that the rank keeps the sums at its nodes and sends none); the flags of the nodes a set of cells, or
+   a node box, reads (src/mat/tensor) */
+PETSC_INTERN PetscErrorCode PatchworkTensorSplitCells(DM, const PatchworkTensorDesc *, PatchworkTensorDesc *, PatchworkTensorDesc[6], PetscInt *);
 PETSC_INTERN PetscErrorCode PatchworkTensorMarkCells(DM, const PatchworkTensorDesc[], PetscInt, PetscBool[]);
 PETSC_INTERN PetscErrorCode PatchworkDMDAMarkNodes(const PetscInt[3], const PetscInt[3], const PetscInt[3], const PetscInt[3], PetscBool[]);
 /* Error unless the operator is on a Cartesian DMDA with constant coefficients (what who needs) */

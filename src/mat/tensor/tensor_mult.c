@@ -68,35 +68,54 @@ PetscErrorCode PatchworkTensorFillDesc(const PatchworkTensorInfo *info, Patchwor
 }
 
 /*
-  PatchworkTensorSplitCells - On several ranks, this rank's cells (c, boxes of the ghosted local
-  arrays) as the interior ones, whose nodes are all owned, to apply on the global arrays (in and out
-  box the owned one), and the boundary layer along the upper faces (a cell's nodes reach k beyond its
-  first) in up to dim disjoint boxes, applied on the ghosted local arrays: the cells past the interior
-  in the last direction; then, below those, past it in the one before; and so on.
+  PatchworkTensorSplitCells - On several ranks, the cells that touch this rank's nodes, as the interior
+  ones of this rank's cells (c, boxes of the ghosted local arrays), whose nodes are all owned, to apply
+  on the global arrays (in and out box the owned one), and the boundary layer, applied on the ghosted
+  local arrays in up to 2 dim disjoint boxes: the rank's cells along its upper faces (a cell's nodes
+  reach k beyond its first) and the lower neighbours' cells whose last nodes are this rank's. Those are
+  computed on both ranks, so that each keeps the sums at its own nodes and none travel
+  (PatchworkHaloAddOwned()): past the interior in the last direction, then in the one before within
+  the interior's range there, and so on.
 */
-PetscErrorCode PatchworkTensorSplitCells(DM dm, const PatchworkTensorDesc *c, PatchworkTensorDesc *interior, PatchworkTensorDesc boundary[3], PetscInt *nboundary)
+PetscErrorCode PatchworkTensorSplitCells(DM dm, const PatchworkTensorDesc *c, PatchworkTensorDesc *interior, PatchworkTensorDesc boundary[6], PetscInt *nboundary)
 {
-  PetscInt xs[3], xm[3], ie[3], k = c->degree, dim = c->dim;
+  PetscInt xs[3], xm[3], gs[3], gm[3], lo[3], ie[3], vs[3], ve[3], k = c->degree, dim = c->dim;
 
   PetscFunctionBegin;
   PetscCall(DMDAGetCorners(dm, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
+  PetscCall(DMDAGetGhostCorners(dm, &gs[0], &gs[1], &gs[2], &gm[0], &gm[1], &gm[2]));
   *interior  = *c;
   *nboundary = 0;
   for (PetscInt d = 0; d < 3; d++) {
+    lo[d] = c->cell_start[d];
     /* the cells starting before ie[d] end at an owned node (k*e + k <= xs + xm - 1) */
     ie[d] = d < dim ? PetscMax(c->cell_start[d], PetscMin(c->cell_end[d], (xs[d] + xm[d] - 1) / k)) : c->cell_end[d];
     interior->cell_end[d] = (int)ie[d];
     interior->in_start[d] = interior->out_start[d] = (int)xs[d];
     interior->in_size[d] = interior->out_size[d] = (int)xm[d];
+    /* and the layer below, whose cells end at the rank's first node */
+    vs[d] = d < dim && c->cell_start[d] > 0 ? c->cell_start[d] - 1 : c->cell_start[d];
+    ve[d] = c->cell_end[d];
+    PetscCheck(k * vs[d] >= gs[d], PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "The DMDA's ghost region is %" PetscInt_FMT " nodes deep below this rank's nodes in direction %" PetscInt_FMT ": Q%" PetscInt_FMT " on several ranks needs a box stencil of width at least %" PetscInt_FMT, xs[d] - gs[d], d, k, k);
   }
   for (PetscInt d = dim - 1; d >= 0; d--) {
-    PatchworkTensorDesc *b = &boundary[*nboundary];
+    const PetscInt from[2] = {vs[d], ie[d]}, to[2] = {lo[d], ve[d]};
 
-    if (ie[d] >= c->cell_end[d]) continue;
-    *b               = *c;
-    b->cell_start[d] = (int)ie[d];
-    for (PetscInt e = d + 1; e < dim; e++) b->cell_end[e] = (int)ie[e]; /* the boxes taken before */
-    (*nboundary)++;
+    for (int side = 0; side < 2; side++) {
+      PatchworkTensorDesc *b = &boundary[*nboundary];
+
+      if (from[side] >= to[side]) continue;
+      *b = *c;
+      for (PetscInt e = 0; e < 3; e++) {
+        b->cell_start[e] = (int)vs[e];
+        b->cell_end[e]   = (int)ve[e];
+      }
+      b->cell_start[d] = (int)from[side];
+      b->cell_end[d]   = (int)to[side];
+      (*nboundary)++;
+    }
+    vs[d] = lo[d];
+    ve[d] = ie[d];
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -259,10 +278,10 @@ static PetscErrorCode RunKernel(Mat_PatchworkTensor *ctx, KernelKind kind, const
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Several ranks: y = A x (or diag(A) when x is NULL). The boundary layer first, on the ghosted local
-   arrays, then the interior cells on the global arrays, so that both exchanges hide behind work on
-   the stream: the ghosts of x travel while y is zeroed, the layer's sums while the interior runs
-   (its output is added to y in stream order after both) */
+/* Several ranks: y = A x (or diag(A) when x is NULL). One exchange, the ghosts of x, while y is zeroed
+   and the interior cells run on the global arrays; then the boundary layer (which holds the
+   neighbours' cells that touch this rank's nodes) on the ghosted local arrays, of whose sums this
+   rank keeps its own nodes' */
 static PetscErrorCode ApplySplit(Mat_PatchworkTensor *ctx, KernelKind kind, Vec x, Vec y)
 {
   PatchworkArrays p;
@@ -276,12 +295,11 @@ static PetscErrorCode ApplySplit(Mat_PatchworkTensor *ctx, KernelKind kind, Vec 
   PetscCall(GetExchange(ctx, p.device, &h, &xloc, &yloc));
   if (x) PetscCall(PatchworkHaloToLocalBegin(h, p.r[0], xloc));
   PetscCall(PatchworkMemzero(p.device, p.w, (size_t)n * sizeof(double)));
+  PetscCall(RunArrays(ctx, p.device, kind, &ctx->interior_desc, p.r[0], p.w));
   if (x) PetscCall(PatchworkHaloToLocalEnd(h, xloc));
   PetscCall(PatchworkHaloZeroLocal(h, yloc));
   for (PetscInt i = 0; i < ctx->nboundary; i++) PetscCall(RunArrays(ctx, p.device, kind, &ctx->boundary_desc[i], (const double *)xloc, (double *)yloc));
-  PetscCall(PatchworkHaloAddToGlobalBegin(h, yloc, p.w));
-  PetscCall(RunArrays(ctx, p.device, kind, &ctx->interior_desc, p.r[0], p.w));
-  PetscCall(PatchworkHaloAddToGlobalEnd(h, p.w));
+  PetscCall(PatchworkHaloAddOwned(h, yloc, p.w));
   if (kind == KERNEL_APPLY) PetscCall(LogApplyFlops(ctx, p.device));
   PetscCall(PatchworkArraysRestore(&p));
   PetscFunctionReturn(PETSC_SUCCESS);

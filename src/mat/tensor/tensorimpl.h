@@ -56,7 +56,7 @@ typedef struct {
   /* several ranks on a DMDA: the cells that read only owned nodes apply on the global arrays
      (interior, setting y); the others, a layer along the upper faces that border other ranks, in up
      to three boxes on ghosted local arrays whose needed entries the halos fill and sum */
-  PatchworkTensorDesc       interior_desc, boundary_desc[3];
+  PatchworkTensorDesc       interior_desc, boundary_desc[6];
   PetscInt                  nboundary;
   PatchworkHalo             halo[2];    /* [device]: made when first used */
   void                     *loc[2][2];  /* [device][0: x, 1: y]: ghosted local arrays */

@@ -348,7 +348,9 @@ static PetscErrorCode RunSplit(PC_VertexPatch *vp, PC_VPLevel *L, KernelKind kin
     }
     PetscCall(RunArrays(vp->device, vp->single, kind, patch ? (const void *)&d : (const void *)&L->op_bnd[i], L->loc[VP_LX], with_b ? L->loc[VP_LB] : NULL, L->loc[VP_LY], 0));
   }
-  PetscCall(PatchworkHaloAddToGlobal(L->bhalo, L->loc[VP_LY], g.a[y]));
+  /* the cells' layer holds the neighbours' cells that touch this rank's nodes: their sums stay here */
+  if (patch) PetscCall(PatchworkHaloAddToGlobal(L->bhalo, L->loc[VP_LY], g.a[y]));
+  else PetscCall(PatchworkHaloAddOwned(L->bhalo, L->loc[VP_LY], g.a[y]));
   PetscCall(GlobalsRestore(vp, L, &g));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

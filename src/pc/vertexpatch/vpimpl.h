@@ -45,7 +45,7 @@ typedef struct {
      owned box); the others, near the rank's faces, on the ghosted copies */
   PatchworkPatchDesc    patch_int, patch_bnd[6];
   PetscInt              npatch_bnd;
-  PatchworkTensorDesc   op_int, op_bnd[3];
+  PatchworkTensorDesc   op_int, op_bnd[6];
   PetscInt              nop_bnd;
   /* patches computed redundantly (vp->redundant and wide enough boxes on every rank): every patch
      whose interior holds an owned node runs here, those near the faces on copies ghosted 2k - 1 deep
