@@ -248,6 +248,111 @@ static PetscErrorCode GraphCoordinates(PC pc, PetscInt first, PC_PatchAMGGraph *
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The growth of the graph's neighbourhoods, sum |S_3| / sum |S_2| over up to 64 rows of this rank's
+   diagonal block, at golden-ratio spacing (evenly spaced rows of a grid alias: fd7 40^3's all lay on
+   one face), S_r the vertices at graph distance exactly r, both sums over all ranks. A ring grows
+   like r^(d-1) on a d-dimensional mesh, so the ratio tends to (3/2)^(d-1); measured (one rank): 2D
+   1.35-1.49 (ex2 20^2 and 200^2 1.42, 1.49; P1 triangles, annulus and tests/dll/neumann, 1.35-1.49),
+   3D 1.65-2.23 (the lowest on the smallest meshes, whose boundaries cut the rings: q1 and P1 tetrahedra
+   on 8^3 cells 1.65, fd7 8^3 1.82, fd7 40^3 2.06, P1 tetrahedra of examples/tets 2.17-2.23). *growth =
+   -1 when the matrix has no host pattern (a matrix over device CSR arrays) or no ring of radius 2. */
+static PetscErrorCode GraphGrowth(Mat A, PetscReal *growth)
+{
+  Mat             Ad;
+  PetscBool       mpi, done = PETSC_FALSE, shell;
+  PetscInt        n = 0, *mark = NULL, *queue = NULL;
+  const PetscInt *ia, *ja;
+  PetscReal       ring[2] = {0, 0};
+
+  PetscFunctionBegin;
+  *growth = -1;
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSHELL, &shell));
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
+  if (mpi) PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
+  else Ad = A;
+  if (!shell) PetscCall(MatGetRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  if (done && n > 0) {
+    const PetscInt ns = PetscMin(n, 64);
+
+    PetscCall(PetscMalloc2(n, &mark, n, &queue));
+    for (PetscInt i = 0; i < n; i++) mark[i] = -1;
+    for (PetscInt s = 0; s < ns; s++) {
+      const PetscReal f = 0.6180339887498949 * (PetscReal)s - PetscFloorReal(0.6180339887498949 * (PetscReal)s);
+      const PetscInt  v = PetscMin(n - 1, (PetscInt)(f * (PetscReal)n)); /* golden-ratio spacing: no alias with a grid's rows */
+      PetscInt       head = 0, tail = 0, start[4];
+
+      /* breadth-first to distance 3: queue[start[r] .. start[r + 1]) is the ring at distance r */
+      mark[v]        = s;
+      queue[tail++]  = v;
+      start[0]       = 0;
+      for (PetscInt r = 0; r < 3; r++) {
+        start[r + 1] = tail;
+        for (; head < start[r + 1]; head++)
+          for (PetscInt j = ia[queue[head]]; j < ia[queue[head] + 1]; j++)
+            if (mark[ja[j]] != s) {
+              mark[ja[j]]    = s;
+              queue[tail++] = ja[j];
+            }
+      }
+      ring[0] += (PetscReal)(start[3] - start[2]);
+      ring[1] += (PetscReal)(tail - start[3]);
+    }
+    PetscCall(PetscFree2(mark, queue));
+  }
+  if (!shell) PetscCall(MatRestoreRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscCallMPI(MPIU_Allreduce(MPI_IN_PLACE, ring, 2, MPIU_REAL, MPIU_SUM, PetscObjectComm((PetscObject)A)));
+  if (ring[0] > 0) *growth = ring[1] / ring[0];
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The k and the minimum aggregate size of the aggregation: the user's, else the defaults of the
+   problem's dimension (-pc_patchamg_dim; else the dimension of PCSetCoordinates()'s points or of the
+   PC's DM; else inferred from the matrix graph by GraphGrowth(): 2D below 1.57, between the measured
+   2D and 3D ratios; without a host pattern 3D's, the defaults before dimensions were told apart).
+
+   Why the dimension matters: a 2-MIS root's aggregate is its distance-1 neighbourhood and part of the
+   ring beyond, about 7 rows of a 5-point grid against 11 of the 7-point stencil (fd7 40^3; 25 of P1
+   tetrahedra). The paper's minimum of 9 rows then dissolves most 2D aggregates, and their rows regrow
+   into the neighbours: ex2's 200^2 5-point Laplacian coarsened 40000 -> 1096 (aggregates of 9..96
+   rows, 36 on average), which needed 19 CG iterations against GAMG's 9 (whose aggregates have 6.8
+   rows). In 2D the aggregates grow around a 1-MIS and only those under 4 rows are dissolved: 8.5 rows
+   on average on ex2 (9 iterations), 8.7 on the P1 annulus (31 -> 24 iterations, GAMG 20; a 2-MIS with
+   minimum 4 gave it 11.8 rows and 28). 3D keeps k = 2 and 9 rows, and with them every 3D hierarchy. */
+PetscErrorCode PCPatchAMGAggregationDefaults(PC pc, Mat A)
+{
+  PC_PatchAMG *pa = (PC_PatchAMG *)pc->data;
+  PetscInt     dim = 0;
+
+  PetscFunctionBegin;
+  pa->agg_growth     = -1;
+  pa->agg_dim_source = NULL;
+  if (pa->dim) {
+    dim                = pa->dim;
+    pa->agg_dim_source = "-pc_patchamg_dim";
+  } else if (pa->coords && pa->coord_dim >= 2) {
+    dim                = pa->coord_dim;
+    pa->agg_dim_source = "PCSetCoordinates()";
+  } else if (pc->dm) {
+    PetscCall(DMGetDimension(pc->dm, &dim));
+    if (dim >= 2 && dim <= 3) pa->agg_dim_source = "the DM";
+    else dim = 0;
+  }
+  if (!dim) {
+    PetscCall(GraphGrowth(A, &pa->agg_growth));
+    if (pa->agg_growth > 0) {
+      dim                = pa->agg_growth < 1.57 ? 2 : 3;
+      pa->agg_dim_source = "the matrix graph";
+    } else {
+      dim                = 3;
+      pa->agg_dim_source = "none known (3D's)";
+    }
+  }
+  pa->agg_dim = dim;
+  pa->agg_k   = pa->k_set ? pa->k : (dim == 2 ? 1 : 2);
+  pa->agg_min = pa->min_agg_set ? pa->min_agg : (dim == 2 ? 4 : 9);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Gives back level 0's graph when it is the matrix's own (it must not outlive the hierarchy's construction) */
 static PetscErrorCode ReleaseMatrixGraph(PC_PatchAMGGraph *H)
 {
@@ -304,7 +409,7 @@ PetscErrorCode PCPatchAMGGraphBuild(PC pc, Mat A, PetscInt first, PC_PatchAMGGra
     /* aggregates of the level's vertices: sizes count vertices, not the weights of finer levels */
     unweighted.weight = NULL;
     PetscCall(SpaceMalloc(H->dev, (size_t)n, sizeof(int), &L->agg));
-    PW_GRAPH_CALL(H, PatchworkGraphPartition, (&unweighted, (int)pa->k, (unsigned)(pa->seed + H->nl), (int)pa->min_agg, L->agg, &L->naggs, stream), (&unweighted, (int)pa->k, (unsigned)(pa->seed + H->nl), (int)pa->min_agg, L->agg, &L->naggs), "aggregation", l);
+    PW_GRAPH_CALL(H, PatchworkGraphPartition, (&unweighted, (int)pa->agg_k, (unsigned)(pa->seed + H->nl), (int)pa->agg_min, L->agg, &L->naggs, stream), (&unweighted, (int)pa->agg_k, (unsigned)(pa->seed + H->nl), (int)pa->agg_min, L->agg, &L->naggs), "aggregation", l);
     nagg = L->naggs;
     PetscCallMPI(MPIU_Allreduce(&nagg, &Nagg, 1, MPIU_INT, MPI_SUM, comm));
     if (Nagg == 0 || (PetscReal)Nagg > 0.9 * (PetscReal)N) { /* coarsening stalled: this is the coarsest level */

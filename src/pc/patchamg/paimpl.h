@@ -76,6 +76,8 @@ typedef struct {
   /* options */
   PetscInt               k;            /* aggregates: k-MIS radius */
   PetscInt               min_agg;      /* aggregates below this size are dissolved */
+  PetscBool              k_set, min_agg_set; /* given by the user (else the dimension's defaults) */
+  PetscInt               dim;          /* -pc_patchamg_dim: 2 or 3 chooses k and min_agg's defaults (0: inferred) */
   PetscInt               patch_size;   /* weight cap of a patch (rows) */
   PetscInt               inner;        /* inner Jacobi sweeps per patch */
   PetscReal              omega;        /* damping of the relaxation update; 0: the default of the relaxation */
@@ -100,6 +102,10 @@ typedef struct {
                                              aggregate centroids of the level before), for the next segment */
   PetscInt               gathered_n, gathered_dim;
   PetscInt               coord_levels;  /* set up: aggregation levels that used coordinates */
+  PetscInt               agg_k, agg_min; /* set up: the k and minimum aggregate size the aggregation used */
+  PetscInt               agg_dim;       /* set up: the dimension their defaults were chosen for */
+  const char            *agg_dim_source; /* set up: where agg_dim came from */
+  PetscReal              agg_growth;    /* set up: |S_3|/|S_2| of the matrix graph's sampled neighbourhoods (-1: not measured) */
   /* set up */
   PetscInt               nlevels;      /* levels[0] finest */
   PC_PatchAMGLevel      *levels;
@@ -143,6 +149,7 @@ PETSC_INTERN PetscErrorCode PCPatchAMGResetGeometric(PC);
 PETSC_INTERN PetscErrorCode PCPatchAMGUseProductKernels(PC, PetscBool *);
 PETSC_INTERN PetscErrorCode PCPatchAMGProductKernels(PC, const PC_PatchAMGGraph *, PetscInt, Vec, Vec, PC_PatchAMGLevel *, PC_PatchAMGLevel *, Vec *);
 PETSC_INTERN PetscErrorCode PCPatchAMGGraphBuild(PC, Mat, PetscInt, PC_PatchAMGGraph *);
+PETSC_INTERN PetscErrorCode PCPatchAMGAggregationDefaults(PC, Mat);
 PETSC_INTERN PetscErrorCode PCPatchAMGGraphDestroy(PC_PatchAMGGraph *);
 PETSC_INTERN PetscErrorCode PCPatchAMGGraphToHost(PetscBool, const int *, PetscInt, int **);
 PETSC_INTERN PetscErrorCode PCPatchAMGGatherCoordinates(PC, const PC_PatchAMGGraph *, PetscInt, PetscInt);

@@ -684,6 +684,7 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
      segment starts from there. Every level keeps its own row order (level 0 the user's, level l+1
      its aggregates'): the relaxation reaches the patches through the positions of the patchSPM
      layout, so no matrix is permuted. */
+  PetscCall(PCPatchAMGAggregationDefaults(pc, A));
   PetscCall(PetscCalloc1(maxl, &pa->levels));
   PetscCall(PetscObjectReference((PetscObject)A));
   pa->levels[0].A = A;

@@ -48,9 +48,12 @@ static PetscErrorCode PCSetFromOptions_PatchAMG(PC pc, PatchworkOptionItems Pets
     if (type[0]) PetscCall(PetscStrallocpy(type, &pa->mat_type));
   }
   PetscCall(PetscOptionsEnum("-pc_patchamg_precision", "Precision of the patch blocks' values and, on one GPU, of the transfers P and P^T (vectors and the coarse operators stay double)", "PCPatchAMGSetPrecision", PatchworkPrecisions, (PetscEnum)pa->precision, (PetscEnum *)&pa->precision, NULL));
-  PetscCall(PetscOptionsInt("-pc_patchamg_k", "Aggregates grow around the vertices of a k-MIS (distance k between roots), 1 <= k <= 10", "", pa->k, &pa->k, NULL));
+  PetscCall(PetscOptionsInt("-pc_patchamg_dim", "Dimension of the problem, 2 or 3, that chooses the defaults of k and min_aggregate (2D: 1 and 4, 3D: 2 and 9); 0: from PCSetCoordinates(), the DM, or the matrix graph's neighbourhood growth", "", pa->dim, &pa->dim, NULL));
+  PetscCall(PetscOptionsInt("-pc_patchamg_k", "Aggregates grow around the vertices of a k-MIS (distance k between roots), 1 <= k <= 10 (default: 1 in 2D, 2 in 3D)", "", pa->k, &pa->k, &set));
+  if (set) pa->k_set = PETSC_TRUE;
   PetscCall(PetscOptionsReal("-pc_patchamg_threshold", "Strength of connection: aggregates and patches grow only along couplings with max(|a_ij|, |a_ji|) >= threshold sqrt(|a_ii a_jj|), 0 <= threshold < 1 (0: every coupling)", "", pa->threshold, &pa->threshold, NULL));
-  PetscCall(PetscOptionsInt("-pc_patchamg_min_aggregate", "Aggregates with fewer rows are dissolved and their rows reassigned, at least 1 (1: none is)", "", pa->min_agg, &pa->min_agg, NULL));
+  PetscCall(PetscOptionsInt("-pc_patchamg_min_aggregate", "Aggregates with fewer rows are dissolved and their rows reassigned, at least 1 (1: none is; default: 4 in 2D, 9 in 3D)", "", pa->min_agg, &pa->min_agg, &set));
+  if (set) pa->min_agg_set = PETSC_TRUE;
   PetscCall(PetscOptionsInt("-pc_patchamg_patch_size", "Largest patch (rows) of the block-Jacobi relaxation, 1 to 1024 (a patch is one GPU thread block)", "PCPatchAMGSetPatchSize", pa->patch_size, &pa->patch_size, NULL));
   PetscCall(PetscOptionsInt("-pc_patchamg_inner_sweeps", "Jacobi sweeps that approximate each patch block's inverse, at least 1", "", pa->inner, &pa->inner, NULL));
   PetscCall(PetscOptionsReal("-pc_patchamg_omega", "Damping w of the relaxation, 0 <= w < 2 (0: min(1, 1.5/lambda_max(M^-1 A)) per level, by power iteration, for patch and spai1; 2/3 for jacobi; 1 for l1jacobi and spai0)", "", pa->omega, &pa->omega, NULL));
@@ -65,6 +68,7 @@ static PetscErrorCode PCSetFromOptions_PatchAMG(PC pc, PatchworkOptionItems Pets
   PetscCall(PetscOptionsBool("-pc_patchamg_use_coordinates", "Geometry-informed aggregation: rows left over by the k-MIS join the neighbouring aggregate with the nearest root (coordinates from PCSetCoordinates() or the DM)", "", pa->use_coords, &pa->use_coords, NULL));
   PetscCall(PetscOptionsBool("-pc_patchamg_check", "Check symmetry and definiteness of the matrix at setup", "", pa->check, &pa->check, NULL));
   PetscOptionsHeadEnd();
+  PetscCheck(pa->dim == 0 || pa->dim == 2 || pa->dim == 3, comm, PETSC_ERR_ARG_OUTOFRANGE, "-%spc_patchamg_dim %" PetscInt_FMT " is out of range: it must be 2, 3, or 0 (inferred from the coordinates, the DM or the matrix)", pre, pa->dim);
   PetscCheck(pa->k >= 1 && pa->k <= PATCHAMG_K_MAX, comm, PETSC_ERR_ARG_OUTOFRANGE, "-%spc_patchamg_k %" PetscInt_FMT " is out of range: k must be in [1, %d] (larger k only cost iterations and set-up time)", pre, pa->k, PATCHAMG_K_MAX);
   PetscCheck(pa->threshold >= 0 && pa->threshold < 1, comm, PETSC_ERR_ARG_OUTOFRANGE, "-%spc_patchamg_threshold %g is out of range: it must be in [0, 1) (0: every coupling; 1 or more leaves none of a positive definite matrix)", pre, (double)pa->threshold);
   PetscCheck(pa->min_agg >= 1, comm, PETSC_ERR_ARG_OUTOFRANGE, "-%spc_patchamg_min_aggregate %" PetscInt_FMT " is out of range: it must be at least 1 (1: no aggregate is dissolved)", pre, pa->min_agg);
@@ -167,7 +171,19 @@ static PetscErrorCode PCView_PatchAMG(PC pc, PetscViewer viewer)
     PetscCall(PCView_PatchAMG_Geometric(pc, viewer));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  smoothed aggregation: aggregates around a %" PetscInt_FMT "-MIS, at least %" PetscInt_FMT " rows, prolongator smoothed by one Jacobi step (w = %g/rho)\n", pa->k, pa->min_agg, (double)pa->prolong_omega));
+  if (pa->levels && pa->agg_dim_source) {
+    char growth[64] = "";
+
+    if (pa->agg_growth > 0) PetscCall(PetscSNPrintf(growth, sizeof(growth), ", neighbourhood growth |S_3|/|S_2| = %.2f", (double)pa->agg_growth));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  smoothed aggregation: aggregates around a %" PetscInt_FMT "-MIS, at least %" PetscInt_FMT " rows (%s; %" PetscInt_FMT "D defaults, dimension from %s%s), prolongator smoothed by one Jacobi step (w = %g/rho)\n", pa->agg_k, pa->agg_min,
+                                     pa->k_set && pa->min_agg_set ? "both given" : pa->k_set ? "k given" : pa->min_agg_set ? "minimum given" : "defaults", pa->agg_dim, pa->agg_dim_source, growth, (double)pa->prolong_omega));
+  } else {
+    char k[32] = "1 (2D) or 2 (3D)", m[32] = "4 (2D) or 9 (3D)";
+
+    if (pa->k_set) PetscCall(PetscSNPrintf(k, sizeof(k), "%" PetscInt_FMT, pa->k));
+    if (pa->min_agg_set) PetscCall(PetscSNPrintf(m, sizeof(m), "%" PetscInt_FMT, pa->min_agg));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  smoothed aggregation: aggregates around a k-MIS, k = %s, at least %s rows, prolongator smoothed by one Jacobi step (w = %g/rho)\n", k, m, (double)pa->prolong_omega));
+  }
   if (pa->threshold > 0) PetscCall(PetscViewerASCIIPrintf(viewer, "  strength of connection: aggregates and patches follow the couplings with max(|a_ij|, |a_ji|) >= %g sqrt(|a_ii a_jj|) only\n", (double)pa->threshold));
   if (pa->levels && pa->coord_source) PetscCall(PetscViewerASCIIPrintf(viewer, "  geometry-informed: left-over rows join the neighbouring aggregate with the nearest root (coordinates from %s; coarse points: aggregate centroids, also across a gathering; %" PetscInt_FMT " of %" PetscInt_FMT " aggregation levels)\n", pa->coord_source, pa->coord_levels, pa->nlevels - 1));
   else if (pa->levels) PetscCall(PetscViewerASCIIPrintf(viewer, "  algebraic: left-over rows join the aggregate they are most connected to (no coordinates: PCSetCoordinates() or a DM gives them)\n"));
@@ -466,9 +482,10 @@ PetscErrorCode PCPatchAMGGetNumberLevels(PC pc, PetscInt *n)
 . -pc_patchamg_renumber <natural,rcm,coordinate,hierarchical>   - geometric: numbering of every level (default natural)
 . -pc_patchamg_mat_type <type>                                  - geometric: format of the level matrices, transfers, SPAI (default the matrix's)
 . -pc_patchamg_precision <single,double>                       - precision of the patch blocks' values (default single)
-. -pc_patchamg_k <k>                                            - aggregate roots form a k-MIS, 1 to 10 (default 2)
+. -pc_patchamg_dim <d>                                          - 2 or 3: the dimension whose defaults k and min_aggregate take (default 0: from `PCSetCoordinates()`, the DM, or the matrix graph)
+. -pc_patchamg_k <k>                                            - aggregate roots form a k-MIS, 1 to 10 (default 1 in 2D, 2 in 3D)
 . -pc_patchamg_threshold <t>                                    - strength of connection: weaker couplings are left out of the graph of aggregates and patches, 0 <= t < 1 (default 0: none)
-. -pc_patchamg_min_aggregate <n>                                - smaller aggregates are dissolved, n >= 1 (default 9)
+. -pc_patchamg_min_aggregate <n>                                - smaller aggregates are dissolved, n >= 1 (default 4 in 2D, 9 in 3D)
 . -pc_patchamg_patch_size <n>                                   - largest patch in rows, 1 to 1024 (default 400)
 . -pc_patchamg_inner_sweeps <n>                                 - Jacobi sweeps per patch block, n >= 1 (default 3)
 . -pc_patchamg_omega <w>                                        - damping of the relaxation, 0 <= w < 2 (default 0: min(1, 1.5/lambda_max(M^-1 A)) per level for patch and spai1, 2/3 for jacobi, 1 for l1jacobi and spai0)
