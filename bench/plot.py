@@ -159,6 +159,7 @@ def plot_multigpu(out, fresh):
         if so:
             solve = so
         source = ", ".join(os.path.basename(p) for p in fresh)
+        print("multigpu: %d MatMult and %d solve results from %s" % (len(mm), len(so), source))
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(14, 5.2))
 
     # MatMult: a group of bars per (run, k, DoF), a bar per (gpus, path)
