@@ -3,7 +3,7 @@
 #   make run     dependencies, library, then the main example (examples/poisson)
 #   make check   dependencies, library, then the whole test suite (last line: N passed, N failed, N skipped)
 #   make lib     lib/libpatchwork.so and its plugin alias lib/libpetscpatchwork.so
-#   make bench   the benchmark drivers (run them on a GPU machine: bench/gpu.sh)
+#   make bench   the benchmark drivers (run them on a GPU machine: tests/gpu/run.sh --no-tests, bench/*.sh)
 #   make install PREFIX=/path   include/patchwork.h, the libraries and lib/pkgconfig/patchwork.pc
 #   make deps    Debian's petsc-dev when no PETSC_DIR is given (idempotent)
 #   make deps-gpu  a CUDA-enabled PETSc packed under deps/ for the GPU machine (config/deps-gpu.sh)

@@ -891,6 +891,30 @@ run make/fresh-run        bash tests/fresh_make.sh run
 run make/fresh-run-fails  bash tests/fresh_make.sh run-fails
 run make/fresh-check      bash tests/fresh_make.sh check
 
+# --- the docs: every option in the tables of docs/<page>.md is listed by the page's program with -help, and
+# every option with the page's prefix that -help lists is in a table (tests/doc_options.sh); bench/plot.py
+# makes its PNG files from bench/results/ and from a bench/multigpu.sh output (skipped without matplotlib)
+for page in vertexpatch lor patchamg operator; do run docs/options-$page bash tests/doc_options.sh $page; done
+doc_plots() {
+  local py= p d f out
+  for p in ${PYTHON:-python3 /usr/bin/python3}; do "$p" -c 'import matplotlib' 2>/dev/null && { py=$p; break; }; done
+  [ -n "$py" ] || { echo "SKIP: no matplotlib (apt-get install python3-matplotlib)"; return 77; }
+  d=$(mktemp -d) || return 1
+  # a multigpu.sh output: its MatMult lines, and a solve block of bench_solve's run: lines
+  { grep -v '^#' bench/results/multigpu-nccl-2026-11-28-2xH200.txt
+    printf -- '-- solve-n%s\nrun: dim=3 k=3 cells=128 dofs=57066625 solver=vp-double its=1 reason=CONVERGED_RTOL dm_s=1 op_s=1 assemble_s=0 setup_s=1 pc_setup_s=1 setup2_s=0 solve_s=%s first_solve_s=0 ns_per_dof=1 mdof_per_s=1 err_M=1e-9\n' 1 0.040 2 0.083
+  } >"$d/multigpu.txt"
+  out=$("$py" bench/plot.py -o "$d" "$d/multigpu.txt" 2>&1) || { echo "$out"; rm -rf "$d"; return 1; }
+  echo "$out"
+  grep -q 'multigpu: 10 MatMult and 2 solve results' <<<"$out" || { echo "bench/plot.py did not read the multigpu.sh output"; rm -rf "$d"; return 1; }
+  for f in operator-throughput time-to-solution multigpu; do
+    [ -s "$d/$f.png" ] && [ "$(head -c 8 "$d/$f.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || { echo "$f.png: missing, empty or not a PNG file"; rm -rf "$d"; return 1; }
+  done
+  rm -rf "$d"
+  "$py" bench/plot.py -o "$B/docs-img" >/dev/null # from bench/results/ alone
+}
+run docs/plots doc_plots
+
 # --- PCPATCHAMG on singular problems (issue 33, item 3): pure Neumann problems with their null space
 # attached by MatSetNullSpace(). Before, the coarse LU met a zero pivot and every solve ended in
 # DIVERGED_NANORINF after 0 iterations (exit 0, no message). Now the null vector is carried through the
