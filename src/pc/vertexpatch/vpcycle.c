@@ -278,79 +278,100 @@ static PetscErrorCode GlobalsRestore(PC_VertexPatch *vp, PC_VPLevel *L, Globals 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Several ranks: where the patches near the rank's faces run. Redundant: the wide ghosted copies and
+   the boxes that also hold the neighbours' patches reaching into this rank's nodes, whose corrections
+   at the owned nodes stay here (the ghosts' are their owners' to make); else the rank's own boundary
+   patches on the narrow copies, whose corrections are added to their owners (a second exchange) */
+typedef struct {
+  PatchworkHalo             h;
+  void                    **loc;
+  const PatchworkPatchDesc *box;
+  PetscInt                  n;
+  PetscBool                 keep; /* keep the owned corrections: nothing travels back */
+} PatchLayer;
+
+static PatchLayer BoundaryPatches(PC_VPLevel *L)
+{
+  PatchLayer b;
+
+  if (L->redundant) {
+    b.h   = L->whalo;
+    b.loc = L->wloc;
+    b.box = L->wpatch_bnd;
+    b.n   = L->nwpatch_bnd;
+  } else {
+    b.h   = L->bhalo;
+    b.loc = L->loc;
+    b.box = L->patch_bnd;
+    b.n   = L->npatch_bnd;
+  }
+  b.keep = L->redundant;
+  return b;
+}
+
 /* Several ranks: the entries of the ghosted copy l of g that the boundary patches read */
 static PetscErrorCode BoundaryToLocal(PC_VertexPatch *vp, PC_VPLevel *L, VPVec g, VPLoc l)
 {
-  Globals a;
+  const PatchLayer b = BoundaryPatches(L);
+  Globals          a;
 
   PetscFunctionBegin;
   PetscCall(GlobalsGet(vp, L, 1 << g, &a));
-  if (L->redundant) PetscCall(PatchworkHaloToLocal(L->whalo, a.a[g], L->wloc[l]));
-  else PetscCall(PatchworkHaloToLocal(L->bhalo, a.a[g], L->loc[l]));
+  PetscCall(PatchworkHaloToLocal(b.h, a.a[g], b.loc[l]));
   PetscCall(GlobalsRestore(vp, L, &a));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Several ranks, patches computed redundantly: the patches of one color near the rank's faces (its own
-   and the neighbours' that reach into its nodes) on the wide ghosted copies, then their corrections
-   at the owned nodes added to y here; the ghosts' corrections are their owners' to make. With resid,
-   each patch's local residual first (the separate kernels) */
-static PetscErrorCode RunRedundantBoundary(PC_VertexPatch *vp, PC_VPLevel *L, KernelKind kind, PetscBool resid, int color, PetscBool with_b, void *y)
+/* Several ranks: one patch kernel of one color on level L from x (and b) into y, or with separate the
+   local residuals (from x and b) then the solves (into x): the interior patches on the global arrays
+   while the ghosts of the others travel, then the boundary ones on the ghosted copies (b's made by the
+   caller). Patches of one color have disjoint interiors and read none of another's, so the interior
+   ones may update x in place while the boundary ones read it */
+static PetscErrorCode PatchSplit(PC_VertexPatch *vp, PC_VPLevel *L, KernelKind kind, PetscBool separate, int color, VPVec x, PetscBool with_b, VPVec y, PetscLogDouble flops)
 {
-  PetscFunctionBegin;
-  PetscCall(PatchworkHaloZeroLocal(L->whalo, L->wloc[VP_LY]));
-  for (PetscInt i = 0; i < L->nwpatch_bnd; i++) {
-    PatchworkPatchDesc d = L->wpatch_bnd[i];
+  const PatchLayer   b = BoundaryPatches(L);
+  Globals            g;
+  PatchworkPatchDesc d = L->patch_int;
 
+  PetscFunctionBegin;
+  PetscCall(GlobalsGet(vp, L, (1 << x) | (1 << y) | (with_b ? 1 << VP_B : 0) | (separate ? 1 << VP_R : 0), &g));
+  PetscCall(PatchworkHaloToLocalBegin(b.h, g.a[x], b.loc[VP_LX]));
+  d.color = color;
+  if (separate) {
+    PetscCall(RunArrays(vp->device, vp->single, K_RESIDUAL, &d, g.a[x], g.a[VP_B], g.a[VP_R], 0));
+    PetscCall(RunArrays(vp->device, vp->single, K_SOLVE, &d, g.a[VP_R], NULL, g.a[y], flops));
+  } else PetscCall(RunArrays(vp->device, vp->single, kind, &d, g.a[x], with_b ? g.a[VP_B] : NULL, g.a[y], flops));
+  PetscCall(PatchworkHaloToLocalEnd(b.h, b.loc[VP_LX]));
+  PetscCall(PatchworkHaloZeroLocal(b.h, b.loc[VP_LY]));
+  for (PetscInt i = 0; i < b.n; i++) {
+    d       = b.box[i];
     d.color = color;
-    if (resid) {
-      PetscCall(RunArrays(vp->device, vp->single, K_RESIDUAL, &d, L->wloc[VP_LX], L->wloc[VP_LB], L->wloc[VP_LR], 0));
-      PetscCall(RunArrays(vp->device, vp->single, K_SOLVE, &d, L->wloc[VP_LR], NULL, L->wloc[VP_LY], 0));
-    } else PetscCall(RunArrays(vp->device, vp->single, kind, &d, L->wloc[VP_LX], with_b ? L->wloc[VP_LB] : NULL, L->wloc[VP_LY], 0));
+    if (separate) {
+      PetscCall(RunArrays(vp->device, vp->single, K_RESIDUAL, &d, b.loc[VP_LX], b.loc[VP_LB], b.loc[VP_LR], 0));
+      PetscCall(RunArrays(vp->device, vp->single, K_SOLVE, &d, b.loc[VP_LR], NULL, b.loc[VP_LY], 0));
+    } else PetscCall(RunArrays(vp->device, vp->single, kind, &d, b.loc[VP_LX], with_b ? b.loc[VP_LB] : NULL, b.loc[VP_LY], 0));
   }
-  PetscCall(PatchworkHaloAddOwned(L->whalo, L->wloc[VP_LY], y));
+  if (b.keep) PetscCall(PatchworkHaloAddOwned(b.h, b.loc[VP_LY], g.a[y]));
+  else PetscCall(PatchworkHaloAddToGlobal(b.h, b.loc[VP_LY], g.a[y]));
+  PetscCall(GlobalsRestore(vp, L, &g));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Several ranks: one patch kernel of one color (or, with kind K_APPLY, the operator) on level L from x
-   (and b) into y: the interior patches or cells on the global arrays while the ghosts of the others
-   travel, then those on the ghosted copies (b's made by the caller), whose output is added to the
-   owners. Patches of one color have disjoint interiors and read none of another's, so the interior
-   ones may update x in place while the boundary ones read it */
-static PetscErrorCode RunSplit(PC_VertexPatch *vp, PC_VPLevel *L, KernelKind kind, int color, VPVec x, PetscBool with_b, VPVec y, PetscLogDouble flops)
+/* Several ranks: y = A x on level L (the float residual's apply): the interior cells on the global
+   arrays while the ghosts of x travel, then the boundary layer, which holds the neighbours' cells that
+   touch this rank's nodes, on the ghosted copies; the sums at the owned nodes stay here */
+static PetscErrorCode ApplySplit(PC_VertexPatch *vp, PC_VPLevel *L, VPVec x, VPVec y, PetscLogDouble flops)
 {
-  const PetscBool    patch = (PetscBool)(kind != K_APPLY);
-  Globals            g;
-  PatchworkPatchDesc d;
+  Globals g;
 
   PetscFunctionBegin;
-  PetscCall(GlobalsGet(vp, L, (1 << x) | (1 << y) | (with_b ? 1 << VP_B : 0), &g));
-  if (patch && L->redundant) {
-    PetscCall(PatchworkHaloToLocalBegin(L->whalo, g.a[x], L->wloc[VP_LX]));
-    d       = L->patch_int;
-    d.color = color;
-    PetscCall(RunArrays(vp->device, vp->single, kind, &d, g.a[x], with_b ? g.a[VP_B] : NULL, g.a[y], flops));
-    PetscCall(PatchworkHaloToLocalEnd(L->whalo, L->wloc[VP_LX]));
-    PetscCall(RunRedundantBoundary(vp, L, kind, PETSC_FALSE, color, with_b, g.a[y]));
-    PetscCall(GlobalsRestore(vp, L, &g));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
+  PetscCall(GlobalsGet(vp, L, (1 << x) | (1 << y), &g));
   PetscCall(PatchworkHaloToLocalBegin(L->bhalo, g.a[x], L->loc[VP_LX]));
-  d       = L->patch_int;
-  d.color = color;
-  PetscCall(RunArrays(vp->device, vp->single, kind, patch ? (const void *)&d : (const void *)&L->op_int, g.a[x], with_b ? g.a[VP_B] : NULL, g.a[y], flops));
+  PetscCall(RunArrays(vp->device, vp->single, K_APPLY, &L->op_int, g.a[x], NULL, g.a[y], flops));
   PetscCall(PatchworkHaloToLocalEnd(L->bhalo, L->loc[VP_LX]));
   PetscCall(PatchworkHaloZeroLocal(L->bhalo, L->loc[VP_LY]));
-  for (PetscInt i = 0; i < (patch ? L->npatch_bnd : L->nop_bnd); i++) {
-    if (patch) {
-      d       = L->patch_bnd[i];
-      d.color = color;
-    }
-    PetscCall(RunArrays(vp->device, vp->single, kind, patch ? (const void *)&d : (const void *)&L->op_bnd[i], L->loc[VP_LX], with_b ? L->loc[VP_LB] : NULL, L->loc[VP_LY], 0));
-  }
-  /* the cells' layer holds the neighbours' cells that touch this rank's nodes: their sums stay here */
-  if (patch) PetscCall(PatchworkHaloAddToGlobal(L->bhalo, L->loc[VP_LY], g.a[y]));
-  else PetscCall(PatchworkHaloAddOwned(L->bhalo, L->loc[VP_LY], g.a[y]));
+  for (PetscInt i = 0; i < L->nop_bnd; i++) PetscCall(RunArrays(vp->device, vp->single, K_APPLY, &L->op_bnd[i], L->loc[VP_LX], NULL, L->loc[VP_LY], 0));
+  PetscCall(PatchworkHaloAddOwned(L->bhalo, L->loc[VP_LY], g.a[y]));
   PetscCall(GlobalsRestore(vp, L, &g));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -368,7 +389,7 @@ static PetscErrorCode PatchColor(PC_VertexPatch *vp, PC_VPLevel *L, KernelKind k
   PetscFunctionBegin;
   d.color = color;
   if (vp->serial) PetscCall(Run(vp, kind, &d, Global(L, x), withb ? Global(L, VP_B) : None, Global(L, y), flops));
-  else PetscCall(RunSplit(vp, L, kind, color, x, withb, y, flops));
+  else PetscCall(PatchSplit(vp, L, kind, PETSC_FALSE, color, x, withb, y, flops));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -379,7 +400,6 @@ static PetscErrorCode PatchColorSeparate(PC_VertexPatch *vp, PC_VPLevel *L, int 
 {
   PatchworkPatchDesc   d     = L->patch;
   const PetscLogDouble flops = L->smooth_flops / (1 << vp->dim);
-  Globals              g;
 
   PetscFunctionBegin;
   d.color = color;
@@ -388,28 +408,7 @@ static PetscErrorCode PatchColorSeparate(PC_VertexPatch *vp, PC_VPLevel *L, int 
     PetscCall(Run(vp, K_SOLVE, &d, Global(L, VP_R), None, Global(L, VP_X), flops));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(GlobalsGet(vp, L, (1 << VP_X) | (1 << VP_B) | (1 << VP_R), &g));
-  PetscCall(PatchworkHaloToLocalBegin(L->redundant ? L->whalo : L->bhalo, g.a[VP_X], L->redundant ? L->wloc[VP_LX] : L->loc[VP_LX]));
-  d       = L->patch_int;
-  d.color = color;
-  PetscCall(RunArrays(vp->device, vp->single, K_RESIDUAL, &d, g.a[VP_X], g.a[VP_B], g.a[VP_R], 0));
-  PetscCall(RunArrays(vp->device, vp->single, K_SOLVE, &d, g.a[VP_R], NULL, g.a[VP_X], flops));
-  if (L->redundant) {
-    PetscCall(PatchworkHaloToLocalEnd(L->whalo, L->wloc[VP_LX]));
-    PetscCall(RunRedundantBoundary(vp, L, K_SOLVE, PETSC_TRUE, color, PETSC_TRUE, g.a[VP_X]));
-    PetscCall(GlobalsRestore(vp, L, &g));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(PatchworkHaloToLocalEnd(L->bhalo, L->loc[VP_LX]));
-  PetscCall(PatchworkHaloZeroLocal(L->bhalo, L->loc[VP_LY]));
-  for (PetscInt i = 0; i < L->npatch_bnd; i++) {
-    d       = L->patch_bnd[i];
-    d.color = color;
-    PetscCall(RunArrays(vp->device, vp->single, K_RESIDUAL, &d, L->loc[VP_LX], L->loc[VP_LB], L->loc[VP_LR], 0));
-    PetscCall(RunArrays(vp->device, vp->single, K_SOLVE, &d, L->loc[VP_LR], NULL, L->loc[VP_LY], 0));
-  }
-  PetscCall(PatchworkHaloAddToGlobal(L->bhalo, L->loc[VP_LY], g.a[VP_X]));
-  PetscCall(GlobalsRestore(vp, L, &g));
+  PetscCall(PatchSplit(vp, L, K_SOLVE, PETSC_TRUE, color, VP_X, PETSC_TRUE, VP_X, flops));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -421,7 +420,7 @@ static PetscErrorCode Residual(PC_VertexPatch *vp, PC_VPLevel *L)
   if (vp->single) { /* Dirichlet rows of r are left at b: restriction and the solves never read them */
     PetscCall(Zero(vp, Global(L, VP_R)));
     if (vp->serial) PetscCall(Run(vp, K_APPLY, &L->patch.op, Global(L, VP_X), None, Global(L, VP_R), L->apply_flops));
-    else PetscCall(RunSplit(vp, L, K_APPLY, 0, VP_X, PETSC_FALSE, VP_R, L->apply_flops));
+    else PetscCall(ApplySplit(vp, L, VP_X, VP_R, L->apply_flops));
     PetscCall(FloatAYPX(vp, L, -1.0f, VP_B, VP_R));
   } else {
     PetscCall(MatMult(L->A, L->v[VP_X], L->v[VP_R]));
