@@ -229,14 +229,43 @@ static PetscErrorCode ChoosePath(PatchworkHalo h)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The global node coordinates c of local entry l (dof entries a node, x fastest, in the box gs, gm), and
+   in how many directions they lie outside the owned box xs, xm */
+static PetscInt LocalEntry(PetscInt l, PetscInt dof, const PetscInt gs[3], const PetscInt gm[3], const PetscInt xs[3], const PetscInt xm[3], PetscInt c[3])
+{
+  PetscInt out = 0;
+
+  c[0] = l / dof % gm[0] + gs[0];
+  c[1] = l / dof / gm[0] % gm[1] + gs[1];
+  c[2] = l / dof / gm[0] / gm[1] + gs[2];
+  for (int d = 0; d < 3; d++) out += c[d] < xs[d] || c[d] >= xs[d] + xm[d];
+  return out;
+}
+
+/* The rank owning global node coordinate c of one direction, from the ownership starts (n + 1 of them) */
+static PetscMPIInt Owner(PetscInt c, const PetscInt start[], PetscMPIInt n)
+{
+  PetscMPIInt lo = 0, hi = n - 1;
+
+  while (lo < hi) { /* the last start <= c */
+    const PetscMPIInt mid = (lo + hi + 1) / 2;
+
+    if (start[mid] <= c) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
 /*
-  PatchworkHaloCreate - The halo exchange of float or double arrays laid out like the global and the
-  ghosted local vectors of a DMDA.
+  PatchworkHaloCreate - The halo exchange of float or double arrays laid out like the global vectors of
+  a DMDA and its ghosted local vectors, or ghosted width nodes deep.
 
   Collective
 
   Input Parameters:
-+ dm     - the DMDA
++ dm     - the DMDA (not periodic)
+. width  - the depth of the ghosted local arrays in nodes (a box stencil); PETSC_DECIDE: the DMDA's own
+           stencil width, so that they are its local vectors; each rank's box must be at least as wide
 . single - float entries (else double)
 . device - whether the arrays (and so the exchange's index arrays) live in device memory
 - needed - NULL: every entry of the local array; else a flag per local entry: the entries the
@@ -246,26 +275,27 @@ static PetscErrorCode ChoosePath(PatchworkHalo h)
 . h - the exchange
 
   Notes:
-  The pattern is that of DMDAGetScatter()'s global-to-local scatter: each rank tells the owners
-  which of their entries it holds as ghosts (PetscCommBuildTwoSided() and one message per owner),
-  so that no ordering internal to PetscSF is relied on. Indices are 32-bit ints, as the kernels take.
+  The owner of each ghost and its place there follow from the DMDA's ownership ranges, so nothing here
+  grows with the rank's box but the flags; each rank tells the owners which of their entries it holds
+  as ghosts (PetscCommBuildTwoSided() and one message per owner). Indices are 32-bit ints, as the
+  kernels take.
 */
-PetscErrorCode PatchworkHaloCreate(DM dm, PetscBool single, PetscBool device, const PetscBool needed[], PatchworkHalo *halo)
+PetscErrorCode PatchworkHaloCreate(DM dm, PetscInt width, PetscBool single, PetscBool device, const PetscBool needed[], PatchworkHalo *halo)
 {
-  PatchworkHalo      h;
-  VecScatter         gtol;
-  Vec                v;
-  DMType             type;
-  PetscBool          isda;
-  const PetscInt    *ilocal;
-  const PetscSFNode *iremote;
-  PetscInt           nroots, nleaves, nowned, dof, bs, nrem = 0, nself = 0, big, gbig;
-  PetscInt          *rank, *leaf, *root;
-  PetscMPIInt        myrank, *cnt, *outcnt;
-  int               *want;
+  PatchworkHalo    h;
+  DMType           type;
+  DMBoundaryType   bt[3];
+  DMDAStencilType  st;
+  PetscBool        isda;
+  const PetscInt  *lr[3];
+  const PetscInt   one = 1;
+  PetscInt         dim, N[3], m[3], dof, sw, xs[3], xm[3], gs[3], gm[3], *start[3], nowned, nrem = 0, nself = 0, big, gbig, narrow, gnarrow;
+  PetscInt        *rank, *leaf, *root;
+  PetscMPIInt      myrank, *cnt, *outcnt, mr[3];
+  int             *want;
 
   PetscFunctionBegin;
-  PatchworkAssertPointer(halo, 5);
+  PatchworkAssertPointer(halo, 6);
   *halo = NULL;
   PetscCall(PetscObjectTypeCompare((PetscObject)dm, DMDA, &isda));
   PetscCall(DMGetType(dm, &type));
@@ -273,57 +303,80 @@ PetscErrorCode PatchworkHaloCreate(DM dm, PetscBool single, PetscBool device, co
 #if !defined(PATCHWORK_HAVE_CUDA)
   PetscCheck(!device, PETSC_COMM_SELF, PETSC_ERR_SUP, "Device arrays, but Patchwork was built without CUDA: rebuild it against a PETSc configured with CUDA");
 #endif
+  PetscCall(DMDAGetInfo(dm, &dim, &N[0], &N[1], &N[2], &m[0], &m[1], &m[2], &dof, &sw, &bt[0], &bt[1], &bt[2], &st));
+  for (PetscInt d = 0; d < 3; d++) PetscCheck(bt[d] == DM_BOUNDARY_NONE || bt[d] == DM_BOUNDARY_GHOSTED, PetscObjectComm((PetscObject)dm), PETSC_ERR_SUP, "The halo exchange needs a DMDA without periodic boundaries");
+  /* the DMDA's own local vectors: a star stencil leaves the ghosts beyond an edge or corner unset */
+  if (width == PETSC_DECIDE) width = sw;
+  else st = DMDA_STENCIL_BOX;
+  PetscCall(DMDAGetOwnershipRanges(dm, &lr[0], &lr[1], &lr[2]));
+  PetscCall(DMDAGetCorners(dm, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
+  narrow = PETSC_MAX_INT;
+  for (PetscInt d = 0; d < 3; d++) {
+    gs[d] = d < dim ? PetscMax(0, xs[d] - width) : 0;
+    gm[d] = d < dim ? PetscMin(N[d], xs[d] + xm[d] + width) - gs[d] : 1;
+    if (d < dim && m[d] > 1) narrow = PetscMin(narrow, xm[d]);
+  }
   PetscCall(PetscNew(&h));
   h->single = single;
   h->device = device;
   PetscCall(PetscCommDuplicate(PetscObjectComm((PetscObject)dm), &h->comm, &h->tag));
-  PetscCall(ChoosePath(h));
   PetscCallMPI(MPI_Comm_rank(h->comm, &myrank));
-  PetscCall(DMGetGlobalVector(dm, &v));
-  PetscCall(VecGetLocalSize(v, &nowned));
-  PetscCall(DMRestoreGlobalVector(dm, &v));
-  PetscCall(DMGetLocalVector(dm, &v));
-  PetscCall(VecGetLocalSize(v, &h->nlocal));
-  PetscCall(DMRestoreLocalVector(dm, &v));
-  /* the kernels index with int; checked on all ranks at once so that they fail together */
+  nowned    = xm[0] * xm[1] * xm[2] * dof;
+  h->nlocal = gm[0] * gm[1] * gm[2] * dof;
+  /* checked on all ranks at once so that they fail together: the ghosts of a rank's neighbours only (a
+     box narrower than the depth would need the next ones' too), and the kernels index with int */
+  PetscCallMPI(MPI_Allreduce(&narrow, &gnarrow, 1, MPIU_INT, MPI_MIN, h->comm));
   big = PetscMax(nowned, h->nlocal);
   PetscCallMPI(MPI_Allreduce(&big, &gbig, 1, MPIU_INT, MPI_MAX, h->comm));
-  PetscCheck(gbig <= INT_MAX, h->comm, PETSC_ERR_SUP, "The halo exchange indexes with 32-bit int, but a rank's local vector has %" PetscInt_FMT " entries: use more ranks", gbig);
+  if (gnarrow < width || gbig > INT_MAX) PetscCall(PatchworkHaloDestroy(&h));
+  PetscCheck(gnarrow >= width, PetscObjectComm((PetscObject)dm), PETSC_ERR_ARG_OUTOFRANGE, "A rank's box is %" PetscInt_FMT " nodes wide, less than the halo's depth %" PetscInt_FMT ": use fewer ranks or levels", gnarrow, width);
+  PetscCheck(gbig <= INT_MAX, PetscObjectComm((PetscObject)dm), PETSC_ERR_SUP, "The halo exchange indexes with 32-bit int, but a rank's local array has %" PetscInt_FMT " entries: use more ranks", gbig);
+  PetscCall(ChoosePath(h));
 
-  PetscCall(DMDAGetScatter(dm, &gtol, NULL));
-  PetscCall(PetscSFGetGraph(gtol, &nroots, &nleaves, &ilocal, &iremote));
-  PetscCall(DMDAGetInfo(dm, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &dof, NULL, NULL, NULL, NULL, NULL));
-  /* VecScatterCreate() may build the graph on blocks of the dof entries of a node */
-  bs = nroots == nowned ? 1 : dof;
-  PetscCheck(nroots * bs == nowned && nleaves * bs <= h->nlocal, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The DMDA's global-to-local scatter has %" PetscInt_FMT " roots and %" PetscInt_FMT " leaves for %" PetscInt_FMT " owned and %" PetscInt_FMT " local entries", nroots, nleaves, nowned, h->nlocal);
-  for (PetscInt i = 0; i < nleaves; i++) {
-    for (PetscInt c = 0; c < bs; c++) {
-      const PetscInt l = (ilocal ? ilocal[i] : i) * bs + c;
+  /* each local entry's owner and its index there */
+  for (PetscInt d = 0; d < 3; d++) {
+    if (d >= dim) lr[d] = &one; /* a 2D DMDA has no third ranges */
+    PetscCall(PetscMPIIntCast(m[d], &mr[d]));
+    PetscCall(PetscMalloc1(m[d] + 1, &start[d]));
+    start[d][0] = 0;
+    for (PetscInt r = 0; r < m[d]; r++) start[d][r + 1] = start[d][r] + lr[d][r];
+  }
+  for (PetscInt l = 0; l < gm[0] * gm[1] * gm[2] * dof; l++) {
+    PetscInt c[3], out;
 
-      if (needed && !needed[l]) continue;
-      if (iremote[i].rank != myrank) nrem++;
-      else nself++;
-    }
+    if (needed && !needed[l]) continue;
+    out = LocalEntry(l, dof, gs, gm, xs, xm, c);
+    if (st == DMDA_STENCIL_STAR && out > 1) continue;
+    if (out) nrem++;
+    else nself++;
   }
   h->nself = nself;
   PetscCall(PetscMalloc1(h->nself, &h->self_root));
   PetscCall(PetscMalloc1(h->nself, &h->self_leaf));
   PetscCall(PetscMalloc3(nrem, &rank, nrem, &leaf, nrem, &root));
-  for (PetscInt i = 0, s = 0, r = 0; i < nleaves; i++) {
-    for (PetscInt c = 0; c < bs; c++) {
-      const PetscInt l = (ilocal ? ilocal[i] : i) * bs + c, g = iremote[i].index * bs + c;
+  for (PetscInt l = 0, s = 0, r = 0; l < gm[0] * gm[1] * gm[2] * dof; l++) {
+    PetscInt    c[3], o[3], idx, out;
+    PetscMPIInt owner[3], orank;
 
-      if (needed && !needed[l]) continue;
-      if (iremote[i].rank == myrank) {
-        h->self_leaf[s]   = (int)l;
-        h->self_root[s++] = (int)g;
-      } else {
-        rank[r]   = iremote[i].rank;
-        leaf[r]   = l;
-        root[r++] = g;
-      }
+    if (needed && !needed[l]) continue;
+    out = LocalEntry(l, dof, gs, gm, xs, xm, c);
+    if (st == DMDA_STENCIL_STAR && out > 1) continue;
+    for (PetscInt d = 0; d < 3; d++) {
+      owner[d] = Owner(c[d], start[d], mr[d]);
+      o[d]     = c[d] - start[d][owner[d]];
+    }
+    orank = owner[0] + mr[0] * (owner[1] + mr[1] * owner[2]);
+    idx   = ((o[2] * lr[1][owner[1]] + o[1]) * lr[0][owner[0]] + o[0]) * dof + l % dof;
+    if (orank == myrank) {
+      h->self_leaf[s]   = (int)l;
+      h->self_root[s++] = (int)idx;
+    } else {
+      rank[r]   = orank;
+      leaf[r]   = l;
+      root[r++] = idx;
     }
   }
+  for (PetscInt d = 0; d < 3; d++) PetscCall(PetscFree(start[d]));
 
   /* the ghosts by owner, and by local index within one owner (for locality in the unpack) */
   PetscCall(PetscSortIntWithArrayPair(nrem, rank, leaf, root));

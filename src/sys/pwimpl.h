@@ -88,10 +88,11 @@ PETSC_INTERN PetscErrorCode PatchworkCheckNCCL(int, const char[]);
 #define PatchworkCallNCCL(call) PetscCall(PatchworkCheckNCCL((call), #call))
 
 /* DMGlobalToLocal(INSERT_VALUES) and DMLocalToGlobal(ADD_VALUES) of a DMDA on raw float or double
-   arrays in host or device memory, on all ghosted entries or on those flagged needed, GPU-direct
+   arrays in host or device memory (ghosted the DMDA's stencil width, or a given depth), on all ghosted
+   entries or on those flagged needed, GPU-direct
    through NCCL or a CUDA-aware MPI (src/sys/halo.c): Patchwork's own messages */
 typedef struct _n_PatchworkHalo *PatchworkHalo;
-PETSC_INTERN PetscErrorCode PatchworkHaloCreate(DM, PetscBool, PetscBool, const PetscBool[], PatchworkHalo *);
+PETSC_INTERN PetscErrorCode PatchworkHaloCreate(DM, PetscInt, PetscBool, PetscBool, const PetscBool[], PatchworkHalo *);
 PETSC_INTERN PetscErrorCode PatchworkHaloGetLocalSize(PatchworkHalo, PetscInt *);
 PETSC_INTERN PetscErrorCode PatchworkHaloGetPath(PatchworkHalo, const char **);
 PETSC_INTERN PetscErrorCode PatchworkHaloToLocalBegin(PatchworkHalo, const void *, void *);

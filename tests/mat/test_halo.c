@@ -23,9 +23,10 @@ static PetscErrorCode Report(const char what[], PetscReal err, PetscReal tol)
 
 /* One exchange of entries of type T (float or double) against PETSc's own in double: to local, then
    add to global, on every ghosted entry or on those a random mask flags (needed); entries outside
-   the mask must keep their values, and ZeroLocal must zero exactly the needed ones */
+   the mask must keep their values, and ZeroLocal must zero exactly the needed ones. The halo is made
+   from hdm ghosted width deep (PETSC_DECIDE: hdm's own width), to match dm's local vectors */
 #define DEFINE_TEST_ONE(T, NAME, SINGLE, EPS) \
-  static PetscErrorCode NAME(DM dm, PetscBool masked, PetscRandom rnd, const char desc[]) \
+  static PetscErrorCode NAME(DM dm, DM hdm, PetscInt width, PetscBool masked, PetscRandom rnd, const char desc[]) \
   { \
     PatchworkHalo h; \
     Vec           x, xl, a, al; \
@@ -51,7 +52,7 @@ static PetscErrorCode Report(const char what[], PetscReal err, PetscReal tol)
         needed[i] = r > 0.2 ? PETSC_TRUE : PETSC_FALSE; \
       } \
     } \
-    PetscCall(PatchworkHaloCreate(dm, SINGLE, PETSC_FALSE, needed, &h)); \
+    PetscCall(PatchworkHaloCreate(hdm, width, SINGLE, PETSC_FALSE, needed, &h)); \
     PetscCall(PatchworkHaloGetLocalSize(h, &nh)); \
     PetscCheck(nh == nloc, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "local size %" PetscInt_FMT ", the DMDA's %" PetscInt_FMT, nh, nloc); \
     PetscCall(PetscMalloc2(nown, &g, nloc, &l)); \
@@ -160,8 +161,25 @@ static PetscErrorCode TestOne(PetscInt dim, const PetscInt n[], PetscInt dof, DM
   PetscCall(DMSetUp(dm));
   PetscCall(PetscSNPrintf(desc, sizeof(desc), "%" PetscInt_FMT "D %" PetscInt_FMT "x%" PetscInt_FMT "x%" PetscInt_FMT " dof %" PetscInt_FMT " %s s=%" PetscInt_FMT, dim, n[0], n[1], dim == 3 ? n[2] : 1, dof, st == DMDA_STENCIL_BOX ? "box" : "star", sw));
   for (PetscInt m = 0; m < 2; m++) {
-    PetscCall(TestFloat(dm, (PetscBool)m, rnd, desc));
-    PetscCall(TestDouble(dm, (PetscBool)m, rnd, desc));
+    PetscCall(TestFloat(dm, dm, PETSC_DECIDE, (PetscBool)m, rnd, desc));
+    PetscCall(TestDouble(dm, dm, PETSC_DECIDE, (PetscBool)m, rnd, desc));
+  }
+  if (st == DMDA_STENCIL_BOX && sw > 1) { /* ghosted sw deep from a DMDA of width 1 on the same partition */
+    DM              narrow;
+    const PetscInt *l[3];
+    PetscInt        m[3];
+
+    PetscCall(DMDAGetInfo(dm, NULL, NULL, NULL, NULL, &m[0], &m[1], &m[2], NULL, NULL, NULL, NULL, NULL, NULL));
+    PetscCall(DMDAGetOwnershipRanges(dm, &l[0], &l[1], &l[2]));
+    if (dim == 2) PetscCall(DMDACreate2d(PETSC_COMM_WORLD, b, b, st, n[0], n[1], m[0], m[1], dof, 1, l[0], l[1], &narrow));
+    else PetscCall(DMDACreate3d(PETSC_COMM_WORLD, b, b, b, st, n[0], n[1], n[2], m[0], m[1], m[2], dof, 1, l[0], l[1], l[2], &narrow));
+    PetscCall(DMSetUp(narrow));
+    PetscCall(PetscSNPrintf(desc, sizeof(desc), "%" PetscInt_FMT "D %" PetscInt_FMT "x%" PetscInt_FMT "x%" PetscInt_FMT " dof %" PetscInt_FMT " box s=1, ghosted %" PetscInt_FMT " deep", dim, n[0], n[1], dim == 3 ? n[2] : 1, dof, sw));
+    for (PetscInt mask = 0; mask < 2; mask++) {
+      PetscCall(TestFloat(dm, narrow, sw, (PetscBool)mask, rnd, desc));
+      PetscCall(TestDouble(dm, narrow, sw, (PetscBool)mask, rnd, desc));
+    }
+    PetscCall(DMDestroy(&narrow));
   }
   PetscCall(DMDestroy(&dm));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -177,16 +195,27 @@ static PetscErrorCode TestErrors(void)
   PetscFunctionBeginUser;
   PetscCall(DMShellCreate(PETSC_COMM_WORLD, &dm));
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-  ierr = PatchworkHaloCreate(dm, PETSC_TRUE, PETSC_FALSE, NULL, &h);
+  ierr = PatchworkHaloCreate(dm, PETSC_DECIDE, PETSC_TRUE, PETSC_FALSE, NULL, &h);
   PetscCall(PetscPopErrorHandler());
   PetscCall(Report("a DMShell is refused", ierr == PETSC_ERR_ARG_WRONG && !h ? 0 : 1, 0));
   PetscCall(DMDestroy(&dm));
   PetscCall(DMDACreate2d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_BOX, 8, 8, PETSC_DECIDE, PETSC_DECIDE, 1, 1, NULL, NULL, &dm));
   PetscCall(DMSetUp(dm));
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-  ierr = PatchworkHaloCreate(dm, PETSC_TRUE, PETSC_TRUE, NULL, &h); /* this test is built without CUDA */
+  ierr = PatchworkHaloCreate(dm, PETSC_DECIDE, PETSC_TRUE, PETSC_TRUE, NULL, &h); /* this test is built without CUDA */
   PetscCall(PetscPopErrorHandler());
   PetscCall(Report("device arrays without CUDA are refused", ierr == PETSC_ERR_SUP && !h ? 0 : 1, 0));
+  {
+    PetscMPIInt size;
+
+    PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+    if (size > 1) { /* deeper than a rank's box: the ghosts would belong to ranks beyond the neighbours */
+      PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+      ierr = PatchworkHaloCreate(dm, 8, PETSC_TRUE, PETSC_FALSE, NULL, &h);
+      PetscCall(PetscPopErrorHandler());
+      PetscCall(Report("a depth beyond a rank's box is refused", ierr == PETSC_ERR_ARG_OUTOFRANGE && !h ? 0 : 1, 0));
+    }
+  }
   PetscCall(DMDestroy(&dm));
   PetscCall(PatchworkHaloDestroy(&h)); /* NULL: nothing to do */
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -188,7 +188,7 @@ static PetscErrorCode GetExchange(Mat_PatchworkTensor *ctx, PetscBool device, Pa
     PetscCall(DMDAGetGhostCorners(ctx->info.dm, &gs[0], &gs[1], &gs[2], &gm[0], &gm[1], &gm[2]));
     PetscCall(PetscCalloc1(gm[0] * gm[1] * gm[2], &needed));
     PetscCall(PatchworkTensorMarkCells(ctx->info.dm, ctx->boundary_desc, ctx->nboundary, needed));
-    PetscCall(PatchworkHaloCreate(ctx->info.dm, PETSC_FALSE, device, needed, &ctx->halo[device]));
+    PetscCall(PatchworkHaloCreate(ctx->info.dm, PETSC_DECIDE, PETSC_FALSE, device, needed, &ctx->halo[device]));
     PetscCall(PetscFree(needed));
   }
   PetscCall(PatchworkHaloGetLocalSize(ctx->halo[device], &nlocal));

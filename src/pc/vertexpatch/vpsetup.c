@@ -162,7 +162,7 @@ static PetscErrorCode SetUpSplitBoxes(PC_VertexPatch *vp, PC_VPLevel *L)
 
 /* Whether the level's patches run redundantly (-pc_vertexpatch_redundant): the patches of the
    neighbours that reach into this rank's nodes read 2k - 1 nodes beyond them, which needs every rank's
-   box that wide (a DMDA's stencil must fit each rank's box); the corners of the ghosted copies then */
+   box that wide (the halo reaches the neighbours' boxes only); the corners of the ghosted copies then */
 static PetscErrorCode ChooseRedundant(PC_VertexPatch *vp, PC_VPLevel *L)
 {
   const PetscInt width = 2 * vp->degree - 1;
@@ -199,22 +199,6 @@ static PetscErrorCode MarkPatchClosures(PetscInt k, PetscInt dim, const Patchwor
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The DMDA of the level's grid and partition ghosted width deep (box stencil): only its halo pattern is used */
-static PetscErrorCode WideDMDA(DM dm, PetscInt width, DM *wdm)
-{
-  PetscInt         dim, M, N, P, m, n, p, dof;
-  DMBoundaryType   bx, by, bz;
-  const PetscInt  *lx, *ly, *lz;
-
-  PetscFunctionBegin;
-  PetscCall(DMDAGetInfo(dm, &dim, &M, &N, &P, &m, &n, &p, &dof, NULL, &bx, &by, &bz, NULL));
-  PetscCall(DMDAGetOwnershipRanges(dm, &lx, &ly, &lz));
-  if (dim == 2) PetscCall(DMDACreate2d(PetscObjectComm((PetscObject)dm), bx, by, DMDA_STENCIL_BOX, M, N, m, n, dof, width, lx, ly, wdm));
-  else PetscCall(DMDACreate3d(PetscObjectComm((PetscObject)dm), bx, by, bz, DMDA_STENCIL_BOX, M, N, P, m, n, p, dof, width, lx, ly, lz, wdm));
-  PetscCall(DMSetUp(*wdm));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* ... and the ghosted copies with their halos (they depend on the grid only). bhalo fills and sums the
    nodes the boundary patches (unless redundant) and the float residual's boundary cells touch; the
    transfers of the single-precision cycle keep whole ghosted copies (halo); redundant patches have
@@ -233,28 +217,24 @@ static PetscErrorCode SetUpSplitHalos(PC_VertexPatch *vp, PC_VPLevel *L)
     PetscCall(PetscCalloc1(gm[0] * gm[1] * gm[2], &needed));
     if (!L->redundant) PetscCall(MarkPatchClosures(k, vp->dim, L->patch_bnd, L->npatch_bnd, gs, gm, needed));
     if (vp->single) PetscCall(PatchworkTensorMarkCells(L->dm, L->op_bnd, L->nop_bnd, needed)); /* the float residual's apply */
-    PetscCall(PatchworkHaloCreate(L->dm, vp->single, vp->device, needed, &L->bhalo));
+    PetscCall(PatchworkHaloCreate(L->dm, PETSC_DECIDE, vp->single, vp->device, needed, &L->bhalo));
     PetscCall(PetscFree(needed));
     PetscCall(PatchworkHaloGetLocalSize(L->bhalo, &L->nloc));
-    if (vp->single) PetscCall(PatchworkHaloCreate(L->dm, PETSC_TRUE, vp->device, NULL, &L->halo));
+    if (vp->single) PetscCall(PatchworkHaloCreate(L->dm, PETSC_DECIDE, PETSC_TRUE, vp->device, NULL, &L->halo));
     for (int i = 0; i < VP_NLOC; i++) { /* redundant: the float residual and transfers only (x in, y out) */
       if (L->redundant ? i == VP_LB || i == VP_LR : i == VP_LR && vp->kernel != PATCHWORK_VP_KERNEL_SEPARATE) continue;
       PetscCall(PatchworkMalloc(vp->device, (size_t)L->nloc * es, &L->loc[i]));
     }
   }
   if (L->redundant) {
-    DM       wdm;
-    PetscInt gs[3], gm[3], nw;
+    PetscInt nw;
 
-    PetscCall(WideDMDA(L->dm, 2 * k - 1, &wdm));
-    PetscCall(DMDAGetGhostCorners(wdm, &gs[0], &gs[1], &gs[2], &gm[0], &gm[1], &gm[2]));
-    for (int d = 0; d < 3; d++) PetscCheck(gs[d] == L->wgs[d] && gm[d] == L->wgm[d], PETSC_COMM_SELF, PETSC_ERR_PLIB, "The wide ghosted box in direction %d starts at %" PetscInt_FMT " with %" PetscInt_FMT " nodes, not %" PetscInt_FMT " and %" PetscInt_FMT, d, gs[d], gm[d], L->wgs[d], L->wgm[d]);
-    PetscCall(PetscCalloc1(gm[0] * gm[1] * gm[2], &needed));
-    PetscCall(MarkPatchClosures(k, vp->dim, L->wpatch_bnd, L->nwpatch_bnd, gs, gm, needed));
-    PetscCall(PatchworkHaloCreate(wdm, vp->single, vp->device, needed, &L->whalo));
+    PetscCall(PetscCalloc1(L->wgm[0] * L->wgm[1] * L->wgm[2], &needed));
+    PetscCall(MarkPatchClosures(k, vp->dim, L->wpatch_bnd, L->nwpatch_bnd, L->wgs, L->wgm, needed));
+    PetscCall(PatchworkHaloCreate(L->dm, 2 * k - 1, vp->single, vp->device, needed, &L->whalo));
     PetscCall(PetscFree(needed));
-    PetscCall(DMDestroy(&wdm));
     PetscCall(PatchworkHaloGetLocalSize(L->whalo, &nw));
+    PetscCheck(nw == L->wgm[0] * L->wgm[1] * L->wgm[2], PETSC_COMM_SELF, PETSC_ERR_PLIB, "The wide halo has %" PetscInt_FMT " local entries, not %" PetscInt_FMT, nw, L->wgm[0] * L->wgm[1] * L->wgm[2]);
     for (int i = 0; i < VP_NLOC; i++) {
       if (i == VP_LR && vp->kernel != PATCHWORK_VP_KERNEL_SEPARATE) continue;
       PetscCall(PatchworkMalloc(vp->device, (size_t)nw * es, &L->wloc[i]));
