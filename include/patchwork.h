@@ -199,6 +199,7 @@ PETSC_EXTERN const char *const PatchworkAMGHierarchies[];
 PETSC_EXTERN PetscErrorCode PCPatchAMGSetHierarchy(PC, PatchworkAMGHierarchy);
 PETSC_EXTERN PetscErrorCode PCPatchAMGSetPrecision(PC, PatchworkPrecision);
 PETSC_EXTERN PetscErrorCode PCPatchAMGSetPatchSize(PC, PetscInt);
+PETSC_EXTERN PetscErrorCode PCPatchAMGSetDimension(PC, PetscInt);
 PETSC_EXTERN PetscErrorCode PCPatchAMGGetNumberLevels(PC, PetscInt *);
 
 /* DMDA node grids for Q_k elements */

@@ -81,6 +81,12 @@ static PetscErrorCode PCSetUp_LOR(PC pc)
     PetscCall(PCSetOperators(lor->inner, lor->A, lor->A));
     PetscCall(SetDefaultInnerType(lor));
     PetscCall(PCSetFromOptions(lor->inner));
+    { /* PCPATCHAMG inside: the operator's dimension, unless given (its device CSR has no host pattern to infer it from) */
+      PetscBool given;
+
+      PetscCall(PetscOptionsHasName(((PetscObject)pc)->options, lprefix, "-pc_patchamg_dim", &given));
+      if (!given) PetscCall(PCPatchAMGSetDimension(lor->inner, lor->desc.dim));
+    }
   } else PetscCall(PCSetOperators(lor->inner, lor->A, lor->A));
   PetscCall(PetscLogEventBegin(PATCHWORK_LORInnerSetUp, pc, 0, 0, 0));
   PetscCall(PCSetUp(lor->inner));

@@ -328,7 +328,7 @@ PetscErrorCode PCPatchAMGAggregationDefaults(PC pc, Mat A)
   pa->agg_dim_source = NULL;
   if (pa->dim) {
     dim                = pa->dim;
-    pa->agg_dim_source = "-pc_patchamg_dim";
+    pa->agg_dim_source = "-pc_patchamg_dim or PCPatchAMGSetDimension()";
   } else if (pa->coords && pa->coord_dim >= 2) {
     dim                = pa->coord_dim;
     pa->agg_dim_source = "PCSetCoordinates()";

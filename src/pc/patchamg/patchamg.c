@@ -48,7 +48,7 @@ static PetscErrorCode PCSetFromOptions_PatchAMG(PC pc, PatchworkOptionItems Pets
     if (type[0]) PetscCall(PetscStrallocpy(type, &pa->mat_type));
   }
   PetscCall(PetscOptionsEnum("-pc_patchamg_precision", "Precision of the patch blocks' values and, on one GPU, of the transfers P and P^T (vectors and the coarse operators stay double)", "PCPatchAMGSetPrecision", PatchworkPrecisions, (PetscEnum)pa->precision, (PetscEnum *)&pa->precision, NULL));
-  PetscCall(PetscOptionsInt("-pc_patchamg_dim", "Dimension of the problem, 2 or 3, that chooses the defaults of k and min_aggregate (2D: 1 and 4, 3D: 2 and 9); 0: from PCSetCoordinates(), the DM, or the matrix graph's neighbourhood growth", "", pa->dim, &pa->dim, NULL));
+  PetscCall(PetscOptionsInt("-pc_patchamg_dim", "Dimension of the problem, 2 or 3, that chooses the defaults of k and min_aggregate (2D: 1 and 4, 3D: 2 and 9); 0: from PCSetCoordinates(), the DM, or the matrix graph's neighbourhood growth", "PCPatchAMGSetDimension", pa->dim, &pa->dim, NULL));
   PetscCall(PetscOptionsInt("-pc_patchamg_k", "Aggregates grow around the vertices of a k-MIS (distance k between roots), 1 <= k <= 10 (default: 1 in 2D, 2 in 3D)", "", pa->k, &pa->k, &set));
   if (set) pa->k_set = PETSC_TRUE;
   PetscCall(PetscOptionsReal("-pc_patchamg_threshold", "Strength of connection: aggregates and patches grow only along couplings with max(|a_ij|, |a_ji|) >= threshold sqrt(|a_ii a_jj|), 0 <= threshold < 1 (0: every coupling)", "", pa->threshold, &pa->threshold, NULL));
@@ -258,6 +258,7 @@ static PetscErrorCode PCDestroy_PatchAMG(PC pc)
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetRelax_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetPrecision_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetPatchSize_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetDimension_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGGetNumberLevels_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetHierarchy_C", NULL));
   PetscCall(PetscFree(pc->data));
@@ -314,6 +315,14 @@ static PetscErrorCode PCPatchAMGSetPatchSize_PatchAMG(PC pc, PetscInt size)
   PetscFunctionBegin;
   PetscCheck(size >= 1 && size <= 1024, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "patch size must be in [1, 1024], got %" PetscInt_FMT, size);
   ((PC_PatchAMG *)pc->data)->patch_size = size;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode PCPatchAMGSetDimension_PatchAMG(PC pc, PetscInt dim)
+{
+  PetscFunctionBegin;
+  PetscCheck(dim == 0 || dim == 2 || dim == 3, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "The dimension must be 2, 3, or 0 (inferred), got %" PetscInt_FMT, dim);
+  ((PC_PatchAMG *)pc->data)->dim = dim;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -447,6 +456,36 @@ PetscErrorCode PCPatchAMGSetPatchSize(PC pc, PetscInt size)
 }
 
 /*@
+  PCPatchAMGSetDimension - Tell `PCPATCHAMG` the dimension of the problem, which chooses the defaults of
+  its aggregation (2D: a 1-MIS with aggregates of at least 4 rows; 3D: a 2-MIS and 9 rows)
+
+  Logically Collective
+
+  Input Parameters:
++ pc  - the `PCPATCHAMG`
+- dim - 2 or 3; 0: inferred from `PCSetCoordinates()`, the PC's DM, or the matrix graph (the default)
+
+  Options Database Key:
+. -pc_patchamg_dim <dim> - the dimension
+
+  Note:
+  `PCLOR` tells its inner `PCPATCHAMG` the operator's dimension (its device matrix has no host pattern to
+  infer it from).
+
+  Level: intermediate
+
+.seealso: `PCPATCHAMG`, `PCSetCoordinates()`
+@*/
+PetscErrorCode PCPatchAMGSetDimension(PC pc, PetscInt dim)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(pc, PC_CLASSID, 1);
+  PetscValidLogicalCollectiveInt(pc, dim, 2);
+  PetscTryMethod(pc, "PCPatchAMGSetDimension_C", (PC, PetscInt), (pc, dim));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
   PCPatchAMGGetNumberLevels - The number of levels of a set-up `PCPATCHAMG` (0 before `PCSetUp()`)
 
   Not Collective
@@ -567,6 +606,7 @@ PETSC_EXTERN PetscErrorCode PCCreate_PatchAMG(PC pc)
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetRelax_C", PCPatchAMGSetRelax_PatchAMG));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetPrecision_C", PCPatchAMGSetPrecision_PatchAMG));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetPatchSize_C", PCPatchAMGSetPatchSize_PatchAMG));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetDimension_C", PCPatchAMGSetDimension_PatchAMG));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGGetNumberLevels_C", PCPatchAMGGetNumberLevels_PatchAMG));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCPatchAMGSetHierarchy_C", PCPatchAMGSetHierarchy_PatchAMG));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCSetCoordinates_C", PCSetCoordinates_PatchAMG));
