@@ -16,7 +16,6 @@
 #include "pwimpl.h"
 #include <patchwork/vec_kernel.h>
 #include <patchwork/nccl_halo.h>
-#include <petscsf.h>
 #include <petsc/private/petscimpl.h> /* use_gpu_aware_mpi */
 #include <limits.h>
 
@@ -256,6 +255,22 @@ static PetscMPIInt Owner(PetscInt c, const PetscInt start[], PetscMPIInt n)
   return lo;
 }
 
+/* The box of a DMDA's local arrays ghosted width nodes deep (a box stencil, no periodic boundaries),
+   clipped to the grid */
+PetscErrorCode PatchworkDMDAGhostBox(DM dm, PetscInt width, PetscInt gs[3], PetscInt gm[3])
+{
+  PetscInt dim, N[3], xs[3], xm[3];
+
+  PetscFunctionBegin;
+  PetscCall(DMDAGetInfo(dm, &dim, &N[0], &N[1], &N[2], NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+  PetscCall(DMDAGetCorners(dm, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
+  for (PetscInt d = 0; d < 3; d++) {
+    gs[d] = d < dim ? PetscMax(0, xs[d] - width) : 0;
+    gm[d] = d < dim ? PetscMin(N[d], xs[d] + xm[d] + width) - gs[d] : 1;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /*
   PatchworkHaloCreate - The halo exchange of float or double arrays laid out like the global vectors of
   a DMDA and its ghosted local vectors, or ghosted width nodes deep.
@@ -310,12 +325,10 @@ PetscErrorCode PatchworkHaloCreate(DM dm, PetscInt width, PetscBool single, Pets
   else st = DMDA_STENCIL_BOX;
   PetscCall(DMDAGetOwnershipRanges(dm, &lr[0], &lr[1], &lr[2]));
   PetscCall(DMDAGetCorners(dm, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
+  PetscCall(PatchworkDMDAGhostBox(dm, width, gs, gm));
   narrow = PETSC_MAX_INT;
-  for (PetscInt d = 0; d < 3; d++) {
-    gs[d] = d < dim ? PetscMax(0, xs[d] - width) : 0;
-    gm[d] = d < dim ? PetscMin(N[d], xs[d] + xm[d] + width) - gs[d] : 1;
-    if (d < dim && m[d] > 1) narrow = PetscMin(narrow, xm[d]);
-  }
+  for (PetscInt d = 0; d < dim; d++)
+    if (m[d] > 1) narrow = PetscMin(narrow, xm[d]);
   PetscCall(PetscNew(&h));
   h->single = single;
   h->device = device;

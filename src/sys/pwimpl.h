@@ -93,6 +93,8 @@ PETSC_INTERN PetscErrorCode PatchworkCheckNCCL(int, const char[]);
    through NCCL or a CUDA-aware MPI (src/sys/halo.c): Patchwork's own messages */
 typedef struct _n_PatchworkHalo *PatchworkHalo;
 PETSC_INTERN PetscErrorCode PatchworkHaloCreate(DM, PetscInt, PetscBool, PetscBool, const PetscBool[], PatchworkHalo *);
+/* the box of the local arrays of such a halo width nodes deep */
+PETSC_INTERN PetscErrorCode PatchworkDMDAGhostBox(DM, PetscInt, PetscInt[3], PetscInt[3]);
 PETSC_INTERN PetscErrorCode PatchworkHaloGetLocalSize(PatchworkHalo, PetscInt *);
 PETSC_INTERN PetscErrorCode PatchworkHaloGetPath(PatchworkHalo, const char **);
 PETSC_INTERN PetscErrorCode PatchworkHaloToLocalBegin(PatchworkHalo, const void *, void *);

@@ -166,20 +166,16 @@ static PetscErrorCode SetUpSplitBoxes(PC_VertexPatch *vp, PC_VPLevel *L)
 static PetscErrorCode ChooseRedundant(PC_VertexPatch *vp, PC_VPLevel *L)
 {
   const PetscInt width = 2 * vp->degree - 1;
-  PetscInt       xs[3], xm[3], M[3], narrow = PETSC_MAX_INT, gnarrow;
+  PetscInt       xm[3], narrow = PETSC_MAX_INT, gnarrow;
 
   PetscFunctionBegin;
   L->redundant = PETSC_FALSE;
   if (!vp->redundant) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(DMDAGetCorners(L->dm, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
-  PetscCall(DMDAGetInfo(L->dm, NULL, &M[0], &M[1], &M[2], NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+  PetscCall(DMDAGetCorners(L->dm, NULL, NULL, NULL, &xm[0], &xm[1], &xm[2]));
   for (int d = 0; d < vp->dim; d++) narrow = PetscMin(narrow, xm[d]);
   PetscCallMPI(MPI_Allreduce(&narrow, &gnarrow, 1, MPIU_INT, MPI_MIN, PetscObjectComm((PetscObject)L->dm)));
   L->redundant = (PetscBool)(gnarrow >= width);
-  for (int d = 0; d < 3; d++) {
-    L->wgs[d] = d < vp->dim ? PetscMax(0, xs[d] - width) : 0;
-    L->wgm[d] = d < vp->dim ? PetscMin(M[d], xs[d] + xm[d] + width) - L->wgs[d] : 1;
-  }
+  PetscCall(PatchworkDMDAGhostBox(L->dm, width, L->wgs, L->wgm)); /* whalo's, by the same function */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -234,7 +230,6 @@ static PetscErrorCode SetUpSplitHalos(PC_VertexPatch *vp, PC_VPLevel *L)
     PetscCall(PatchworkHaloCreate(L->dm, 2 * k - 1, vp->single, vp->device, needed, &L->whalo));
     PetscCall(PetscFree(needed));
     PetscCall(PatchworkHaloGetLocalSize(L->whalo, &nw));
-    PetscCheck(nw == L->wgm[0] * L->wgm[1] * L->wgm[2], PETSC_COMM_SELF, PETSC_ERR_PLIB, "The wide halo has %" PetscInt_FMT " local entries, not %" PetscInt_FMT, nw, L->wgm[0] * L->wgm[1] * L->wgm[2]);
     for (int i = 0; i < VP_NLOC; i++) {
       if (i == VP_LR && vp->kernel != PATCHWORK_VP_KERNEL_SEPARATE) continue;
       PetscCall(PatchworkMalloc(vp->device, (size_t)nw * es, &L->wloc[i]));
