@@ -6,7 +6,7 @@
 # (tests/gpu/run.sh builds); logs go to $OUT (or build/bench-out), a short table is printed last.
 # On the most ranks the runs are repeated with Patchwork's exchanges through MPI (-patchwork_nccl 0,
 # names ending -mpi) beside NCCL (the default where built with it).
-#   NPS="1 2" PARTS="matmult solve weak amg lor halo latency" bash bench/multigpu.sh [LIMIT_S per run, default 300]
+#   NPS="1 2" PARTS="matmult solve gather weak amg lor halo latency" bash bench/multigpu.sh [LIMIT_S per run, default 300]
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build/bench-out}
@@ -42,7 +42,11 @@ for part in ${PARTS:-matmult solve weak}; do
     for np in $NPS; do run solve-n$np $np build/bench/bench_solve $GPU -degrees 7,3,1 -cells 64,128,256 -solvers ${SOLVERS:-vp-single,vp-double,mg-cheb} -restart 3 -log_view; done
     [ "$NMAX" -gt 1 ] && run solve-n$NMAX-mpi $NMAX build/bench/bench_solve $GPU -degrees 7,3,1 -cells 64,128,256 -solvers ${SOLVERS_MPI:-vp-single,vp-double} -restart 3 -log_view -patchwork_nccl 0
     # the boundary patches' corrections sent to their owners (two exchanges per color), as before redundancy
-    [ "$NMAX" -gt 1 ] && run solve-n$NMAX-two-exchanges $NMAX build/bench/bench_solve $GPU -degrees 7,3,1 -cells 64,128,256 -solvers ${SOLVERS_MPI:-vp-single,vp-double} -restart 3 -log_view -vp_pc_vertexpatch_redundant 0 ;;
+    [ "$NMAX" -gt 1 ] && run solve-n$NMAX-two-exchanges $NMAX build/bench/bench_solve $GPU -degrees 7,3,1 -cells 64,128,256 -solvers ${SOLVERS_MPI:-vp-single,vp-double} -restart 3 -log_view -vp_pc_vertexpatch_redundant 0 -vp_pc_vertexpatch_gather_nodes 0 ;;
+  gather) # PCVERTEXPATCH's coarse levels gathered from GATHER_NODES (0: every level shared) on the most ranks
+    for g in ${GATHER_NODES:-0 262144 16777216}; do
+      [ "$NMAX" -gt 1 ] && run solve-n$NMAX-gather-$g $NMAX build/bench/bench_solve $GPU -degrees 7,3,1 -cells 64,128,256 -solvers ${SOLVERS_MPI:-vp-single,vp-double} -restart 3 -vp_pc_vertexpatch_gather_nodes $g
+    done ;;
   weak) # about 90M DoF per GPU: Q7 with 64 cells per direction per GPU along z
     for np in $NPS; do run weak-n$np $np build/bench/bench_solve $GPU -degrees 7 -cells 64 -cells_z_factor $np -solvers ${SOLVERS:-vp-single,vp-double} -restart 3; done ;;
   amg) # PCPATCHAMG on the 7-point Laplacian (AMG_N^3 points, default 193: 7.2M) on 1 and N GPUs; on several

@@ -159,6 +159,16 @@ same_error() {
     awk -v a="$(echo "$a" | sed 's/.*l2err=//')" -v b="$(echo "$b" | sed 's/.*l2err=//')" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= 1e-5 * a) }'
 }
 
+# mpi_same_error N OPTIONS: poisson on N ranks gives the serial iterations and L2 error (to 1e-5 relative)
+mpi_same_error() {
+  local a b
+  a=$(summary $B/examples/poisson $2) || return 1
+  b=$(summary $MPIEXEC -n "$1" $B/examples/poisson $2) || return 1
+  echo "1 rank : $a"; echo "$1 ranks: $b"
+  [ -n "$a" ] && [ -n "$b" ] && [ "$(echo "$a" | grep -o 'its=[0-9]*')" = "$(echo "$b" | grep -o 'its=[0-9]*')" ] &&
+    awk -v a="$(echo "$a" | sed 's/.*l2err=//')" -v b="$(echo "$b" | sed 's/.*l2err=//')" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= 1e-5 * a) }'
+}
+
 # vp_mpi N DIM K CELLS [OPTIONS...]: the iteration count on N ranks is within 1 of the serial one
 vp_mpi() {
   local o="-dim $2 -degree $3 -cells $4 -rhs one -ksp_type gmres -ksp_pc_side right -ksp_rtol 1e-9 -pc_type vertexpatch ${*:5}" i1 in
@@ -187,13 +197,33 @@ vp_redundant() {
   a=$($MPIEXEC -n "$1" $B/examples/poisson $o 2>&1) || { echo "$a" | tail -n 20; return 1; }
   b=$($MPIEXEC -n "$1" $B/examples/poisson $o -pc_vertexpatch_redundant 0 2>&1) || { echo "$b" | tail -n 20; return 1; }
   grep 'boundary patches:' <<<"$a"
-  grep -q -E 'one exchange per color, on [1-9][0-9]* of [0-9]+ levels' <<<"$a" || { echo "no redundant level in -ksp_view"; return 1; }
-  grep -q 'on 0 of [0-9]* levels (-pc_vertexpatch_redundant 0' <<<"$b" || { echo "-pc_vertexpatch_redundant 0 not in -ksp_view"; return 1; }
+  grep -q -E 'one exchange per color, on [1-9][0-9]* of the [0-9]+ shared levels' <<<"$a" || { echo "no redundant level in -ksp_view"; return 1; }
+  grep -q 'on 0 of the [0-9]* shared levels (-pc_vertexpatch_redundant 0' <<<"$b" || { echo "-pc_vertexpatch_redundant 0 not in -ksp_view"; return 1; }
   ca=$(awk '$1 == "PWHalo" {print $2}' <<<"$a"); cb=$(awk '$1 == "PWHalo" {print $2}' <<<"$b")
   echo "PWHalo events: redundant $ca, two exchanges per color $cb"
   [ -n "$ca" ] && [ -n "$cb" ] && [ "$ca" -lt "$cb" ] || return 1
   ha=$(grep 'KSP Residual' <<<"$a" | awk '{print $5}'); hb=$(grep 'KSP Residual' <<<"$b" | awk '{print $5}')
   paste <(echo "$ha") <(echo "$hb") | awk 'NR == 1 { r0 = $1 } { d = $1 - $2; if (d < 0) d = -d; print "redundant " $1 "   two exchanges " $2; if (d > 1e-10 * r0 || $2 == "") bad = 1 }
+    END { exit !(NR > 1 && !bad) }'
+}
+
+# vp_gather N DIM K CELLS [OPTIONS...]: on N ranks the coarse levels gathered onto every rank (the
+# default; -ksp_view says which) give the serial residual history to 1e-10 of the initial residual, with
+# fewer exchanges (-log_view's PWHalo count) than the same levels shared (-pc_vertexpatch_gather_nodes 0)
+vp_gather() {
+  local o="-dim $2 -degree $3 -cells $4 -rhs one -ksp_type gmres -ksp_pc_side right -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_precision double -ksp_monitor ${*:5}" a b h1 ha ca cb
+  h1=$($B/examples/poisson $o | grep 'KSP Residual' | awk '{print $5}') || { echo "the serial run failed"; return 1; }
+  a=$($MPIEXEC -n "$1" $B/examples/poisson $o -ksp_view -log_view 2>&1) || { echo "$a" | tail -n 20; return 1; }
+  grep -E 'V-cycle, [0-9]+ levels|levels 0-[0-9]+ gathered' <<<"$a"
+  grep -q -E 'levels 0-[0-9]+ gathered' <<<"$a" || { echo "no gathered levels in -ksp_view"; return 1; }
+  if [ -z "${NO_SHARED:-}" ]; then # NO_SHARED=1: the partition does not allow these levels shared
+    b=$($MPIEXEC -n "$1" $B/examples/poisson $o -log_view -pc_vertexpatch_gather_nodes 0 2>&1) || { echo "$b" | tail -n 20; return 1; }
+    ca=$(awk '$1 == "PWHalo" {print $2}' <<<"$a"); cb=$(awk '$1 == "PWHalo" {print $2}' <<<"$b")
+    echo "PWHalo events: gathered $ca, shared $cb"
+    [ -n "$ca" ] && [ -n "$cb" ] && [ "$ca" -lt "$cb" ] || return 1
+  fi
+  ha=$(grep 'KSP Residual' <<<"$a" | awk '{print $5}')
+  paste <(echo "$h1") <(echo "$ha") | awk 'NR == 1 { r0 = $1 } { d = $1 - $2; if (d < 0) d = -d; print "1 rank " $1 "   gathered " $2; if (d > 1e-10 * r0 || $2 == "") bad = 1 }
     END { exit !(NR > 1 && !bad) }'
 }
 
@@ -456,22 +486,34 @@ run vertexpatch/mpi-n2-separate  vp_mpi 2 3 3 8 -pc_vertexpatch_kernel separate
 run vertexpatch/mpi-n4-history   vp_mpi_history 4 3 2 8
 run vertexpatch/mpi-n2-history-2d vp_mpi_history 2 2 3 16
 # the neighbours' boundary patches computed here (one exchange per color) against sending corrections
-run vertexpatch/redundant-n2-3d  vp_redundant 2 3 3 16 -pc_vertexpatch_precision double
-run vertexpatch/redundant-n4-2d  vp_redundant 4 2 4 16 -pc_vertexpatch_precision double
-run vertexpatch/redundant-n3-separate vp_redundant 3 3 2 12 -pc_vertexpatch_precision double -pc_vertexpatch_kernel separate
-run vertexpatch/redundant-n2-additive vp_redundant 2 2 3 16 -pc_vertexpatch_precision double -pc_vertexpatch_type additive
+run vertexpatch/redundant-n2-3d  vp_redundant 2 3 3 16 -pc_vertexpatch_precision double -pc_vertexpatch_gather_nodes 0
+run vertexpatch/redundant-n4-2d  vp_redundant 4 2 4 16 -pc_vertexpatch_precision double -pc_vertexpatch_gather_nodes 0
+run vertexpatch/redundant-n3-separate vp_redundant 3 3 2 12 -pc_vertexpatch_precision double -pc_vertexpatch_kernel separate -pc_vertexpatch_gather_nodes 0
+run vertexpatch/redundant-n2-additive vp_redundant 2 2 3 16 -pc_vertexpatch_precision double -pc_vertexpatch_type additive -pc_vertexpatch_gather_nodes 0
 run vertexpatch/redundant-n2-single vp_mpi_single 2 3 3 16
-run vertexpatch/redundant-n4-k1  vp_redundant 4 3 1 16 -pc_vertexpatch_precision double
+run vertexpatch/redundant-n4-k1  vp_redundant 4 3 1 16 -pc_vertexpatch_precision double -pc_vertexpatch_gather_nodes 0
 # the float cycle on several ranks: ghosts exchanged by the PC's float halo (src/sys/halo.c)
 run vertexpatch/mpi-single-n2-2d      vp_mpi_single 2 2 4 16
 run vertexpatch/mpi-single-n4-3d      vp_mpi_single 4 3 2 8
 run vertexpatch/mpi-single-n3-separate vp_mpi_single 3 2 3 16 -pc_vertexpatch_kernel separate
 run vertexpatch/mpi-single-n2-global  vp_mpi_single 2 3 3 8 -pc_vertexpatch_kernel global
 run vertexpatch/mpi-single-n2-additive vp_mpi_single 2 2 3 16 -pc_vertexpatch_type additive
-run vertexpatch/mpi-single-n2-coarse-ksp vp_mpi_single 2 2 2 12
-# the default levels respect the partition (3 ranks split the 33 z nodes of 3D Q4 on 8 cells: 2 levels)
+run vertexpatch/mpi-single-n2-coarse-ksp vp_mpi_single 2 2 2 12 -pc_vertexpatch_gather_nodes 0
+run vertexpatch/mpi-single-n2-coarse-ksp-gathered vp_mpi_single 2 2 2 12
+# the coarse levels gathered onto every rank (-pc_vertexpatch_gather_nodes): the serial cycle, fewer exchanges
+run vertexpatch/gather-n2-3d     vp_gather 2 3 3 16
+run vertexpatch/gather-n4-2d     vp_gather 4 2 4 32
+run vertexpatch/gather-n3-separate vp_gather 3 3 2 12 -pc_vertexpatch_kernel separate -pc_vertexpatch_gather_nodes 5000
+run vertexpatch/gather-n2-finest vp_gather 2 2 3 16 -pc_vertexpatch_gather_nodes 100000
+run vertexpatch/gather-n2-single vp_mpi_single 2 3 2 16 -ksp_view
+run vertexpatch/gather-n2-fmg    mpi_same_error 2 "-dim 3 -degree 2 -cells 16 $FMG"
+EXPECT_TEXT=1 run vertexpatch/refuse-gather-nodes expect_fail "-pc_vertexpatch_gather_nodes -3 is out of range: it must be >= 0" $B/examples/poisson -dim 2 -degree 2 -cells 8 $VP -pc_vertexpatch_gather_nodes -3
+# the default levels respect the partition where the levels are shared (3 ranks split the 33 z nodes of
+# 3D Q4 on 8 cells: 2 shared levels); gathered, the coarser ones are the serial run's
 run vertexpatch/mpi-n3-partition-levels vp_mpi 3 3 4 8
-run vertexpatch/err-levels-ranks expect_fail "split over 3 ranks" $MPIEXEC -n 3 $B/examples/poisson -dim 2 -degree 3 -cells 16 $VPS -pc_vertexpatch_levels 4
+run vertexpatch/err-levels-ranks expect_fail "split over 3 ranks" $MPIEXEC -n 3 $B/examples/poisson -dim 2 -degree 3 -cells 16 $VPS -pc_vertexpatch_levels 4 -pc_vertexpatch_gather_nodes 0
+NO_SHARED=1 run vertexpatch/gather-levels-n3 vp_gather 3 2 3 16 -pc_vertexpatch_levels 4 -pc_vertexpatch_gather_nodes 1
+run vertexpatch/gather-n8-levels bash -c "$MPIEXEC -n 8 $B/examples/poisson -dim 2 -degree 2 -cells 64 $VPS -ksp_view | grep -E 'V-cycle, 6 levels|gathered|summary' && $MPIEXEC -n 8 $B/examples/poisson -dim 2 -degree 2 -cells 64 $VPS -ksp_view -pc_vertexpatch_gather_nodes 0 | grep 'V-cycle, 5 levels'"
 run vertexpatch/cg-symmetric     $B/examples/poisson -dim 3 -degree 4 -cells 4 -ksp_type cg -pc_type vertexpatch -pc_vertexpatch_symmetric -ksp_max_it 8
 run vertexpatch/additive         $B/examples/poisson -dim 2 -degree 3 -cells 8 $VP -pc_vertexpatch_type additive -ksp_max_it 40
 run vertexpatch/smoother-only    $B/examples/poisson -dim 2 -degree 3 -cells 8 $VP -pc_vertexpatch_levels 1 -ksp_max_it 200
@@ -1047,7 +1089,10 @@ if command -v valgrind >/dev/null 2>&1; then
   run valgrind/poisson    valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $B/examples/poisson -dim 3 -degree 2 -cells 2
   run valgrind/vertexpatch-n2-single $MPIEXEC -n 2 valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
-                            $B/examples/poisson -dim 2 -degree 3 -cells 8 -ksp_type fgmres -pc_type vertexpatch -pc_vertexpatch_kernel separate
+                            $B/examples/poisson -dim 2 -degree 3 -cells 8 -ksp_type fgmres -pc_type vertexpatch -pc_vertexpatch_kernel separate -pc_vertexpatch_gather_nodes 0
+  # the coarse levels gathered (their PC on each rank, the gather and scatter), FMG through them, in float
+  run valgrind/vertexpatch-n2-gathered $MPIEXEC -n 2 valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+                            $B/examples/poisson -dim 3 -degree 2 -cells 8 -fmg -ksp_type fgmres -pc_type vertexpatch -pc_vertexpatch_gather_nodes 1000 -ksp_view
   # the double cycle and the operator on 2 ranks: the boundary halos and the split applies
   run valgrind/vertexpatch-n2-double $MPIEXEC -n 2 valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $B/examples/poisson -dim 3 -degree 3 -cells 4 -ksp_type fgmres -pc_type vertexpatch -pc_vertexpatch_precision double

@@ -117,19 +117,19 @@ for v in "single fused" "double fused" "single separate" "double separate" "sing
   if same_its_err "$vp_cpu" "$vp_gpu"; then row "vertexpatch-gpu-$1-$2" ok "$(echo "$vp_gpu" | sed 's/.*its=/its=/') (cpu $(echo "$vp_cpu" | grep -o 'l2err=.*'))"; else
     row "vertexpatch-gpu-$1-$2" FAIL "cpu: $vp_cpu gpu: ${vp_gpu:-$(tail -n 3 "$L/vertexpatch-gpu-$1-$2.log" | head -1)}"; fi
 done
-same_as_cpu vertexpatch-gpu-n2 2 1e-8 "precision: double" build/examples/poisson $VP -pc_vertexpatch_kernel separate -pc_vertexpatch_precision double
+same_as_cpu vertexpatch-gpu-n2 2 1e-8 "precision: double" build/examples/poisson $VP -pc_vertexpatch_kernel separate -pc_vertexpatch_precision double -pc_vertexpatch_gather_nodes 0
 # the float cycle on 2 and 3 ranks (ghosts exchanged by the PC's float halo, staged through the host) gives
 # the CPU's iterations and error on as many ranks (3 ranks: the 3-way split of the z nodes allows two
 # levels, so the coarse KSP runs too)
 for v in "2 fused" "2 separate" "2 global" "3 fused"; do
   set -- $v
-  o="$VP -pc_vertexpatch_precision single -pc_vertexpatch_kernel $2 ${*:3}"
+  o="$VP -pc_vertexpatch_precision single -pc_vertexpatch_kernel $2 -pc_vertexpatch_gather_nodes 0 ${*:3}"
   vp_cpu=$($MPI -n $1 build/examples/poisson $o 2>&1 | grep summary: | sed 's/ solve_s=.*//')
   vp_gpu=$($MPI -n $1 build/examples/poisson $o $GPU -ksp_view 2>&1 | tee "$L/vertexpatch-gpu-n$1-single-$2.log" | grep summary: | sed 's/ solve_s=.*//')
   if same_its_err "$vp_cpu" "$vp_gpu" && grep -q 'precision: single' "$L/vertexpatch-gpu-n$1-single-$2.log"; then row "vertexpatch-gpu-n$1-single-$2" ok "$(echo "$vp_gpu" | sed 's/.*its=/its=/') (cpu $(echo "$vp_cpu" | grep -o 'l2err=.*'))"; else
     row "vertexpatch-gpu-n$1-single-$2" FAIL "cpu: $vp_cpu gpu: ${vp_gpu:-$(tail -n 3 "$L/vertexpatch-gpu-n$1-single-$2.log" | head -1)}"; fi
 done
-check vp-memcheck-n2-single $MPI -n 2 compute-sanitizer --tool memcheck --error-exitcode 1 build/examples/poisson -dim 3 -degree 3 -cells 4 $GPU -pc_type vertexpatch -ksp_type fgmres
+check vp-memcheck-n2-single $MPI -n 2 compute-sanitizer --tool memcheck --error-exitcode 1 build/examples/poisson -dim 3 -degree 3 -cells 4 $GPU -pc_type vertexpatch -ksp_type fgmres -pc_vertexpatch_gather_nodes 0
 check poisson-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 build/examples/poisson -dim 3 -degree 3 -cells 3 $GPU
 check poisson-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 build/examples/poisson -dim 2 -degree 5 -cells 3 $GPU
 for v in fused separate global; do
@@ -155,15 +155,20 @@ same_as_cpu mgpu-poisson-cg-n2 $NP 1e-8 'vector type cuda' build/examples/poisso
 same_as_cpu mgpu-pcmg-n2 $NP 1e-8 'vector type cuda' build/examples/poisson -dim 3 -degree 3 -cells 16 -pc_type mg
 for v in "double fused 1e-8" "double separate 1e-8" "double global 1e-8" "single fused 1e-5" "single separate 1e-5" "single global 1e-5"; do
   set -- $v
-  same_as_cpu mgpu-vertexpatch-$1-$2-n2 $NP $3 "$HPATH" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_precision $1 -pc_vertexpatch_kernel $2
+  same_as_cpu mgpu-vertexpatch-$1-$2-n2 $NP $3 "$HPATH" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_precision $1 -pc_vertexpatch_kernel $2 -pc_vertexpatch_gather_nodes 0
 done
-same_as_cpu mgpu-vertexpatch-2d-n2 $NP 1e-5 "$HPATH" build/examples/poisson -dim 2 -degree 3 -cells 32 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch
-same_as_cpu mgpu-vertexpatch-cg-n2 $NP 1e-5 "$HPATH" build/examples/poisson -dim 3 -degree 3 -cells 16 -ksp_type cg -pc_type vertexpatch -pc_vertexpatch_symmetric
+same_as_cpu mgpu-vertexpatch-2d-n2 $NP 1e-5 "$HPATH" build/examples/poisson -dim 2 -degree 3 -cells 32 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_gather_nodes 0
+same_as_cpu mgpu-vertexpatch-cg-n2 $NP 1e-5 "$HPATH" build/examples/poisson -dim 3 -degree 3 -cells 16 -ksp_type cg -pc_type vertexpatch -pc_vertexpatch_symmetric -pc_vertexpatch_gather_nodes 0
 # the same exchanges through MPI (-patchwork_nccl 0), both precisions, and the operator alone
-same_as_cpu mgpu-vertexpatch-double-mpi-n2 $NP 1e-8 "$MPIPATH" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_precision double -patchwork_nccl 0
-same_as_cpu mgpu-vertexpatch-single-mpi-n2 $NP 1e-5 "$MPIPATH" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -patchwork_nccl 0
+same_as_cpu mgpu-vertexpatch-double-mpi-n2 $NP 1e-8 "$MPIPATH" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_precision double -patchwork_nccl 0 -pc_vertexpatch_gather_nodes 0
+same_as_cpu mgpu-vertexpatch-single-mpi-n2 $NP 1e-5 "$MPIPATH" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -patchwork_nccl 0 -pc_vertexpatch_gather_nodes 0
 # the boundary patches sent back to their owners (two exchanges per color) instead of computed here too
-same_as_cpu mgpu-vertexpatch-two-exchanges-n2 $NP 1e-8 "$HPATH" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_precision double -pc_vertexpatch_redundant 0
+same_as_cpu mgpu-vertexpatch-two-exchanges-n2 $NP 1e-8 "$HPATH" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_precision double -pc_vertexpatch_redundant 0 -pc_vertexpatch_gather_nodes 0
+# the coarse levels gathered onto both GPUs (the default; here from the level of at most 5000 nodes, so that
+# the finer ones stay shared), both precisions, and FMG through them
+same_as_cpu mgpu-vertexpatch-gathered-double-n2 $NP 1e-8 "levels 0-" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_precision double -pc_vertexpatch_gather_nodes 5000
+same_as_cpu mgpu-vertexpatch-gathered-single-n2 $NP 1e-5 "levels 0-" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_gather_nodes 5000
+same_as_cpu mgpu-vertexpatch-gathered-fmg-n2 $NP 1e-5 "levels 0-" build/examples/poisson -dim 3 -degree 3 -cells 16 -fmg -ksp_type richardson -ksp_norm_type unpreconditioned -ksp_rtol 1e-9 -ksp_max_it 6 -pc_type vertexpatch
 same_as_cpu mgpu-poisson-cg-mpi-n2 $NP 1e-8 'vector type cuda' build/examples/poisson -dim 3 -degree 4 -cells 12 -patchwork_nccl 0
 check mgpu-plex-n2     $MPI -n $NP build/tests/mat/test_plex -dm_plex_simplex 0 $GPU -dm_mat_type aijcusparse -dm_plex_dim 3 -dm_plex_box_faces 3,2,3 -kmax 4 -curved -variable -dirichlet
 check mgpu-plex-hanging-n2 $MPI -n $NP build/tests/mat/test_plex -dm_plex_simplex 0 $GPU -dm_mat_type aijcusparse -tol 1e-13 -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 4,10,12,13,14,16,22 -kmax 4 -curved -variable -dirichlet
@@ -176,10 +181,11 @@ same_as_cpu mgpu-patchamg-geometric-n2 $NP 0.5 'on the GPU' build/examples/tets 
 #  cuIpcOpenMemHandle when a freed buffer's address comes back, and handles it; Patchwork checks every
 #  CUDA call it makes itself, and memcheck still reports every bad access)
 MC="compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 1"
-check mgpu-memcheck-vp-double $MPI -n $NP $MC build/examples/poisson -dim 3 -degree 3 -cells 6 $GPU -pc_type vertexpatch -ksp_type fgmres -pc_vertexpatch_precision double
-check mgpu-memcheck-vp-single $MPI -n $NP $MC build/examples/poisson -dim 3 -degree 3 -cells 6 $GPU -pc_type vertexpatch -ksp_type fgmres -pc_vertexpatch_kernel separate
-check mgpu-memcheck-vp-mpi $MPI -n $NP $MC build/examples/poisson -dim 3 -degree 3 -cells 6 $GPU -pc_type vertexpatch -ksp_type fgmres -pc_vertexpatch_precision double -patchwork_nccl 0
-check mgpu-racecheck-vp $MPI -n $NP compute-sanitizer --tool racecheck --error-exitcode 1 build/examples/poisson -dim 3 -degree 2 -cells 6 $GPU -pc_type vertexpatch -ksp_type fgmres
+check mgpu-memcheck-vp-double $MPI -n $NP $MC build/examples/poisson -dim 3 -degree 3 -cells 6 $GPU -pc_type vertexpatch -ksp_type fgmres -pc_vertexpatch_precision double -pc_vertexpatch_gather_nodes 0
+check mgpu-memcheck-vp-single $MPI -n $NP $MC build/examples/poisson -dim 3 -degree 3 -cells 6 $GPU -pc_type vertexpatch -ksp_type fgmres -pc_vertexpatch_kernel separate -pc_vertexpatch_gather_nodes 0
+check mgpu-memcheck-vp-mpi $MPI -n $NP $MC build/examples/poisson -dim 3 -degree 3 -cells 6 $GPU -pc_type vertexpatch -ksp_type fgmres -pc_vertexpatch_precision double -patchwork_nccl 0 -pc_vertexpatch_gather_nodes 0
+check mgpu-memcheck-vp-gathered $MPI -n $NP $MC build/examples/poisson -dim 3 -degree 2 -cells 8 $GPU -pc_type vertexpatch -ksp_type fgmres -fmg -pc_vertexpatch_gather_nodes 1000
+check mgpu-racecheck-vp $MPI -n $NP compute-sanitizer --tool racecheck --error-exitcode 1 build/examples/poisson -dim 3 -degree 2 -cells 6 $GPU -pc_type vertexpatch -ksp_type fgmres -pc_vertexpatch_gather_nodes 0
 check mgpu-memcheck-aij $MPI -n $NP $MC build/tests/mat/test_tensor_aij $GPU -kmax 3
 # the prefix's Open MPI pins its shared-memory segment in /dev/shm (its openmpi-mca-params.conf): no
 # cuMemHostRegister warning at start-up in any of the runs above

@@ -4,7 +4,7 @@
 #include "../tensor/cartesian.h"
 
 /* Levels the cells allow: every coarsening halves an even number of at least 4 cells per direction */
-static PetscInt MaxLevelsOfCells(PetscInt dim, const PetscInt cells[])
+PetscInt PatchworkMaxLevelsOfCells(PetscInt dim, const PetscInt cells[])
 {
   PetscInt n = 1, c[3] = {cells[0], cells[1], cells[2]};
 
@@ -29,12 +29,14 @@ static PetscInt MaxLevelsOfCells(PetscInt dim, const PetscInt cells[])
 */
 PetscErrorCode PatchworkMaxLevels(const PatchworkTensorInfo *info, PetscInt *maxl, char why[], size_t len)
 {
-  MPI_Comm comm = PetscObjectComm((PetscObject)info->dm);
+  MPI_Comm comm;
   PetscInt ranks[3], width[3], wmin[3];
 
   PetscFunctionBegin;
-  *maxl = MaxLevelsOfCells(info->dim, info->cells);
+  *maxl = PatchworkMaxLevelsOfCells(info->dim, info->cells);
   PetscCall(PetscSNPrintf(why, len, "every coarsening halves an even number of at least 4 cells per direction"));
+  if (!info->dm) PetscFunctionReturn(PETSC_SUCCESS); /* an operator without a DM: one rank, no partition */
+  comm = PetscObjectComm((PetscObject)info->dm);
   PetscCall(DMDAGetInfo(info->dm, NULL, NULL, NULL, NULL, &ranks[0], &ranks[1], &ranks[2], NULL, NULL, NULL, NULL, NULL, NULL));
   PetscCall(DMDAGetCorners(info->dm, NULL, NULL, NULL, &width[0], &width[1], &width[2]));
   PetscCallMPI(MPI_Allreduce(width, wmin, 3, MPIU_INT, MPI_MIN, comm));

@@ -28,6 +28,8 @@ static PetscErrorCode PCSetFromOptions_VertexPatch(PC pc, PatchworkOptionItems P
   PetscCall(PetscOptionsEnum("-pc_vertexpatch_precision", "Precision of the V-cycle (the Krylov method stays in double)", "PCVertexPatchSetPrecision", PatchworkPrecisions, (PetscEnum)vp->precision, (PetscEnum *)&vp->precision, NULL));
   PetscCall(PetscOptionsBool("-pc_vertexpatch_symmetric", "Post-smoothing sweeps the colors in reverse order: a symmetric V-cycle, for CG", "PCVERTEXPATCH", vp->symmetric, &vp->symmetric, NULL));
   PetscCall(PetscOptionsBool("-pc_vertexpatch_redundant", "Several ranks: each rank also runs its neighbours' patches that reach into its nodes, one exchange per color instead of two", "PCVERTEXPATCH", vp->redundant, &vp->redundant, NULL));
+  PetscCall(PetscOptionsInt("-pc_vertexpatch_gather_nodes", "Several ranks: the coarse levels of at most this many nodes run whole on every rank, gathered once per cycle (0: never; default 2097152 on GPU vectors, 4096 on the CPU)", "PCVERTEXPATCH", vp->gather_nodes, &vp->gather_nodes, NULL));
+  PetscCheck(vp->gather_nodes >= 0 || vp->gather_nodes == PETSC_DEFAULT, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-%spc_vertexpatch_gather_nodes %" PetscInt_FMT " is out of range: it must be >= 0 (0: never gather)", ((PetscObject)pc)->prefix ? ((PetscObject)pc)->prefix : "", vp->gather_nodes);
   PetscCall(PetscOptionsReal("-pc_vertexpatch_omega", "Damping w of the additive smoother, 0 <= w <= 1 (0: 1/2^dim)", "PCVERTEXPATCH", vp->omega, &vp->omega, NULL));
   PetscOptionsHeadEnd();
   /* each of the 2^dim colors corrects by exact patch solves: a damping above 1 overshoots even one patch */
@@ -39,6 +41,7 @@ static PetscErrorCode PCView_VertexPatch(PC pc, PetscViewer viewer)
 {
   PC_VertexPatch *vp = (PC_VertexPatch *)pc->data;
   PetscBool       ascii;
+  char            how[64];
 
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
@@ -47,10 +50,10 @@ static PetscErrorCode PCView_VertexPatch(PC pc, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  not set up\n"));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  V-cycle, %" PetscInt_FMT " levels, Q%" PetscInt_FMT " in %" PetscInt_FMT "D, matrix-free operators and Q%" PetscInt_FMT " transfers\n", vp->nlevels, vp->degree, vp->dim, vp->degree));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  smoother: %s vertex-patch Schwarz, %" PetscInt_FMT " colors (post-smoothing in %s order: %s), %" PetscInt_FMT " pre- and post-smoothing step(s), ", PatchworkVPTypes[vp->type], (PetscInt)1 << vp->dim, vp->symmetric ? "reverse" : "the same", vp->symmetric ? "symmetric" : "nonsymmetric, use GMRES", vp->smooth_steps));
-  if (vp->type == PATCHWORK_VP_ADDITIVE) PetscCall(PetscViewerASCIIPrintf(viewer, "damping %g\n", (double)vp->levels[0].patch.omega));
-  else PetscCall(PetscViewerASCIIPrintf(viewer, "%s kernel\n", PatchworkVPKernels[vp->kernel]));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  V-cycle, %" PetscInt_FMT " levels, Q%" PetscInt_FMT " in %" PetscInt_FMT "D, matrix-free operators and Q%" PetscInt_FMT " transfers\n", vp->nlevels + vp->ngathered, vp->degree, vp->dim, vp->degree));
+  if (vp->type == PATCHWORK_VP_ADDITIVE) PetscCall(PetscSNPrintf(how, sizeof(how), "damping %g", (double)vp->levels[0].patch.omega));
+  else PetscCall(PetscSNPrintf(how, sizeof(how), "%s kernel", PatchworkVPKernels[vp->kernel]));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  smoother: %s vertex-patch Schwarz, %" PetscInt_FMT " colors (post-smoothing in %s order: %s), %" PetscInt_FMT " pre- and post-smoothing step(s), %s\n", PatchworkVPTypes[vp->type], (PetscInt)1 << vp->dim, vp->symmetric ? "reverse" : "the same", vp->symmetric ? "symmetric" : "nonsymmetric, use GMRES", vp->smooth_steps, how));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  local solver: exact, fast diagonalization of the (2k-1)^%" PetscInt_FMT " = %" PetscInt_FMT " patch unknowns (1D generalized eigenproblems of size %" PetscInt_FMT ")\n", vp->dim, (PetscInt)PetscPowInt(2 * vp->degree - 1, vp->dim), 2 * vp->degree - 1));
   if (vp->single) PetscCall(PetscViewerASCIIPrintf(viewer, "  precision: single (float V-cycle on the %s, double outside)\n", vp->device ? "GPU" : "CPU"));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "  precision: double\n"));
@@ -65,7 +68,7 @@ static PetscErrorCode PCView_VertexPatch(PC pc, PetscViewer viewer)
     for (PetscInt l = 0; l < vp->nlevels; l++) nred += vp->levels[l].redundant;
     PetscCall(PatchworkHaloGetPath(vp->levels[vp->nlevels - 1].redundant ? vp->levels[vp->nlevels - 1].whalo : vp->levels[vp->nlevels - 1].bhalo, &path));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  %d ranks: interior patches on the owned arrays, the boundary layer through a halo of its nodes, %s\n", size, path));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  boundary patches: the neighbours' too, one exchange per color, on %" PetscInt_FMT " of %" PetscInt_FMT " levels%s\n", nred, vp->nlevels,
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  boundary patches: the neighbours' too, one exchange per color, on %" PetscInt_FMT " of the %" PetscInt_FMT " shared levels%s\n", nred, vp->nlevels,
                                      !vp->redundant ? " (-pc_vertexpatch_redundant 0: corrections sent to their owners, two exchanges per color)" : nred < vp->nlevels ? " (on the others a rank's box is narrower than 2k - 1 nodes)" : ""));
   }
   for (PetscInt l = vp->nlevels - 1; l >= 0; l--) {
@@ -73,10 +76,11 @@ static PetscErrorCode PCView_VertexPatch(PC pc, PetscViewer viewer)
     PetscInt    N;
 
     PetscCall(MatGetSize(L->A, &N, NULL));
-    if (vp->dim == 2) PetscCall(PetscViewerASCIIPrintf(viewer, "  level %" PetscInt_FMT ": %" PetscInt_FMT " x %" PetscInt_FMT " cells, %" PetscInt_FMT " DoFs\n", l, L->cells[0], L->cells[1], N));
-    else PetscCall(PetscViewerASCIIPrintf(viewer, "  level %" PetscInt_FMT ": %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " cells, %" PetscInt_FMT " DoFs\n", l, L->cells[0], L->cells[1], L->cells[2], N));
+    if (vp->dim == 2) PetscCall(PetscViewerASCIIPrintf(viewer, "  level %" PetscInt_FMT ": %" PetscInt_FMT " x %" PetscInt_FMT " cells, %" PetscInt_FMT " DoFs\n", l + vp->ngathered, L->cells[0], L->cells[1], N));
+    else PetscCall(PetscViewerASCIIPrintf(viewer, "  level %" PetscInt_FMT ": %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " cells, %" PetscInt_FMT " DoFs\n", l + vp->ngathered, L->cells[0], L->cells[1], L->cells[2], N));
   }
-  if (vp->nlevels > 1) {
+  if (vp->gathered) PetscCall(PCVertexPatchGatherView(pc, viewer));
+  else if (vp->nlevels > 1) {
     if (vp->coarse_patch) PetscCall(PetscViewerASCIIPrintf(viewer, "  coarse solve: exact, the coarsest level is one vertex patch\n"));
     else {
       PetscCall(PetscViewerASCIIPrintf(viewer, "  coarse solve: KSP on level 0 (options prefix %spc_vertexpatch_coarse_)\n", ((PetscObject)pc)->prefix ? ((PetscObject)pc)->prefix : ""));
@@ -121,7 +125,7 @@ static PetscErrorCode PCVertexPatchGetLevels_VP(PC pc, PetscInt *n)
   PC_VertexPatch *vp = (PC_VertexPatch *)pc->data;
 
   PetscFunctionBegin;
-  *n = vp->levels ? vp->nlevels : vp->nlevels_req;
+  *n = vp->levels ? vp->nlevels + vp->ngathered : vp->nlevels_req;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -328,6 +332,7 @@ PetscErrorCode PCVertexPatchSetSmoothSteps(PC pc, PetscInt n)
 . -pc_vertexpatch_symmetric <false>                    - post-smoothing sweeps the colors in reverse order: a symmetric V-cycle for CG
 . -pc_vertexpatch_omega <0>                            - damping of the additive smoother (0: 1/2^dim)
 . -pc_vertexpatch_redundant <true>                     - several ranks: each rank also runs the neighbours' patches that reach into its nodes (one exchange per color, not two)
+. -pc_vertexpatch_gather_nodes <n>                     - several ranks: the coarse levels of at most n nodes run whole on every rank, gathered once per cycle (0: never; default 2097152 on GPU vectors, 4096 on the CPU)
 - -pc_vertexpatch_coarse_ksp_type, -pc_vertexpatch_coarse_pc_type - coarse solver when the coarsest level is more than one patch
 
   Notes:
@@ -335,7 +340,9 @@ PetscErrorCode PCVertexPatchSetSmoothSteps(PC pc, PetscInt n)
   Levels are made by coarsening the grid by two in every direction (`DMCoarsen()` on several ranks;
   on one rank the levels between the coarsest and the finest need no DM); operators on
   every level are matrix-free, prolongation is Q_k interpolation from parent to child cells and
-  restriction its transpose. After `MatPatchworkTensorSetCoefficients()` or
+  restriction its transpose. On several ranks the coarse levels (at most -pc_vertexpatch_gather_nodes
+  nodes) run whole on every rank: each gathers the first of them once per cycle and runs the rest
+  alone, so they exchange nothing, and the cycle is the one a single rank runs. After `MatPatchworkTensorSetCoefficients()` or
   `MatPatchworkTensorSetQuadrature()` on the same operator and `KSPSetOperators()` again, the next
   set-up refreshes what the coefficients enter and keeps the hierarchy (`PCView()` counts these);
   another operator, grid or precision is set up anew. Pre- and post-smoothing sweep the 2^dim colors in the same order, as in
@@ -361,6 +368,7 @@ PETSC_EXTERN PetscErrorCode PCCreate_VertexPatch(PC pc)
   vp->nlevels_req  = PETSC_DECIDE;
   vp->smooth_steps = 1;
   vp->redundant    = PETSC_TRUE;
+  vp->gather_nodes = PETSC_DEFAULT;
   vp->type         = PATCHWORK_VP_MULTIPLICATIVE;
   vp->kernel       = PATCHWORK_VP_KERNEL_FUSED;
   vp->precision    = PATCHWORK_PRECISION_SINGLE;

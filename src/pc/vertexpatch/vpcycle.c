@@ -492,14 +492,28 @@ static PetscErrorCode Prolong(PC_VertexPatch *vp, PC_VPLevel *L, PC_VPLevel *C)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* x = the exact solution on the coarsest level L */
+/* x on the gathered levels' finest L (several ranks): every rank runs them whole, a V-cycle or, in full
+   multigrid, their full multigrid cycle (vpgather.c), on L's double vectors */
+static PetscErrorCode Gathered(PC pc, PC_VPLevel *L, PetscBool fmg)
+{
+  PC_VertexPatch *vp = (PC_VertexPatch *)pc->data;
+
+  PetscFunctionBegin;
+  if (vp->single) PetscCall(FloatConvert(vp, L, L->v[VP_B], VP_B, PETSC_FALSE));
+  PetscCall(PCVertexPatchGatherSolve(pc, fmg));
+  if (vp->single) PetscCall(FloatConvert(vp, L, L->v[VP_X], VP_X, PETSC_TRUE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* x = the exact solution on the coarsest level L (or, gathered, the cycle of the levels below) */
 static PetscErrorCode CoarseSolve(PC pc, PC_VPLevel *L)
 {
   PC_VertexPatch *vp = (PC_VertexPatch *)pc->data;
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PATCHWORK_VPCoarse, pc, 0, 0, 0));
-  if (vp->coarse_patch) { /* the one patch is the whole problem: one local solve is exact */
+  if (vp->gathered) PetscCall(Gathered(pc, L, PETSC_FALSE));
+  else if (vp->coarse_patch) { /* the one patch is the whole problem: one local solve is exact */
     if (!vp->serial) PetscCall(BoundaryToLocal(vp, L, VP_B, VP_LB)); /* the boundary patches read b from the ghosted copy */
     PetscCall(Zero(vp, Global(L, VP_X)));
     PetscCall(PatchColor(vp, L, K_SMOOTH, (1 << vp->dim) - 1, VP_X, VP_X));
@@ -519,7 +533,7 @@ static PetscErrorCode Cycle(PC pc, PetscInt l, PetscBool zero_guess)
   PC_VPLevel     *L  = &vp->levels[l];
 
   PetscFunctionBegin;
-  if (l == 0 && vp->nlevels > 1) {
+  if (l == 0 && (vp->nlevels > 1 || vp->gathered)) {
     PetscCall(CoarseSolve(pc, L));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -538,10 +552,12 @@ static PetscErrorCode Cycle(PC pc, PetscInt l, PetscBool zero_guess)
 }
 
 /* Run body(pc) with the finest level's x and b being the caller's x and b: double precision works on
-   them directly, single precision converts b in and x out */
+   them directly, single precision converts b in and x out; then the Dirichlet rows' pass, unless the
+   finest level is a level of another PC's cycle (gathered), whose boundary nodes stay as the cycle
+   leaves them */
 typedef PetscErrorCode (*FinestBody)(PC);
 
-static PetscErrorCode OnCallerVectors(PC pc, Vec b, Vec x, FinestBody body)
+static PetscErrorCode OnCallerVectors(PC pc, Vec b, Vec x, FinestBody body, PetscBool boundary)
 {
   PC_VertexPatch *vp = (PC_VertexPatch *)pc->data;
   PC_VPLevel     *F  = &vp->levels[vp->nlevels - 1];
@@ -560,7 +576,7 @@ static PetscErrorCode OnCallerVectors(PC pc, Vec b, Vec x, FinestBody body)
     F->v[VP_B] = bs;
   }
   /* Dirichlet rows of the operator are the identity: pass their right-hand side through */
-  PetscCall(RunKernel(K_BOUNDARY, &vp->boundary, b, NULL, x, 0));
+  if (boundary) PetscCall(RunKernel(K_BOUNDARY, &vp->boundary, b, NULL, x, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -577,7 +593,7 @@ PetscErrorCode PCApply_VertexPatch(PC pc, Vec r, Vec z)
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PATCHWORK_VPApply, pc, r, z, 0));
-  PetscCall(OnCallerVectors(pc, r, z, VCycleBody));
+  PetscCall(OnCallerVectors(pc, r, z, VCycleBody, PETSC_TRUE));
   PetscCall(PetscLogEventEnd(PATCHWORK_VPApply, pc, r, z, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -590,12 +606,23 @@ static PetscErrorCode FMGBody(PC pc)
 
   PetscFunctionBegin;
   for (PetscInt l = vp->nlevels - 1; l >= 1; l--) PetscCall(Restrict(vp, &vp->levels[l], VP_B, &vp->levels[l - 1]));
-  PetscCall(Cycle(pc, 0, PETSC_TRUE));
+  if (vp->gathered) { /* the gathered levels' own full multigrid, level 0 included */
+    PetscCall(PetscLogEventBegin(PATCHWORK_VPCoarse, pc, 0, 0, 0));
+    PetscCall(Gathered(pc, &vp->levels[0], PETSC_TRUE));
+    PetscCall(PetscLogEventEnd(PATCHWORK_VPCoarse, pc, 0, 0, 0));
+  } else PetscCall(Cycle(pc, 0, PETSC_TRUE));
   for (PetscInt l = 1; l < vp->nlevels; l++) {
     PetscCall(Zero(vp, Global(&vp->levels[l], VP_X)));
     PetscCall(Prolong(vp, &vp->levels[l], &vp->levels[l - 1]));
     PetscCall(Cycle(pc, l, PETSC_FALSE));
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PCVertexPatchCycleWithin(PC pc, Vec b, Vec x, PetscBool fmg)
+{
+  PetscFunctionBegin;
+  PetscCall(OnCallerVectors(pc, b, x, fmg ? FMGBody : VCycleBody, PETSC_FALSE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -629,6 +656,6 @@ PetscErrorCode PCVertexPatchFMG(PC pc, Vec b, Vec x)
   PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCVERTEXPATCH, &is));
   PetscCheck(is, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONG, "PCVertexPatchFMG() needs a PC of type %s", PCVERTEXPATCH);
   PetscCall(PCSetUp(pc));
-  PetscCall(OnCallerVectors(pc, b, x, FMGBody));
+  PetscCall(OnCallerVectors(pc, b, x, FMGBody, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -8,6 +8,10 @@
 #include <patchwork/patch_kernel.h>
 #include <petsc/private/pcimpl.h> /* a new PC type fills pc->ops, like PETSc's own PCs */
 
+/* -pc_vertexpatch_gather_nodes by default: device vectors, host vectors */
+#define PCVERTEXPATCH_GATHER_NODES_DEVICE 2097152
+#define PCVERTEXPATCH_GATHER_NODES_HOST   4096
+
 /* The level vectors of the cycle: solution, right-hand side, residual, additive update */
 typedef enum {
   VP_X,
@@ -74,6 +78,7 @@ typedef struct {
   PetscReal            omega;                  /* additive damping; 0: 1/2^dim */
   PetscBool            symmetric;              /* post-smoothing sweeps the colors in reverse order */
   PetscBool            redundant;              /* several ranks: neighbours' boundary patches run here too */
+  PetscInt             gather_nodes;           /* several ranks: levels of at most this many nodes run gathered; PETSC_DEFAULT: by the vectors' side, 0: never */
   /* set up */
   PetscInt             dim, degree, nlevels;
   PetscBool            serial;                 /* one rank: kernels act on the global arrays */
@@ -82,6 +87,14 @@ typedef struct {
   PC_VPLevel          *levels;                 /* levels[0] coarsest, levels[nlevels-1] finest */
   PetscBool            coarse_patch;           /* coarsest level has one patch: its smoother is exact */
   KSP                  coarse_ksp;             /* otherwise a Krylov solve on the coarsest level */
+  /* several ranks, the coarse levels gathered (vpgather.c): levels[0] is then the finest of them, which
+     every rank gathers whole and hands to a PCVERTEXPATCH of its own on PETSC_COMM_SELF with the
+     ngathered coarser levels below it, so that they exchange nothing */
+  PetscInt             ngathered;              /* levels only the gathered PC has (0: none gathered) */
+  PetscInt             gather_limit;           /* gather_nodes as it applied */
+  PC                   gathered;               /* that PC, on the whole grid of levels[0] */
+  VecScatter           gather, scatter;        /* levels[0]'s vector to every rank's whole copy (natural order), and back */
+  Vec                  gb, gx;                 /* the whole copies */
   PatchworkTensorDesc  boundary;               /* finest level, owned nodes: Dirichlet rows pass through */
   /* what the set-up was made for beyond the coefficients (the grid is the finest level's: dm, cells):
      when none of it changed, PCSetUp() again refreshes only what the coefficients enter */
@@ -89,11 +102,23 @@ typedef struct {
   PatchworkVPType      setup_type;
   PatchworkVPKernel    setup_kernel;
   PetscBool            setup_redundant;
+  PetscInt             setup_gather_nodes;
   PetscInt             nrefresh;               /* set-ups since the last full one that refreshed only that */
 } PC_VertexPatch;
 
 PETSC_INTERN PetscErrorCode PCSetUp_VertexPatch(PC);
 PETSC_INTERN PetscErrorCode PCApply_VertexPatch(PC, Vec, Vec);
 PETSC_INTERN PetscErrorCode PCReset_VertexPatch(PC);
+
+/* the gathered coarse levels (vpgather.c) */
+PETSC_INTERN PetscErrorCode PCVertexPatchGatherLevels(PC, const PatchworkTensorInfo *, PetscInt, PetscInt, PetscInt *);
+PETSC_INTERN PetscErrorCode PCVertexPatchGatherSetUp(PC);
+PETSC_INTERN PetscErrorCode PCVertexPatchGatherRefresh(PC);
+PETSC_INTERN PetscErrorCode PCVertexPatchGatherSolve(PC, PetscBool);
+PETSC_INTERN PetscErrorCode PCVertexPatchGatherView(PC, PetscViewer);
+PETSC_INTERN PetscErrorCode PCVertexPatchGatherReset(PC);
+/* a cycle of pc on its finest level for x with right-hand side b, without the Dirichlet rows' pass:
+   what a level of the outer cycle runs (vpcycle.c) */
+PETSC_INTERN PetscErrorCode PCVertexPatchCycleWithin(PC, Vec, Vec, PetscBool);
 
 #endif

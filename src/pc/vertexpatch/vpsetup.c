@@ -30,6 +30,7 @@ PetscErrorCode PCReset_VertexPatch(PC pc)
   }
   PetscCall(PetscFree(vp->levels));
   PetscCall(KSPDestroy(&vp->coarse_ksp));
+  PetscCall(PCVertexPatchGatherReset(pc));
   vp->nlevels = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -253,7 +254,7 @@ static PetscErrorCode SameStructure(PC pc, const PatchworkTensorInfo *info, Pets
   if (!vp->levels || pc->flag == DIFFERENT_NONZERO_PATTERN) PetscFunctionReturn(PETSC_SUCCESS);
   L = &vp->levels[vp->nlevels - 1];
   PetscCall(PatchworkMatVectorsOnDevice(pc->pmat, &device));
-  *same = (PetscBool)(pc->pmat == L->A && info->dm == L->dm && info->degree == vp->setup_degree && info->cells[0] == L->cells[0] && info->cells[1] == L->cells[1] && info->cells[2] == L->cells[2] && device == vp->device && vp->type == vp->setup_type && vp->kernel == vp->setup_kernel && vp->redundant == vp->setup_redundant);
+  *same = (PetscBool)(pc->pmat == L->A && info->dm == L->dm && info->degree == vp->setup_degree && info->cells[0] == L->cells[0] && info->cells[1] == L->cells[1] && info->cells[2] == L->cells[2] && device == vp->device && vp->type == vp->setup_type && vp->kernel == vp->setup_kernel && vp->redundant == vp->setup_redundant && vp->gather_nodes == vp->setup_gather_nodes);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -284,6 +285,7 @@ static PetscErrorCode Refresh(PC pc, const PatchworkTensorInfo *info)
 
     PetscCall(PatchworkTensorFillDesc(info, PW_SCATTER_ATOMIC, vp->serial, &cells, &vp->boundary, NULL));
   }
+  PetscCall(PCVertexPatchGatherRefresh(pc));
   if (vp->coarse_ksp) { /* its operator changed: the KSP's PC (Jacobi's diagonal, ...) is made again */
     PetscCall(KSPSetOperators(vp->coarse_ksp, vp->levels[0].A, vp->levels[0].A));
     PetscCall(KSPSetUp(vp->coarse_ksp));
@@ -301,7 +303,7 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
   PatchworkTensorInfo info;
   PetscBool           ours;
   PetscMPIInt         size;
-  PetscInt            maxl;
+  PetscInt            maxl, top, n;
   char                why[256];
 
   PetscFunctionBegin;
@@ -332,17 +334,25 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
   vp->setup_type   = vp->type;
   vp->setup_kernel = vp->kernel;
   vp->setup_redundant = vp->redundant;
+  vp->setup_gather_nodes = vp->gather_nodes;
   vp->nrefresh     = 0;
   PetscCallMPI(MPI_Comm_size(comm, &size));
   vp->serial = size == 1 ? PETSC_TRUE : PETSC_FALSE;
   vp->single = (PetscBool)(vp->precision == PATCHWORK_PRECISION_SINGLE);
   PetscCall(PatchworkMatVectorsOnDevice(pc->pmat, &vp->device));
+  /* the levels the ranks share are limited by the partition (maxl); gathered ones only by the cells */
   PetscCall(PatchworkMaxLevels(&info, &maxl, why, sizeof(why)));
-  if (vp->nlevels_req == PETSC_DECIDE || vp->nlevels_req <= 0) vp->nlevels = maxl;
+  /* the default gathers more on the GPU, where a level's kernels take about as long as its exchanges
+     up to a few million nodes, than on the CPU */
+  vp->gather_limit = vp->gather_nodes == PETSC_DEFAULT ? (vp->device ? PCVERTEXPATCH_GATHER_NODES_DEVICE : PCVERTEXPATCH_GATHER_NODES_HOST) : vp->gather_nodes;
+  top = !vp->serial && vp->gather_limit > 0 ? PatchworkMaxLevelsOfCells(info.dim, info.cells) : maxl;
+  if (top > maxl) PetscCall(PetscSNPrintf(why, sizeof(why), "every coarsening halves an even number of at least 4 cells per direction"));
+  if (vp->nlevels_req == PETSC_DECIDE || vp->nlevels_req <= 0) n = top;
   else {
-    PetscCheck(vp->nlevels_req <= maxl, comm, PETSC_ERR_ARG_OUTOFRANGE, "The grid of %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " cells cannot be coarsened to %" PetscInt_FMT " levels (at most %" PetscInt_FMT ": %s)", info.cells[0], info.cells[1], info.dim == 3 ? info.cells[2] : 1, vp->nlevels_req, maxl, why);
-    vp->nlevels = vp->nlevels_req;
+    PetscCheck(vp->nlevels_req <= top, comm, PETSC_ERR_ARG_OUTOFRANGE, "The grid of %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " cells cannot be coarsened to %" PetscInt_FMT " levels (at most %" PetscInt_FMT ": %s)", info.cells[0], info.cells[1], info.dim == 3 ? info.cells[2] : 1, vp->nlevels_req, top, why);
+    n = vp->nlevels_req;
   }
+  PetscCall(PCVertexPatchGatherLevels(pc, &info, n, maxl, &vp->nlevels));
   PetscCall(PetscCalloc1(vp->nlevels, &vp->levels));
   {
     Mat *ops, *interp;
@@ -382,7 +392,7 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
       PetscCall(SetUpSplitBoxes(vp, L));
       PetscCall(SetUpSplitHalos(vp, L));
     }
-    PetscCall(RegisterLevelEvents(L, l));
+    PetscCall(RegisterLevelEvents(L, l + vp->ngathered));
   }
   {
     PatchworkTensorDesc cells;
@@ -390,6 +400,12 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
     PetscCall(PatchworkTensorFillDesc(&info, PW_SCATTER_ATOMIC, vp->serial, &cells, &vp->boundary, NULL));
   }
 
+  if (vp->ngathered) { /* the levels below levels[0] on every rank alone, in double on levels[0]'s vectors */
+    if (vp->single) PetscCall(MatCreateVecs(vp->levels[0].A, &vp->levels[0].v[VP_X], &vp->levels[0].v[VP_B]));
+    PetscCall(PCVertexPatchGatherSetUp(pc));
+    PetscCall(PetscLogEventEnd(PATCHWORK_VPSetUp, pc, 0, 0, 0));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   /* coarse solve: one patch holds every unknown when the coarsest grid has two cells per direction */
   vp->coarse_patch = PETSC_TRUE;
   for (PetscInt d = 0; d < vp->dim; d++) vp->coarse_patch = (PetscBool)(vp->coarse_patch && vp->levels[0].cells[d] == 2);
