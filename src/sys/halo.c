@@ -228,19 +228,6 @@ static PetscErrorCode ChoosePath(PatchworkHalo h)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The global node coordinates c of local entry l (dof entries a node, x fastest, in the box gs, gm), and
-   in how many directions they lie outside the owned box xs, xm */
-static PetscInt LocalEntry(PetscInt l, PetscInt dof, const PetscInt gs[3], const PetscInt gm[3], const PetscInt xs[3], const PetscInt xm[3], PetscInt c[3])
-{
-  PetscInt out = 0;
-
-  c[0] = l / dof % gm[0] + gs[0];
-  c[1] = l / dof / gm[0] % gm[1] + gs[1];
-  c[2] = l / dof / gm[0] / gm[1] + gs[2];
-  for (int d = 0; d < 3; d++) out += c[d] < xs[d] || c[d] >= xs[d] + xm[d];
-  return out;
-}
-
 /* The rank owning global node coordinate c of one direction, from the ownership starts (n + 1 of them) */
 static PetscMPIInt Owner(PetscInt c, const PetscInt start[], PetscMPIInt n)
 {
@@ -305,8 +292,8 @@ PetscErrorCode PatchworkHaloCreate(DM dm, PetscInt width, PetscBool single, Pets
   const PetscInt  *lr[3];
   const PetscInt   one = 1;
   PetscInt         dim, N[3], m[3], dof, sw, xs[3], xm[3], gs[3], gm[3], *start[3], nowned, nrem = 0, nself = 0, big, gbig, narrow, gnarrow;
-  PetscInt        *rank, *leaf, *root;
-  PetscMPIInt      myrank, *cnt, *outcnt, mr[3];
+  PetscInt        *leaf, *root, *first, *next; /* first[r]: where the ghosts of rank r start */
+  PetscMPIInt      myrank, size, *cnt, *outcnt, mr[3], *own[3];
   int             *want;
 
   PetscFunctionBegin;
@@ -334,6 +321,7 @@ PetscErrorCode PatchworkHaloCreate(DM dm, PetscInt width, PetscBool single, Pets
   h->device = device;
   PetscCall(PetscCommDuplicate(PetscObjectComm((PetscObject)dm), &h->comm, &h->tag));
   PetscCallMPI(MPI_Comm_rank(h->comm, &myrank));
+  PetscCallMPI(MPI_Comm_size(h->comm, &size));
   nowned    = xm[0] * xm[1] * xm[2] * dof;
   h->nlocal = gm[0] * gm[1] * gm[2] * dof;
   /* checked on all ranks at once so that they fail together: the ghosts of a rank's neighbours only (a
@@ -354,67 +342,82 @@ PetscErrorCode PatchworkHaloCreate(DM dm, PetscInt width, PetscBool single, Pets
     start[d][0] = 0;
     for (PetscInt r = 0; r < m[d]; r++) start[d][r + 1] = start[d][r] + lr[d][r];
   }
-  for (PetscInt l = 0; l < gm[0] * gm[1] * gm[2] * dof; l++) {
-    PetscInt c[3], out;
-
-    if (needed && !needed[l]) continue;
-    out = LocalEntry(l, dof, gs, gm, xs, xm, c);
-    if (st == DMDA_STENCIL_STAR && out > 1) continue;
-    if (out) nrem++;
-    else nself++;
+  /* the local entries in order (x fastest, dof entries a node): first counted, then placed, the ghosts
+     by owner (a counting sort, stable: by local index within one owner, for locality in the unpack) */
+  PetscCall(PetscCalloc1(size + 1, &first));
+  for (PetscInt d = 0; d < 3; d++) { /* the owner (in its direction) of each coordinate of the box */
+    PetscCall(PetscMalloc1(gm[d], &own[d]));
+    for (PetscInt i = 0; i < gm[d]; i++) own[d][i] = Owner(gs[d] + i, start[d], mr[d]);
   }
-  h->nself = nself;
-  PetscCall(PetscMalloc1(h->nself, &h->self_root));
-  PetscCall(PetscMalloc1(h->nself, &h->self_leaf));
-  PetscCall(PetscMalloc3(nrem, &rank, nrem, &leaf, nrem, &root));
-  for (PetscInt l = 0, s = 0, r = 0; l < gm[0] * gm[1] * gm[2] * dof; l++) {
-    PetscInt    c[3], o[3], idx, out;
-    PetscMPIInt owner[3], orank;
+  for (int pass = 0; pass < 2; pass++) {
+    PetscInt l = 0, s = 0;
 
-    if (needed && !needed[l]) continue;
-    out = LocalEntry(l, dof, gs, gm, xs, xm, c);
-    if (st == DMDA_STENCIL_STAR && out > 1) continue;
-    for (PetscInt d = 0; d < 3; d++) {
-      owner[d] = Owner(c[d], start[d], mr[d]);
-      o[d]     = c[d] - start[d][owner[d]];
+    for (PetscInt c2 = gs[2]; c2 < gs[2] + gm[2]; c2++) {
+      const PetscMPIInt w2 = own[2][c2 - gs[2]];
+      const PetscInt    o2 = c2 < xs[2] || c2 >= xs[2] + xm[2];
+
+      for (PetscInt c1 = gs[1]; c1 < gs[1] + gm[1]; c1++) {
+        const PetscMPIInt w1 = own[1][c1 - gs[1]];
+        const PetscInt    o1 = o2 + (c1 < xs[1] || c1 >= xs[1] + xm[1]);
+
+        for (PetscInt c0 = gs[0]; c0 < gs[0] + gm[0]; c0++) {
+          const PetscMPIInt w0    = own[0][c0 - gs[0]];
+          const PetscInt    out   = o1 + (c0 < xs[0] || c0 >= xs[0] + xm[0]);
+          const PetscMPIInt orank = w0 + mr[0] * (w1 + mr[1] * w2);
+          const PetscInt    node  = ((c2 - start[2][w2]) * lr[1][w1] + c1 - start[1][w1]) * lr[0][w0] + c0 - start[0][w0];
+
+          for (PetscInt f = 0; f < dof; f++, l++) {
+            if ((needed && !needed[l]) || (st == DMDA_STENCIL_STAR && out > 1)) continue;
+            if (pass == 0) { /* count */
+              if (orank == myrank) nself++;
+              else first[orank + 1]++;
+            } else if (orank == myrank) {
+              h->self_leaf[s]   = (int)l;
+              h->self_root[s++] = (int)(node * dof + f);
+            } else {
+              const PetscInt i = next[orank]++;
+
+              leaf[i] = l;
+              root[i] = node * dof + f;
+            }
+          }
+        }
+      }
     }
-    orank = owner[0] + mr[0] * (owner[1] + mr[1] * owner[2]);
-    idx   = ((o[2] * lr[1][owner[1]] + o[1]) * lr[0][owner[0]] + o[0]) * dof + l % dof;
-    if (orank == myrank) {
-      h->self_leaf[s]   = (int)l;
-      h->self_root[s++] = (int)idx;
-    } else {
-      rank[r]   = orank;
-      leaf[r]   = l;
-      root[r++] = idx;
+    if (pass == 1) break;
+    for (PetscMPIInt r = 0; r < size; r++) {
+      if (first[r + 1]) h->in.n++;
+      first[r + 1] += first[r];
     }
+    nrem     = first[size];
+    h->nself = nself;
+    PetscCall(PetscMalloc1(h->nself, &h->self_root));
+    PetscCall(PetscMalloc1(h->nself, &h->self_leaf));
+    PetscCall(PetscMalloc3(nrem, &leaf, nrem, &root, size, &next));
+    PetscCall(PetscArraycpy(next, first, size));
   }
   for (PetscInt d = 0; d < 3; d++) PetscCall(PetscFree(start[d]));
+  for (PetscInt d = 0; d < 3; d++) PetscCall(PetscFree(own[d]));
 
-  /* the ghosts by owner, and by local index within one owner (for locality in the unpack) */
-  PetscCall(PetscSortIntWithArrayPair(nrem, rank, leaf, root));
-  for (PetscInt i = 0; i < nrem; i++)
-    if (!i || rank[i] != rank[i - 1]) h->in.n++;
   PetscCall(PetscMalloc1(h->in.n, &h->in.rank));
   PetscCall(PetscMalloc1(h->in.n + 1, &h->in.off));
   PetscCall(PetscMalloc1(h->in.n, &cnt));
   PetscCall(PetscMalloc1(nrem, &h->in.idx));
   PetscCall(PetscMalloc1(nrem, &want));
   h->in.off[0] = 0;
-  for (PetscInt i = 0, r = 0; i < nrem; i++) {
-    if (i == nrem - 1 || rank[i + 1] != rank[i]) {
-      PetscCall(PetscMPIIntCast(rank[i], &h->in.rank[r]));
-      h->in.off[r + 1] = i + 1;
-      PetscCall(PetscMPIIntCast(i + 1 - h->in.off[r], &cnt[r]));
-      PetscCall(PetscSortIntWithArray(h->in.off[r + 1] - h->in.off[r], leaf + h->in.off[r], root + h->in.off[r]));
-      r++;
-    }
+  for (PetscMPIInt r = 0, i = 0; r < size; r++) {
+    if (first[r + 1] == first[r]) continue;
+    h->in.rank[i]     = r;
+    h->in.off[i + 1]  = first[r + 1];
+    PetscCall(PetscMPIIntCast(first[r + 1] - first[r], &cnt[i]));
+    i++;
   }
   for (PetscInt i = 0; i < nrem; i++) {
     h->in.idx[i] = (int)leaf[i];
     want[i]      = (int)root[i];
   }
-  PetscCall(PetscFree3(rank, leaf, root));
+  PetscCall(PetscFree3(leaf, root, next));
+  PetscCall(PetscFree(first));
 
   /* tell each owner how many of its entries we read, then which */
   PetscCall(PetscCommBuildTwoSided(h->comm, 1, MPI_INT, h->in.n, h->in.rank, cnt, &h->out.n, &h->out.rank, &outcnt));
