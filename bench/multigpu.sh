@@ -40,9 +40,10 @@ for part in ${PARTS:-matmult solve weak}; do
     done ;;
   solve) # strong scaling: Q7 90.5M, Q3 57.1M, Q1 17M DoF
     for np in $NPS; do run solve-n$np $np build/bench/bench_solve $GPU -degrees 7,3,1 -cells 64,128,256 -solvers ${SOLVERS:-vp-single,vp-double,mg-cheb} -restart 3 -log_view; done
-    [ "$NMAX" -gt 1 ] && run solve-n$NMAX-mpi $NMAX build/bench/bench_solve $GPU -degrees 7,3,1 -cells 64,128,256 -solvers ${SOLVERS_MPI:-vp-single,vp-double} -restart 3 -log_view -patchwork_nccl 0
+    # SOLVE_VARIANTS: which of the variants below run (default both)
+    [ "$NMAX" -gt 1 ] && [[ ${SOLVE_VARIANTS-mpi two} == *mpi* ]] && run solve-n$NMAX-mpi $NMAX build/bench/bench_solve $GPU -degrees 7,3,1 -cells 64,128,256 -solvers ${SOLVERS_MPI:-vp-single,vp-double} -restart 3 -log_view -patchwork_nccl 0
     # the boundary patches' corrections sent to their owners (two exchanges per color), as before redundancy
-    [ "$NMAX" -gt 1 ] && run solve-n$NMAX-two-exchanges $NMAX build/bench/bench_solve $GPU -degrees 7,3,1 -cells 64,128,256 -solvers ${SOLVERS_MPI:-vp-single,vp-double} -restart 3 -log_view -vp_pc_vertexpatch_redundant 0 -vp_pc_vertexpatch_gather_nodes 0 ;;
+    [ "$NMAX" -gt 1 ] && [[ ${SOLVE_VARIANTS-mpi two} == *two* ]] && run solve-n$NMAX-two-exchanges $NMAX build/bench/bench_solve $GPU -degrees 7,3,1 -cells 64,128,256 -solvers ${SOLVERS_MPI:-vp-single,vp-double} -restart 3 -log_view -vp_pc_vertexpatch_redundant 0 -vp_pc_vertexpatch_gather_nodes 0 ;;
   gather) # PCVERTEXPATCH's coarse levels gathered from GATHER_NODES (0: every level shared) on the most ranks
     for g in ${GATHER_NODES:-0 262144 16777216}; do
       [ "$NMAX" -gt 1 ] && run solve-n$NMAX-gather-$g $NMAX build/bench/bench_solve $GPU -degrees 7,3,1 -cells 64,128,256 -solvers ${SOLVERS_MPI:-vp-single,vp-double} -restart 3 -vp_pc_vertexpatch_gather_nodes $g

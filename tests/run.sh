@@ -518,6 +518,9 @@ run vertexpatch/cg-symmetric     $B/examples/poisson -dim 3 -degree 4 -cells 4 -
 run vertexpatch/additive         $B/examples/poisson -dim 2 -degree 3 -cells 8 $VP -pc_vertexpatch_type additive -ksp_max_it 40
 run vertexpatch/smoother-only    $B/examples/poisson -dim 2 -degree 3 -cells 8 $VP -pc_vertexpatch_levels 1 -ksp_max_it 200
 run vertexpatch/coarse-ksp       $B/examples/poisson -dim 2 -degree 2 -cells 12 $VP -ksp_view
+# the coarse KSP's default PC, the level's symmetric smoother: at most 8 CG iterations on 3D Q3 with 3^3
+# coarse cells (measured 6; Jacobi needs 28-33 there, so the bound would catch a fall back to it)
+run vertexpatch/coarse-ksp-smoother bash -c "set -o pipefail; $B/examples/poisson -dim 3 -degree 3 -cells 12 $VP -pc_vertexpatch_coarse_ksp_converged_reason | grep 'Linear pc_vertexpatch_coarse_' | awk '{print; if (\$NF > 8 || \$0 !~ /CONVERGED/) bad = 1} END {exit bad || NR == 0}'"
 run vertexpatch/coarse-ksp-single same_error "-dim 2 -degree 2 -cells 12 $VPS -pc_vertexpatch_precision double" "-dim 2 -degree 2 -cells 12 $VPS"
 run vertexpatch/fmg              $B/examples/poisson -dim 3 -degree 3 -cells 8 -fmg -rhs one -ksp_type richardson -ksp_norm_type unpreconditioned -ksp_rtol 1e-9 -pc_type vertexpatch -ksp_max_it 4
 # PCSetUp again for new coefficients on the same grid refreshes the set-up (hierarchy, transfers, vectors

@@ -333,7 +333,7 @@ PetscErrorCode PCVertexPatchSetSmoothSteps(PC pc, PetscInt n)
 . -pc_vertexpatch_omega <0>                            - damping of the additive smoother (0: 1/2^dim)
 . -pc_vertexpatch_redundant <true>                     - several ranks: each rank also runs the neighbours' patches that reach into its nodes (one exchange per color, not two)
 . -pc_vertexpatch_gather_nodes <n>                     - several ranks: the coarse levels of at most n nodes run whole on every rank, gathered once per cycle (0: never; default 2097152 on GPU vectors, 4096 on the CPU)
-- -pc_vertexpatch_coarse_ksp_type, -pc_vertexpatch_coarse_pc_type - coarse solver when the coarsest level is more than one patch
+- -pc_vertexpatch_coarse_ksp_type, -pc_vertexpatch_coarse_pc_type - coarse solver when the coarsest level is more than one patch (default CG with the level's symmetric smoother)
 
   Notes:
   The preconditioning matrix must come from `MatCreatePatchworkTensor()` with Dirichlet conditions.
