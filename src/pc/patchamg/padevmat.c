@@ -124,6 +124,15 @@ static PetscErrorCode MatDestroy_DeviceCSR(Mat B)
    stored for MatMultTranspose */
 PetscErrorCode PCPatchAMGMatCreateDevice(PatchworkCSRMatrix *M, PetscBool transpose, Mat *B)
 {
+  PetscFunctionBegin;
+  PetscCall(PCPatchAMGMatCreateDeviceOn(PETSC_COMM_SELF, M, transpose, B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The same on comm, M being this rank's rows and columns of a block-diagonal matrix (several ranks: a
+   prolongator whose aggregates stay on their rank), applied to the local parts of the vectors */
+PetscErrorCode PCPatchAMGMatCreateDeviceOn(MPI_Comm comm, PatchworkCSRMatrix *M, PetscBool transpose, Mat *B)
+{
   DeviceCSR *d;
   void      *stream;
 
@@ -135,7 +144,7 @@ PetscErrorCode PCPatchAMGMatCreateDevice(PatchworkCSRMatrix *M, PetscBool transp
     PetscCall(PatchworkGetDeviceStream(&stream));
     PatchworkCallKernel(PatchworkCSRTransposeCUDA(&d->M, &d->T, stream));
   }
-  PetscCall(MatCreateShell(PETSC_COMM_SELF, d->M.nrow, d->M.ncol, d->M.nrow, d->M.ncol, d, B));
+  PetscCall(MatCreateShell(comm, d->M.nrow, d->M.ncol, PETSC_DETERMINE, PETSC_DETERMINE, d, B));
   PetscCall(MatShellSetOperation(*B, MATOP_DESTROY, PatchworkShellOp(MatDestroy_DeviceCSR)));
   PetscCall(MatShellSetVecType(*B, VECCUDA));
   PetscCall(MatShellSetOperation(*B, MATOP_MULT, PatchworkShellOp(MatMult_DeviceCSR)));
@@ -253,8 +262,6 @@ PetscErrorCode PCPatchAMGMatGetAIJ(Mat A, Mat *aij)
 {
   DeviceCSR         *d;
   PatchworkCSRMatrix h;
-  void              *stream;
-  int                err = 0;
 
   PetscFunctionBegin;
   PetscCall(DeviceCSRGet(A, &d));
@@ -264,18 +271,47 @@ PetscErrorCode PCPatchAMGMatGetAIJ(Mat A, Mat *aij)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCheck(d->M.val, PETSC_COMM_SELF, PETSC_ERR_SUP, "PCPATCHAMG: this level matrix keeps its values in single precision only");
-  h = d->M;
-  PetscCall(PetscMalloc3(h.nrow + 1, &h.ptr, h.nnz, &h.col, h.nnz, &h.val));
-  PetscCall(PatchworkGetDeviceStream(&stream));
-  err = PatchworkDeviceCopyToHost(h.ptr, d->M.ptr, sizeof(int) * ((size_t)h.nrow + 1), stream);
-  if (!err && h.nnz) err = PatchworkDeviceCopyToHost(h.col, d->M.col, sizeof(int) * (size_t)h.nnz, stream);
-  if (!err && h.nnz) err = PatchworkDeviceCopyToHost(h.val, d->M.val, sizeof(double) * (size_t)h.nnz, stream);
-  PatchworkCallKernel(err);
+  PetscCall(PCPatchAMGCSRToHost(&d->M, &h));
   PetscCall(PCPatchAMGMatCreateFromCSR(PETSC_COMM_SELF, MATSEQAIJCUSPARSE, h.nrow, h.ncol, (const PetscInt *)h.ptr, (const PetscInt *)h.col, (const PetscScalar *)h.val, aij));
-  PetscCall(PetscFree3(h.ptr, h.col, h.val));
+  PatchworkCSRMatrixFree(&h);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A host copy of the device CSR matrix d (free it with PatchworkCSRMatrixFree) */
+PetscErrorCode PCPatchAMGCSRToHost(const PatchworkCSRMatrix *d, PatchworkCSRMatrix *h)
+{
+  void *stream;
+  int   err;
+
+  PetscFunctionBegin;
+  *h     = *d;
+  h->ptr = (int *)malloc(sizeof(int) * ((size_t)d->nrow + 1));
+  h->col = (int *)malloc(sizeof(int) * ((size_t)d->nnz + 1));
+  h->val = (double *)malloc(sizeof(double) * ((size_t)d->nnz + 1));
+  PetscCheck(h->ptr && h->col && h->val, PETSC_COMM_SELF, PETSC_ERR_MEM, "PCPATCHAMG: no host memory for a copy of a %d x %d matrix with %d entries", d->nrow, d->ncol, d->nnz);
+  PetscCall(PatchworkGetDeviceStream(&stream));
+  err = PatchworkDeviceCopyToHost(h->ptr, d->ptr, sizeof(int) * ((size_t)d->nrow + 1), stream);
+  if (!err && d->nnz) err = PatchworkDeviceCopyToHost(h->col, d->col, sizeof(int) * (size_t)d->nnz, stream);
+  if (!err && d->nnz) err = PatchworkDeviceCopyToHost(h->val, d->val, sizeof(double) * (size_t)d->nnz, stream);
+  PatchworkCallKernel(err);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 #else
+PetscErrorCode PCPatchAMGMatCreateDeviceOn(MPI_Comm comm, PatchworkCSRMatrix *M, PetscBool transpose, Mat *B)
+{
+  (void)M;
+  (void)transpose;
+  (void)B;
+  SETERRQ(comm, PETSC_ERR_SUP, "PCPATCHAMG: level matrices on the device need a CUDA build");
+}
+
+PetscErrorCode PCPatchAMGCSRToHost(const PatchworkCSRMatrix *d, PatchworkCSRMatrix *h)
+{
+  (void)d;
+  (void)h;
+  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "PCPATCHAMG: level matrices on the device need a CUDA build");
+}
+
 PetscErrorCode PCPatchAMGMatCreateDevice(PatchworkCSRMatrix *M, PetscBool transpose, Mat *B)
 {
   (void)M;

@@ -7,6 +7,8 @@
 #include <petscmat.h>
 
 PETSC_INTERN PetscErrorCode PCPatchAMGMatCreateDevice(PatchworkCSRMatrix *, PetscBool, Mat *);
+PETSC_INTERN PetscErrorCode PCPatchAMGMatCreateDeviceOn(MPI_Comm, PatchworkCSRMatrix *, PetscBool, Mat *);
+PETSC_INTERN PetscErrorCode PCPatchAMGCSRToHost(const PatchworkCSRMatrix *, PatchworkCSRMatrix *);
 PETSC_INTERN PetscErrorCode PCPatchAMGMatGetDeviceCSR(Mat, const PatchworkCSRMatrix **);
 PETSC_INTERN PetscErrorCode PCPatchAMGMatDeviceGetValues(Mat, double **);
 PETSC_INTERN PetscErrorCode PCPatchAMGMatDeviceRestoreValues(Mat, double **);

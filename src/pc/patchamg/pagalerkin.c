@@ -62,8 +62,9 @@ PetscErrorCode PCPatchAMGUseProductKernels(PC pc, PetscBool *use)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The level matrix's CSR where the level's vectors live; restore with RestoreCSR */
-static PetscErrorCode GetCSR(PetscBool dev, Mat A, PatchworkCSR *csr)
+/* The level matrix's CSR where the level's vectors live (a sequential one: one rank's level matrix or
+   block); restore with PCPatchAMGRestoreCSR */
+PetscErrorCode PCPatchAMGGetCSR(PetscBool dev, Mat A, PatchworkCSR *csr)
 {
   PetscInt           n;
   const PetscInt    *ia, *ja;
@@ -82,7 +83,7 @@ static PetscErrorCode GetCSR(PetscBool dev, Mat A, PatchworkCSR *csr)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode RestoreCSR(PetscBool dev, Mat A, PatchworkCSR *csr)
+PetscErrorCode PCPatchAMGRestoreCSR(PetscBool dev, Mat A, PatchworkCSR *csr)
 {
   const PetscInt    *ia = (const PetscInt *)csr->ptr, *ja = (const PetscInt *)csr->col;
   const PetscScalar *va = (const PetscScalar *)csr->val;
@@ -144,7 +145,7 @@ PetscErrorCode PCPatchAMGProductKernels(PC pc, const PC_PatchAMGGraph *H, PetscI
   }
   PetscCall(VecGetArrayReadAndMemType(s, &sa, &mt));
   PetscCheck(PetscMemTypeDevice(mt) == dev, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCPATCHAMG: the level vector is not where the level lives");
-  PetscCall(GetCSR(dev, L->A, &A));
+  PetscCall(PCPatchAMGGetCSR(dev, L->A, &A));
   PetscCall(VecGetType(s, &vtype));
   PetscCall(VecCreate(PETSC_COMM_SELF, zc));
   PetscCall(VecSetSizes(*zc, H->L[l].naggs, H->L[l].naggs));
@@ -173,7 +174,7 @@ PetscErrorCode PCPatchAMGProductKernels(PC pc, const PC_PatchAMGGraph *H, PetscI
     err = PatchworkGalerkinCUDA(&A, Pd, &Ac, stream);
   } else err = PatchworkGalerkinRef(&A, &L->P_arrays, &Ac);
   PetscCheck(!err, PETSC_COMM_SELF, PETSC_ERR_LIB, "PCPATCHAMG: the Galerkin product of level %" PetscInt_FMT " failed (error %d)", l, err);
-  PetscCall(RestoreCSR(dev, L->A, &A));
+  PetscCall(PCPatchAMGRestoreCSR(dev, L->A, &A));
   /* the transfers in the relaxation's precision once the product no longer needs P's doubles */
   if (dev && pa->precision == PATCHWORK_PRECISION_SINGLE) PetscCall(PCPatchAMGMatDeviceSetSingle(L->P));
   if (dev) PetscCall(PCPatchAMGMatCreateDevice(&Ac, PETSC_FALSE, &C->A));

@@ -148,6 +148,11 @@ PETSC_INTERN PetscErrorCode PCPatchAMGSetUpGeometric(PC);
 PETSC_INTERN PetscErrorCode PCPatchAMGResetGeometric(PC);
 PETSC_INTERN PetscErrorCode PCPatchAMGUseProductKernels(PC, PetscBool *);
 PETSC_INTERN PetscErrorCode PCPatchAMGProductKernels(PC, const PC_PatchAMGGraph *, PetscInt, Vec, Vec, PC_PatchAMGLevel *, PC_PatchAMGLevel *, Vec *);
+PETSC_INTERN PetscErrorCode PCPatchAMGGetCSR(PetscBool, Mat, PatchworkCSR *);
+PETSC_INTERN PetscErrorCode PCPatchAMGRestoreCSR(PetscBool, Mat, PatchworkCSR *);
+/* several ranks: the same kernels on each rank's block (pampi.c) */
+PETSC_INTERN PetscErrorCode PCPatchAMGUseProductKernelsMPI(PC, Mat, PetscInt, PetscInt, PetscBool *);
+PETSC_INTERN PetscErrorCode PCPatchAMGProductKernelsMPI(PC, const PC_PatchAMGGraph *, PetscInt, Vec, Vec, PC_PatchAMGLevel *, PC_PatchAMGLevel *, Vec *);
 PETSC_INTERN PetscErrorCode PCPatchAMGGraphBuild(PC, Mat, PetscInt, PC_PatchAMGGraph *);
 PETSC_INTERN PetscErrorCode PCPatchAMGAggregationDefaults(PC, Mat);
 PETSC_INTERN PetscErrorCode PCPatchAMGGraphDestroy(PC_PatchAMGGraph *);

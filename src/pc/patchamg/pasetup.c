@@ -625,7 +625,7 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
   Vec              dinv, nullvec = NULL, z = NULL, zc = NULL;
   MatNullSpace     nsp = NULL;
   PetscLogDouble   t0, t1;
-  PetscBool        kernels, more;
+  PetscBool        kernels, mkernels, more;
   Mat              Gmat = NULL; /* the graph of the next segment's first level, when not its matrix */
   const PatchworkCSRMatrix *Adev;
 
@@ -741,12 +741,22 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
         PetscCall(GatheredSize(comm, L->naggs, pa->redistribute, &ncol));
         PetscCall(PCPatchAMGGatherCoordinates(pc, &H, l - first + 1, ncol));
       }
+      /* several ranks: the kernels on each rank's block where the next level's rows stay on their rank
+         (pampi.c); decided together, since the products are collective */
+      {
+        PetscMPIInt use;
+
+        PetscCall(PCPatchAMGUseProductKernelsMPI(pc, L->A, L->naggs, ncol, &mkernels));
+        use = mkernels && !(H.redistribute && l == nl - 2);
+        PetscCallMPI(MPIU_Allreduce(MPI_IN_PLACE, &use, 1, MPI_INT, MPI_LAND, comm));
+        mkernels = use ? PETSC_TRUE : PETSC_FALSE;
+      }
       PetscCall(PetscLogEventBegin(PATCHWORK_AMGProlong, pc, 0, 0, 0));
       PetscCall(VecDuplicate(L->x, &dinv));
       PetscCall(MatGetDiagonal(L->A, dinv));
       PetscCall(VecReciprocal(dinv));
       PetscCall(SpectralRadiusDinvA(L->A, dinv, &L->rho_dinv));
-      if (!kernels) {
+      if (!kernels && !mkernels) {
         PetscCall(TentativeProlongator(L->A, &H, l - first, ncol, z, &Pt, &zc));
         /* the next segment's graph: the pattern of P~^T A P~ is the induced graph (as one rank would
            have it, with the edges between the merged ranks); the sparser one, not P^T A P's */
@@ -758,6 +768,9 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
       if (kernels) { /* one rank, one segment; both products in pagalerkin.c, which logs them under the same events */
         PetscCall(VecScale(dinv, pa->prolong_omega / L->rho_dinv));
         PetscCall(PCPatchAMGProductKernels(pc, &H, l - first, z, dinv, L, &pa->levels[l + 1], &zc));
+      } else if (mkernels) {
+        PetscCall(VecScale(dinv, pa->prolong_omega / L->rho_dinv));
+        PetscCall(PCPatchAMGProductKernelsMPI(pc, &H, l - first, z, dinv, L, &pa->levels[l + 1], &zc));
       } else {
         PetscCall(PetscLogEventBegin(PATCHWORK_AMGGalerkin, pc, 0, 0, 0));
         PetscCall(PCPatchAMGMatProduct(pc, MATPRODUCT_PtAP, L->A, L->P, 2.0, &pa->levels[l + 1].A));
