@@ -176,6 +176,10 @@ same_as_cpu mgpu-shell-n2 $NP 1e-8 'CUDA kernels on device vectors' build/exampl
 check mgpu-lor-matrix-n2 $MPI -n $NP build/tests/mat/test_lor -lor_mat_type aijcusparse -kmax 5 $GPU
 same_as_cpu mgpu-lor-gamg-n2 $NP 1e-6 'values computed on the GPU' build/examples/lor -dim 3 -degree 4 -cells 12 -lor_pc_type gamg
 same_as_cpu mgpu-patchamg-tets-n2 $NP 0.5 'on the GPU' build/examples/tets -mesh regular -cells 8 -refine 2 -pc_type patchamg -dm_mat_type aijcusparse
+# PCPATCHAMG's block products on the GPUs (-pc_patchamg_block_products, pampi.c): the CPU's iterations on
+# as many ranks, memcheck
+check mgpu-patchamg-kernels-n2 bash -c "c=\$($MPI -n $NP build/tests/mat/test_patchamg -problem fd7 -n 64 -pc_patchamg_block_products | grep -o 'CG iterations [0-9]*' | awk '{print \$3}'); g=\$($MPI -n $NP build/tests/mat/test_patchamg -problem fd7 -n 64 -pc_patchamg_block_products -dm_mat_type aijcusparse $GPU | grep -o 'CG iterations [0-9]*' | awk '{print \$3}'); echo CG iterations cpu \$c gpu \$g; [ -n \"\$c\" ] && [ -n \"\$g\" ] && [ \$((c - g)) -le 1 ] && [ \$((g - c)) -le 1 ]"
+check mgpu-memcheck-patchamg $MPI -n $NP compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 1 build/tests/mat/test_patchamg -problem fd7 -n 16 -pc_patchamg_block_products -dm_mat_type aijcusparse $GPU
 same_as_cpu mgpu-patchamg-geometric-n2 $NP 0.5 'on the GPU' build/examples/tets -mesh regular -cells 8 -refine 2 -refine_hierarchy -pc_type patchamg -pc_patchamg_hierarchy geometric -dm_mat_type aijcusparse
 # (--report-api-errors no: Open MPI's IPC registration cache gets CUDA_ERROR_ALREADY_MAPPED from
 #  cuIpcOpenMemHandle when a freed buffer's address comes back, and handles it; Patchwork checks every

@@ -93,6 +93,7 @@ typedef struct {
   PetscInt               seed;
   PetscBool              check;        /* symmetry and definiteness checks at setup */
   PetscBool              product_kernels; /* one rank: P and the Galerkin operators by amg_kernel.h's kernels */
+  PetscBool              block_products;  /* several ranks: the kernels on each rank's block (pampi.c) */
   PetscBool              geometric;    /* levels from the DM's refinement hierarchy instead of aggregates */
   PetscBool              use_coords;   /* geometry-informed aggregation where coordinates are known */
   double                *coords;       /* PCSetCoordinates(): this rank's points, interlaced (kept over resets) */
