@@ -118,22 +118,21 @@ static PetscErrorCode MatFromCSR(Mat A, PatchworkCSRMatrix *M, PatchworkCSRMatri
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* L->P = (I - diag(s) A) P~ from the aggregates of graph level l (z: the near-null-space vector,
-   NULL for constants), C->A = P^T A P, and *zc, the near-null-space vector of C (a new vector of
-   s's type) */
-PetscErrorCode PCPatchAMGProductKernels(PC pc, const PC_PatchAMGGraph *H, PetscInt l, Vec z, Vec s, PC_PatchAMGLevel *L, PC_PatchAMGLevel *C, Vec *zc)
+/* P = (I - diag(s) A) P~ from the aggregates of graph level l by the kernel, A being the CSR of the
+   matrix that smooths (on this rank), and *zc, the next level's near-null-space vector (a new vector
+   on comm of s's type, this rank's aggregates as its rows); z: the near-null-space vector, NULL for
+   constants */
+PetscErrorCode PCPatchAMGSmoothedProlongator(PC pc, const PC_PatchAMGGraph *H, PetscInt l, const PatchworkCSR *A, Vec z, Vec s, MPI_Comm comm, PatchworkCSRMatrix *P, Vec *zc)
 {
-  PC_PatchAMG        *pa  = (PC_PatchAMG *)pc->data;
-  PetscBool           dev = pa->device;
-  PatchworkCSR        A;
-  PatchworkCSRMatrix  P = {0}, Ac = {0};
-  const PetscScalar  *sa, *za = NULL;
-  PetscScalar        *zca;
-  PetscMemType        mt, zcmt;
-  VecType             vtype;
-  Vec                 zl = NULL;
-  void               *stream = NULL;
-  int                 err;
+  PC_PatchAMG       *pa  = (PC_PatchAMG *)pc->data;
+  PetscBool          dev = pa->device;
+  const PetscScalar *sa, *za = NULL;
+  PetscScalar       *zca;
+  PetscMemType       mt, zcmt;
+  VecType            vtype;
+  Vec                zl = NULL;
+  void              *stream = NULL;
+  int                err;
 
   PetscFunctionBegin;
   PetscCheck(H->dev == dev, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCPATCHAMG: the graph hierarchy and the level vectors live on different sides");
@@ -145,22 +144,39 @@ PetscErrorCode PCPatchAMGProductKernels(PC pc, const PC_PatchAMGGraph *H, PetscI
   }
   PetscCall(VecGetArrayReadAndMemType(s, &sa, &mt));
   PetscCheck(PetscMemTypeDevice(mt) == dev, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCPATCHAMG: the level vector is not where the level lives");
-  PetscCall(PCPatchAMGGetCSR(dev, L->A, &A));
   PetscCall(VecGetType(s, &vtype));
-  PetscCall(VecCreate(PETSC_COMM_SELF, zc));
-  PetscCall(VecSetSizes(*zc, H->L[l].naggs, H->L[l].naggs));
+  PetscCall(VecCreate(comm, zc));
+  PetscCall(VecSetSizes(*zc, H->L[l].naggs, PETSC_DETERMINE));
   PetscCall(VecSetType(*zc, vtype));
   PetscCall(VecGetArrayWriteAndMemType(*zc, &zca, &zcmt));
   PetscCheck(PetscMemTypeDevice(zcmt) == dev, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCPATCHAMG: the coarse near-null-space vector is not where the level lives");
-
-  PetscCall(PetscLogEventBegin(PATCHWORK_AMGProlong, pc, 0, 0, 0));
-  if (dev) err = PatchworkSAProlongCUDA(&A, H->L[l].agg, H->L[l].naggs, (const double *)za, (const double *)sa, &P, (double *)zca, stream);
-  else err = PatchworkSAProlongRef(&A, H->L[l].agg, H->L[l].naggs, (const double *)za, (const double *)sa, &P, (double *)zca);
+  if (dev) err = PatchworkSAProlongCUDA(A, H->L[l].agg, H->L[l].naggs, (const double *)za, (const double *)sa, P, (double *)zca, stream);
+  else err = PatchworkSAProlongRef(A, H->L[l].agg, H->L[l].naggs, (const double *)za, (const double *)sa, P, (double *)zca);
   PetscCheck(!err, PETSC_COMM_SELF, PETSC_ERR_LIB, "PCPATCHAMG: the smoothed prolongator of level %" PetscInt_FMT " failed (error %d)", l, err);
   PetscCall(VecRestoreArrayWriteAndMemType(*zc, &zca));
   PetscCall(VecRestoreArrayReadAndMemType(s, &sa));
   if (zl) PetscCall(VecRestoreArrayReadAndMemType(zl, &za));
   PetscCall(VecDestroy(&zl));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* L->P = (I - diag(s) A) P~ from the aggregates of graph level l (z: the near-null-space vector,
+   NULL for constants), C->A = P^T A P, and *zc, the near-null-space vector of C (a new vector of
+   s's type) */
+PetscErrorCode PCPatchAMGProductKernels(PC pc, const PC_PatchAMGGraph *H, PetscInt l, Vec z, Vec s, PC_PatchAMGLevel *L, PC_PatchAMGLevel *C, Vec *zc)
+{
+  PC_PatchAMG       *pa  = (PC_PatchAMG *)pc->data;
+  PetscBool          dev = pa->device;
+  PatchworkCSR       A;
+  PatchworkCSRMatrix P = {0}, Ac = {0};
+  void              *stream = NULL;
+  int                err;
+
+  PetscFunctionBegin;
+  if (dev) PetscCall(PatchworkGetDeviceStream(&stream));
+  PetscCall(PCPatchAMGGetCSR(dev, L->A, &A));
+  PetscCall(PetscLogEventBegin(PATCHWORK_AMGProlong, pc, 0, 0, 0));
+  PetscCall(PCPatchAMGSmoothedProlongator(pc, H, l, &A, z, s, PETSC_COMM_SELF, &P, zc));
   /* on the device P stays there, with its transpose for the restriction */
   if (dev) PetscCall(PCPatchAMGMatCreateDevice(&P, PETSC_TRUE, &L->P));
   else PetscCall(MatFromCSR(L->A, &P, &L->P_arrays, &L->P));

@@ -149,6 +149,7 @@ PETSC_INTERN PetscErrorCode PCPatchAMGSetUpGeometric(PC);
 PETSC_INTERN PetscErrorCode PCPatchAMGResetGeometric(PC);
 PETSC_INTERN PetscErrorCode PCPatchAMGUseProductKernels(PC, PetscBool *);
 PETSC_INTERN PetscErrorCode PCPatchAMGProductKernels(PC, const PC_PatchAMGGraph *, PetscInt, Vec, Vec, PC_PatchAMGLevel *, PC_PatchAMGLevel *, Vec *);
+PETSC_INTERN PetscErrorCode PCPatchAMGSmoothedProlongator(PC, const PC_PatchAMGGraph *, PetscInt, const PatchworkCSR *, Vec, Vec, MPI_Comm, PatchworkCSRMatrix *, Vec *);
 PETSC_INTERN PetscErrorCode PCPatchAMGGetCSR(PetscBool, Mat, PatchworkCSR *);
 PETSC_INTERN PetscErrorCode PCPatchAMGRestoreCSR(PetscBool, Mat, PatchworkCSR *);
 /* several ranks: the same kernels on each rank's block (pampi.c) */

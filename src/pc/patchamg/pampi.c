@@ -15,8 +15,7 @@
 
 #if !defined(PATCHWORK_HAVE_CUDA)
   /* never called without CUDA: pa->device is false then */
-  #define PatchworkSAProlongCUDA(...) 1
-  #define PatchworkGalerkinCUDA(...)  1
+  #define PatchworkGalerkinCUDA(...) 1
   #define PatchworkCSRMatrixFreeCUDA(M) ((void)(M))
 #endif
 
@@ -214,18 +213,13 @@ PetscErrorCode PCPatchAMGProductKernelsMPI(PC pc, const PC_PatchAMGGraph *H, Pet
   PetscInt            nc   = H->L[l].naggs, cstart = 0;
   Mat                 Ad, Ao, Af, Co;
   const PetscInt     *garray;
-  Vec                 lump, zl = NULL;
+  Vec                 lump;
   PatchworkCSR        Afc, Adc;
   PatchworkCSRMatrix  P = {0}, Ac = {0}, Ph, Ach;
-  const PetscScalar  *sa, *za = NULL;
-  PetscScalar        *zca;
-  PetscMemType        mt;
-  VecType             vtype;
   void               *stream = NULL;
   int                 err;
 
   PetscFunctionBegin;
-  PetscCheck(H->dev == dev, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCPATCHAMG: the graph hierarchy and the level vectors live on different sides");
   if (dev) PetscCall(PatchworkGetDeviceStream(&stream));
   PetscCallMPI(MPI_Scan(&nc, &cstart, 1, MPIU_INT, MPI_SUM, comm));
   cstart -= nc;
@@ -237,28 +231,10 @@ PetscErrorCode PCPatchAMGProductKernelsMPI(PC pc, const PC_PatchAMGGraph *H, Pet
   PetscCall(MatDuplicate(Ad, MAT_COPY_VALUES, &Af));
   PetscCall(MatDiagonalSet(Af, lump, ADD_VALUES));
   PetscCall(VecDestroy(&lump));
-  if (z) { /* a copy of the level's vector type, so that its array lives where s does */
-    PetscCall(VecDuplicate(s, &zl));
-    PetscCall(VecCopy(z, zl));
-    PetscCall(VecGetArrayReadAndMemType(zl, &za, &mt));
-  }
-  PetscCall(VecGetArrayReadAndMemType(s, &sa, &mt));
-  PetscCheck(PetscMemTypeDevice(mt) == dev, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCPATCHAMG: the level vector is not where the level lives");
-  PetscCall(VecGetType(s, &vtype));
-  PetscCall(VecCreate(comm, zc));
-  PetscCall(VecSetSizes(*zc, nc, PETSC_DETERMINE));
-  PetscCall(VecSetType(*zc, vtype));
-  PetscCall(VecGetArrayWriteAndMemType(*zc, &zca, &mt));
   PetscCall(PCPatchAMGGetCSR(dev, Af, &Afc));
-  if (dev) err = PatchworkSAProlongCUDA(&Afc, H->L[l].agg, (int)nc, (const double *)za, (const double *)sa, &P, (double *)zca, stream);
-  else err = PatchworkSAProlongRef(&Afc, H->L[l].agg, (int)nc, (const double *)za, (const double *)sa, &P, (double *)zca);
-  PetscCheck(!err, PETSC_COMM_SELF, PETSC_ERR_LIB, "PCPATCHAMG: the smoothed prolongator of level %" PetscInt_FMT " failed (error %d)", l, err);
+  PetscCall(PCPatchAMGSmoothedProlongator(pc, H, l, &Afc, z, s, comm, &P, zc));
   PetscCall(PCPatchAMGRestoreCSR(dev, Af, &Afc));
   PetscCall(MatDestroy(&Af));
-  PetscCall(VecRestoreArrayWriteAndMemType(*zc, &zca));
-  PetscCall(VecRestoreArrayReadAndMemType(s, &sa));
-  if (zl) PetscCall(VecRestoreArrayReadAndMemType(zl, &za));
-  PetscCall(VecDestroy(&zl));
   PetscCall(PetscLogEventEnd(PATCHWORK_AMGProlong, pc, 0, 0, 0));
 
   PetscCall(PetscLogEventBegin(PATCHWORK_AMGGalerkin, pc, 0, 0, 0));
