@@ -54,7 +54,9 @@ for part in ${PARTS:-matmult solve weak}; do
     # ranks also with PETSc's products on the CPU (-matptap_backend_cpu -matmatmult_backend_cpu)
     # (several ranks: PETSc's products on the host by default; cusparse: PETSc's cuSPARSE SpGEMM instead)
     for np in $NPS; do run amg-n$np $np build/tests/mat/test_patchamg -problem fd7 -n ${AMG_N:-193} -dm_mat_type aijcusparse $GPU -log_view -log_view_gpu_time; done
-    [ "$NMAX" -gt 1 ] && run amg-n$NMAX-cusparse $NMAX build/tests/mat/test_patchamg -problem fd7 -n ${AMG_N:-193} -dm_mat_type aijcusparse $GPU -log_view -pc_patchamg_mat_product_algorithm_backend_cpu 0 ;;
+    [ "$NMAX" -gt 1 ] && run amg-n$NMAX-cusparse $NMAX build/tests/mat/test_patchamg -problem fd7 -n ${AMG_N:-193} -dm_mat_type aijcusparse $GPU -log_view -pc_patchamg_mat_product_algorithm_backend_cpu 0
+    # the product kernels on each rank's block (a block-diagonal prolongator: faster set-up, more iterations)
+    [ "$NMAX" -gt 1 ] && run amg-n$NMAX-block $NMAX build/tests/mat/test_patchamg -problem fd7 -n ${AMG_N:-193} -dm_mat_type aijcusparse $GPU -log_view -log_view_gpu_time -pc_patchamg_block_products ;;
   lor) # PCLOR at k = 4 (LOR_CELLS^3 cells, default 48: 7.2M DoF) with PCPATCHAMG inside, 1 and N GPUs
     for np in $NPS; do run lor-n$np $np build/examples/lor -dim 3 -degree 4 -cells ${LOR_CELLS:-48} -lor_pc_type patchamg $GPU; done ;;
   halo) # the exchange paths at a small and the large size (k = 3), with GPU timers on so that -log_view times PWHalo
