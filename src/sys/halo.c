@@ -396,8 +396,10 @@ PetscErrorCode PatchworkHaloCreate(DM dm, PetscInt width, PetscBool single, Pets
     PetscCall(PetscMalloc3(nrem, &leaf, nrem, &root, size, &next));
     PetscCall(PetscArraycpy(next, first, size));
   }
-  for (PetscInt d = 0; d < 3; d++) PetscCall(PetscFree(start[d]));
-  for (PetscInt d = 0; d < 3; d++) PetscCall(PetscFree(own[d]));
+  for (PetscInt d = 0; d < 3; d++) {
+    PetscCall(PetscFree(start[d]));
+    PetscCall(PetscFree(own[d]));
+  }
 
   PetscCall(PetscMalloc1(h->in.n, &h->in.rank));
   PetscCall(PetscMalloc1(h->in.n + 1, &h->in.off));

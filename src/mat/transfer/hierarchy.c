@@ -4,7 +4,7 @@
 #include "../tensor/cartesian.h"
 
 /* Levels the cells allow: every coarsening halves an even number of at least 4 cells per direction */
-PetscInt PatchworkMaxLevelsOfCells(PetscInt dim, const PetscInt cells[])
+static PetscInt MaxLevelsOfCells(PetscInt dim, const PetscInt cells[])
 {
   PetscInt n = 1, c[3] = {cells[0], cells[1], cells[2]};
 
@@ -33,7 +33,7 @@ PetscErrorCode PatchworkMaxLevels(const PatchworkTensorInfo *info, PetscInt *max
   PetscInt ranks[3], width[3], wmin[3];
 
   PetscFunctionBegin;
-  *maxl = PatchworkMaxLevelsOfCells(info->dim, info->cells);
+  *maxl = MaxLevelsOfCells(info->dim, info->cells);
   PetscCall(PetscSNPrintf(why, len, "every coarsening halves an even number of at least 4 cells per direction"));
   if (!info->dm) PetscFunctionReturn(PETSC_SUCCESS); /* an operator without a DM: one rank, no partition */
   comm = PetscObjectComm((PetscObject)info->dm);

@@ -8,7 +8,4 @@
    between the coarsest and the finest have operators without a DM (src/mat/transfer/hierarchy.c) */
 PETSC_INTERN PetscErrorCode PatchworkCreateLevels(Mat, PetscInt, PetscBool, Mat[], Mat[]);
 
-/* The levels the cells allow, whatever the partition (PatchworkMaxLevels() adds the partition's limit) */
-PETSC_INTERN PetscInt PatchworkMaxLevelsOfCells(PetscInt, const PetscInt[]);
-
 #endif

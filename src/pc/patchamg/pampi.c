@@ -65,7 +65,7 @@ static PetscErrorCode OffRankLump(Mat A, Mat Ad, Vec z, Vec s, Vec *lump)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* M on the host: M itself (host arrays) or a copy (device arrays); *copied says which */
+/* M on the host: M itself (host arrays, dev false) or a copy to free (device arrays) */
 static PetscErrorCode HostCSR(PetscBool dev, const PatchworkCSRMatrix *M, PatchworkCSRMatrix *h)
 {
   PetscFunctionBegin;

@@ -765,12 +765,10 @@ PetscErrorCode PCSetUp_PatchAMG(PC pc)
         PetscCall(MatDestroy(&Pt));
       }
       PetscCall(PetscLogEventEnd(PATCHWORK_AMGProlong, pc, 0, 0, 0));
-      if (kernels) { /* one rank, one segment; both products in pagalerkin.c, which logs them under the same events */
+      if (kernels || mkernels) { /* both products in pagalerkin.c (one rank, one segment) or pampi.c, which log them under the same events */
         PetscCall(VecScale(dinv, pa->prolong_omega / L->rho_dinv));
-        PetscCall(PCPatchAMGProductKernels(pc, &H, l - first, z, dinv, L, &pa->levels[l + 1], &zc));
-      } else if (mkernels) {
-        PetscCall(VecScale(dinv, pa->prolong_omega / L->rho_dinv));
-        PetscCall(PCPatchAMGProductKernelsMPI(pc, &H, l - first, z, dinv, L, &pa->levels[l + 1], &zc));
+        if (kernels) PetscCall(PCPatchAMGProductKernels(pc, &H, l - first, z, dinv, L, &pa->levels[l + 1], &zc));
+        else PetscCall(PCPatchAMGProductKernelsMPI(pc, &H, l - first, z, dinv, L, &pa->levels[l + 1], &zc));
       } else {
         PetscCall(PetscLogEventBegin(PATCHWORK_AMGGalerkin, pc, 0, 0, 0));
         PetscCall(PCPatchAMGMatProduct(pc, MATPRODUCT_PtAP, L->A, L->P, 2.0, &pa->levels[l + 1].A));

@@ -505,14 +505,15 @@ static PetscErrorCode Gathered(PC pc, PC_VPLevel *L, PetscBool fmg)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* x = the exact solution on the coarsest level L (or, gathered, the cycle of the levels below) */
-static PetscErrorCode CoarseSolve(PC pc, PC_VPLevel *L)
+/* x = the exact solution on the coarsest level L (or, gathered, the cycle of the levels below: in full
+   multigrid (fmg) their full multigrid cycle) */
+static PetscErrorCode CoarseSolve(PC pc, PC_VPLevel *L, PetscBool fmg)
 {
   PC_VertexPatch *vp = (PC_VertexPatch *)pc->data;
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PATCHWORK_VPCoarse, pc, 0, 0, 0));
-  if (vp->gathered) PetscCall(Gathered(pc, L, PETSC_FALSE));
+  if (vp->gathered) PetscCall(Gathered(pc, L, fmg));
   else if (vp->coarse_patch) { /* the one patch is the whole problem: one local solve is exact */
     if (!vp->serial) PetscCall(BoundaryToLocal(vp, L, VP_B, VP_LB)); /* the boundary patches read b from the ghosted copy */
     PetscCall(Zero(vp, Global(L, VP_X)));
@@ -534,7 +535,7 @@ static PetscErrorCode Cycle(PC pc, PetscInt l, PetscBool zero_guess)
 
   PetscFunctionBegin;
   if (l == 0 && (vp->nlevels > 1 || vp->gathered)) {
-    PetscCall(CoarseSolve(pc, L));
+    PetscCall(CoarseSolve(pc, L, PETSC_FALSE));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (zero_guess) PetscCall(Zero(vp, Global(L, VP_X)));
@@ -606,11 +607,8 @@ static PetscErrorCode FMGBody(PC pc)
 
   PetscFunctionBegin;
   for (PetscInt l = vp->nlevels - 1; l >= 1; l--) PetscCall(Restrict(vp, &vp->levels[l], VP_B, &vp->levels[l - 1]));
-  if (vp->gathered) { /* the gathered levels' own full multigrid, level 0 included */
-    PetscCall(PetscLogEventBegin(PATCHWORK_VPCoarse, pc, 0, 0, 0));
-    PetscCall(Gathered(pc, &vp->levels[0], PETSC_TRUE));
-    PetscCall(PetscLogEventEnd(PATCHWORK_VPCoarse, pc, 0, 0, 0));
-  } else PetscCall(Cycle(pc, 0, PETSC_TRUE));
+  if (vp->gathered) PetscCall(CoarseSolve(pc, &vp->levels[0], PETSC_TRUE)); /* level 0 included */
+  else PetscCall(Cycle(pc, 0, PETSC_TRUE));
   for (PetscInt l = 1; l < vp->nlevels; l++) {
     PetscCall(Zero(vp, Global(&vp->levels[l], VP_X)));
     PetscCall(Prolong(vp, &vp->levels[l], &vp->levels[l - 1]));

@@ -303,7 +303,7 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
   PatchworkTensorInfo info;
   PetscBool           ours;
   PetscMPIInt         size;
-  PetscInt            maxl, top, n;
+  PetscInt            maxl, n;
   char                why[256];
 
   PetscFunctionBegin;
@@ -340,16 +340,21 @@ PetscErrorCode PCSetUp_VertexPatch(PC pc)
   vp->serial = size == 1 ? PETSC_TRUE : PETSC_FALSE;
   vp->single = (PetscBool)(vp->precision == PATCHWORK_PRECISION_SINGLE);
   PetscCall(PatchworkMatVectorsOnDevice(pc->pmat, &vp->device));
-  /* the levels the ranks share are limited by the partition (maxl); gathered ones only by the cells */
-  PetscCall(PatchworkMaxLevels(&info, &maxl, why, sizeof(why)));
   /* the default gathers more on the GPU, where a level's kernels take about as long as its exchanges
      up to a few million nodes, than on the CPU */
   vp->gather_limit = vp->gather_nodes == PETSC_DEFAULT ? (vp->device ? PCVERTEXPATCH_GATHER_NODES_DEVICE : PCVERTEXPATCH_GATHER_NODES_HOST) : vp->gather_nodes;
-  top = !vp->serial && vp->gather_limit > 0 ? PatchworkMaxLevelsOfCells(info.dim, info.cells) : maxl;
-  if (top > maxl) PetscCall(PetscSNPrintf(why, sizeof(why), "every coarsening halves an even number of at least 4 cells per direction"));
-  if (vp->nlevels_req == PETSC_DECIDE || vp->nlevels_req <= 0) n = top;
-  else {
-    PetscCheck(vp->nlevels_req <= top, comm, PETSC_ERR_ARG_OUTOFRANGE, "The grid of %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " cells cannot be coarsened to %" PetscInt_FMT " levels (at most %" PetscInt_FMT ": %s)", info.cells[0], info.cells[1], info.dim == 3 ? info.cells[2] : 1, vp->nlevels_req, top, why);
+  /* the levels the ranks share are limited by the partition (maxl); gathered ones only by the cells,
+     the limit of the same grid without a DM */
+  PetscCall(PatchworkMaxLevels(&info, &maxl, why, sizeof(why)));
+  n = maxl;
+  if (!vp->serial && vp->gather_limit > 0) {
+    PatchworkTensorInfo cells = info;
+
+    cells.dm = NULL;
+    PetscCall(PatchworkMaxLevels(&cells, &n, why, sizeof(why)));
+  }
+  if (vp->nlevels_req != PETSC_DECIDE && vp->nlevels_req > 0) {
+    PetscCheck(vp->nlevels_req <= n, comm, PETSC_ERR_ARG_OUTOFRANGE, "The grid of %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " cells cannot be coarsened to %" PetscInt_FMT " levels (at most %" PetscInt_FMT ": %s)", info.cells[0], info.cells[1], info.dim == 3 ? info.cells[2] : 1, vp->nlevels_req, n, why);
     n = vp->nlevels_req;
   }
   PetscCall(PCVertexPatchGatherLevels(pc, &info, n, maxl, &vp->nlevels));
