@@ -1,7 +1,9 @@
 /* The test meshes of Fu, Lewis, Kirby and Whitaker (2014), section 6, built in code so that they are the
    same on every PETSc version (examples/tets.c, tests/mat/test_p1.c and the benchmarks share them). The
-   coarse mesh is made on rank 0 (DMPlexCreateFromCellListPetsc()), distributed (DMPlexDistribute()) and
-   refined in parallel (DMRefine(): every triangle into 4, every tetrahedron into 8).
+   coarse mesh is made on rank 0 (DMPlexCreateFromCellListPetsc()) and distributed (DMPlexDistribute()),
+   except the regular box on several ranks: each rank makes its slab of cubes along z
+   (DMPlexCreateFromCellListParallelPetsc()). It is then refined in parallel (DMRefine(): every triangle
+   into 4, every tetrahedron into 8).
 
      regular    the box [0,L]^3 of n^3 cubes, each cut into six tetrahedra around its main diagonal (the
                 Kuhn/Freudenthal split, conforming), refined r times. The paper's Regular mesh is
@@ -125,11 +127,12 @@ static inline void TetsOrient(PetscInt dim, PetscInt ncell, PetscInt *cells, con
     }
 }
 
-/* The box mesh on rank 0: (n+1)^3 vertices, 6 n^3 tetrahedra. irregular: random vertex order for the
-   splits, displaced vertices. */
-static inline PetscErrorCode TetsBoxCells(const TetsOptions *o, PetscBool irregular, PetscInt *nvert, PetscInt *ncell, PetscInt **cells, PetscReal **coords)
+/* The cubes cz0 <= z < cz1 of the box mesh (n+1)^3 vertices, 6 n^3 tetrahedra: 6 n^2 (cz1 - cz0)
+   tetrahedra on the vertex planes cz0..cz1, numbered from plane cz0. irregular (the whole box only):
+   random vertex order for the splits, displaced vertices. */
+static inline PetscErrorCode TetsBoxCells(const TetsOptions *o, PetscBool irregular, PetscInt cz0, PetscInt cz1, PetscInt *nvert, PetscInt *ncell, PetscInt **cells, PetscReal **coords)
 {
-  const PetscInt     n = o->cells, n1 = n + 1, nv = n1 * n1 * n1, nc = 6 * n * n * n;
+  const PetscInt     n = o->cells, n1 = n + 1, nv = n1 * n1 * (cz1 - cz0 + 1), nc = 6 * n * n * (cz1 - cz0);
   const PetscReal    h = o->length / n;
   /* corner t (0..3) of a face, as bits of the two other axes */
   const int          eb[4] = {0, 1, 1, 0}, fb[4] = {0, 0, 1, 1};
@@ -138,7 +141,8 @@ static inline PetscErrorCode TetsBoxCells(const TetsOptions *o, PetscBool irregu
   PetscReal         *x;
 
   PetscFunctionBeginUser;
-  PetscCheck(nv < PETSC_MAX_INT / 3 && nc < PETSC_MAX_INT / 4, PETSC_COMM_SELF, PETSC_ERR_SUP, "%" PetscInt_FMT " cubes per direction is too many for 32-bit indices", n);
+  PetscCheck(n1 * n1 * n1 < PETSC_MAX_INT / 3 && 6 * n * n * n < PETSC_MAX_INT / 4, PETSC_COMM_SELF, PETSC_ERR_SUP, "%" PetscInt_FMT " cubes per direction is too many for 32-bit indices", n);
+  PetscCheck(!irregular || (cz0 == 0 && cz1 == n), PETSC_COMM_SELF, PETSC_ERR_PLIB, "the irregular box is made whole");
   PetscCall(PetscMalloc1(nv, &order));
   PetscCall(PetscMalloc1(3 * nv, &x));
   PetscCall(PetscMalloc1(4 * nc, &c));
@@ -152,9 +156,9 @@ static inline PetscErrorCode TetsBoxCells(const TetsOptions *o, PetscBool irregu
   for (PetscInt v = 0; v < nv; v++) {
     x[3 * v + 0] = h * (v % n1);
     x[3 * v + 1] = h * ((v / n1) % n1);
-    x[3 * v + 2] = h * (v / (n1 * n1));
+    x[3 * v + 2] = h * (cz0 + v / (n1 * n1));
   }
-  for (PetscInt cz = 0, t = 0; cz < n; cz++)
+  for (PetscInt cz = 0, t = 0; cz < cz1 - cz0; cz++)
     for (PetscInt cy = 0; cy < n; cy++)
       for (PetscInt cx = 0; cx < n; cx++) {
         PetscInt corner[8], a0 = 0;
@@ -270,7 +274,7 @@ static inline PetscErrorCode TetsAnnulusCells(const TetsOptions *o, PetscInt *nv
 */
 static inline PetscErrorCode TetsCreateMesh(MPI_Comm comm, const TetsOptions *o, DM *dm)
 {
-  PetscMPIInt  rank;
+  PetscMPIInt  rank, size;
   PetscInt     dim = o->type == TETS_ANNULUS ? 2 : 3, nv = 0, nc = 0, *cells = NULL;
   PetscReal   *x = NULL;
   PetscBool    irregular = (PetscBool)(o->type == TETS_IRREGULAR || (o->type == TETS_BLOBS && o->blobs_base == TETS_IRREGULAR));
@@ -279,30 +283,47 @@ static inline PetscErrorCode TetsCreateMesh(MPI_Comm comm, const TetsOptions *o,
 
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  if (rank == 0) {
-    if (dim == 2) PetscCall(TetsAnnulusCells(o, &nv, &nc, &cells, &x));
-    else PetscCall(TetsBoxCells(o, irregular, &nv, &nc, &cells, &x));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  if (dim == 3 && !irregular && size > 1) {
+    /* the regular box in slabs of cubes along z, each rank its own: no mesh on one rank, no partitioner
+       (rank 0's whole mesh and its distribution take minutes at 10^8 tetrahedra) */
+    const PetscInt n = o->cells, plane = (n + 1) * (n + 1), cz0 = n * rank / size, cz1 = n * (rank + 1) / size;
+
+    PetscCall(TetsBoxCells(o, PETSC_FALSE, cz0, cz1, &nv, &nc, &cells, &x));
+    for (PetscInt i = 0; i < 4 * nc; i++) cells[i] += cz0 * plane;
+    /* each rank owns the vertex planes cz0..cz1-1, the last also plane n: global numbers in rank order */
+    PetscCall(DMPlexCreateFromCellListParallelPetsc(comm, dim, nc, (cz1 - cz0 + (rank == size - 1)) * plane, PETSC_DECIDE, dim + 1, o->interpolate, cells, dim, x, NULL, NULL, dm));
+    PetscCall(PetscFree(cells));
+    PetscCall(PetscFree(x));
+  } else {
+    if (rank == 0) {
+      if (dim == 2) PetscCall(TetsAnnulusCells(o, &nv, &nc, &cells, &x));
+      else PetscCall(TetsBoxCells(o, irregular, 0, o->cells, &nv, &nc, &cells, &x));
+    }
+    PetscCall(DMPlexCreateFromCellListPetsc(comm, dim, nc, nv, dim + 1, o->interpolate, cells, dim, x, dm));
+    PetscCall(PetscFree(cells));
+    PetscCall(PetscFree(x));
+    PetscCall(DMPlexGetPartitioner(*dm, &part));
+    PetscCall(PetscPartitionerSetFromOptions(part));
+    PetscCall(DMPlexDistribute(*dm, 0, NULL, &dist));
+    if (dist) {
+      PetscCall(DMDestroy(dm));
+      *dm = dist;
+    }
   }
-  PetscCall(DMPlexCreateFromCellListPetsc(comm, dim, nc, nv, dim + 1, o->interpolate, cells, dim, x, dm));
-  PetscCall(PetscFree(cells));
-  PetscCall(PetscFree(x));
   PetscCall(PetscObjectSetName((PetscObject)*dm, TetsMeshTypes[o->type]));
-  PetscCall(DMPlexGetPartitioner(*dm, &part));
-  PetscCall(PetscPartitionerSetFromOptions(part));
-  PetscCall(DMPlexDistribute(*dm, 0, NULL, &dist));
-  if (dist) {
-    PetscCall(DMDestroy(dm));
-    *dm = dist;
-  }
+  /* distributed here: DMSetFromOptions() must not partition it again (PETSc cannot partition an
+     uninterpolated mesh in parallel, and the refined hierarchy would lose its coarse DMs) */
+  PetscCall(DMPlexDistributeSetDefault(*dm, PETSC_FALSE));
   for (PetscInt r = 0; r < o->refine; r++) {
     DM fine;
 
     PetscCall(DMRefine(*dm, comm, &fine));
-    if (o->hierarchy) { /* the fine mesh holds the coarse one; DMSetFromOptions() must not redistribute it (that drops the coarse DM) */
+    if (o->hierarchy) { /* the fine mesh holds the coarse one */
       PetscCall(DMSetCoarseDM(fine, *dm));
       PetscCall(DMPlexSetRegularRefinement(fine, PETSC_TRUE));
-      PetscCall(DMPlexDistributeSetDefault(fine, PETSC_FALSE));
     }
+    PetscCall(DMPlexDistributeSetDefault(fine, PETSC_FALSE));
     PetscCall(DMDestroy(dm));
     *dm = fine;
   }

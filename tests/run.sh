@@ -800,6 +800,20 @@ TETS_VIEW='^ +smoothed aggregation: aggregates around a 2-MIS, at least 9 rows \
 run tets/regular-3d-defaults tets_its 14 18 -mesh regular -cells 8 -refine 1 -pc_type patchamg # [16]
 # the Kuhn mesh built directly at 16^3 cubes without edges and faces (-interpolate 0, how large meshes are made)
 run tets/regular-uninterpolated tets_its 12 16 -mesh regular -cells 16 -interpolate 0 -pc_type patchamg # [14]
+# the regular box on several ranks, each rank making its slab of cubes (no mesh on rank 0, no partitioner;
+# uninterpolated meshes could not be partitioned in parallel): one rank's mesh and iterations (within 1)
+slabs_as_one() {
+  local a b
+  a=$(summary $B/examples/tets "$@") && b=$(summary $MPIEXEC -n 3 $B/examples/tets "$@") || return 1
+  echo "1 rank: $a"
+  echo "3 ranks: $b"
+  for key in vertices cells nnz; do
+    [ "$(grep -o " $key=[0-9]*" <<<"$a")" = "$(grep -o " $key=[0-9]*" <<<"$b")" ] || { echo "$key differs"; return 1; }
+  done
+  awk -v a="$(grep -o ' its=[0-9]*' <<<"$a" | cut -d= -f2)" -v b="$(grep -o ' its=[0-9]*' <<<"$b" | cut -d= -f2)" 'BEGIN { exit !(a != "" && b != "" && b - a <= 1 && a - b <= 1) }' || { echo "iterations differ by more than 1"; return 1; }
+}
+run tets/regular-slabs-n3-uninterpolated slabs_as_one -mesh regular -cells 16 -interpolate 0 -pc_type patchamg
+run tets/regular-slabs-n3-refined        slabs_as_one -mesh regular -cells 6 -refine 1 -pc_type patchamg
 # geometry-informed aggregation (-coordinates: PCSetCoordinates with the vertices), the same bounds
 TETS_VIEW='^ +geometry-informed: .*PCSetCoordinates' run tets/irregular-patchamg-coords tets_its 14 18 -mesh irregular -cells 24 -pc_type patchamg -coordinates # [16]
 TETS_VIEW='^ +geometry-informed: .*PCSetCoordinates' run tets/blobs100-patchamg-coords  tets_its 27 31 -mesh blobs -cells 24 -sigma_ratio 100 -pc_type patchamg -coordinates # [29]
@@ -1112,6 +1126,9 @@ if command -v valgrind >/dev/null 2>&1; then
   run valgrind/vertexpatch-n2-single $MPIEXEC -n 2 valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $B/examples/poisson -dim 2 -degree 3 -cells 8 -ksp_type fgmres -pc_type vertexpatch -pc_vertexpatch_kernel separate -pc_vertexpatch_gather_nodes 0
   # PCPATCHAMG's block products on 2 ranks (pampi.c), checked against PETSc's PtAP
+  # the regular box made in slabs, one per rank
+  run valgrind/tets-slabs-n2 $MPIEXEC -n 2 valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+                            $B/examples/tets -mesh regular -cells 4 -interpolate 0 -pc_type patchamg
   run valgrind/patchamg-mpi-kernels $MPIEXEC -n 2 valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $B/tests/mat/test_patchamg -problem fd7 -n 16 -pc_patchamg_block_products -pc_patchamg_check
   # the coarse levels gathered (their PC on each rank, the gather and scatter), FMG through them, in float

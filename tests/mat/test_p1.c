@@ -517,7 +517,7 @@ static PetscErrorCode CompareUninterpolated(MPI_Comm comm, const char name[], Pe
   TetsOptionsDefault(&o);
   o.cells = cells;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  if (rank == 0) PetscCall(TetsBoxCells(&o, PETSC_TRUE, &nv, &nc, &c, &x));
+  if (rank == 0) PetscCall(TetsBoxCells(&o, PETSC_TRUE, 0, o.cells, &nv, &nc, &c, &x));
   PetscCall(DMPlexCreateFromCellListPetsc(comm, 3, nc, nv, 4, PETSC_FALSE, c, 3, x, &dm));
   PetscCall(PetscFree(c));
   PetscCall(PetscFree(x));
