@@ -4,7 +4,7 @@
 # CPU reference, the operator on device vectors vs an assembled matrix, the Poisson example on the
 # GPU), compute-sanitizer memcheck/racecheck, then the benchmarks. Logs go to $OUT (or build/gpu-out),
 # packed as logs.tar.gz; a short table is printed last.
-#   bash tests/gpu/run.sh [--no-bench] [--quick] [--no-tests] [--no-cpu-suite] [--no-kernels] [--lor-only] [--plex-only] [--amg-only] [--tensor-only] [--multi-gpu-only] [--no-build]
+#   bash tests/gpu/run.sh [--no-bench] [--quick] [--no-tests] [--no-cpu-suite] [--no-kernels] [--lor-only] [--plex-only] [--amg-only] [--tensor-only] [--multi-gpu-only] [--ranks=N] [--no-build]
 # (--multi-gpu-only: the build, then every object on one rank per GPU against the CPU on as many ranks,
 #  compute-sanitizer on those ranks; the same block runs in a full run when the machine has 2+ GPUs)
 # (--no-tests: build and benchmarks only; one device call has 10 minutes, so a full run is two calls:
@@ -15,8 +15,8 @@ cd "$(dirname "$0")/../.."
 OUT=${OUT:-build/gpu-out}
 L=build/gpu-logs
 mkdir -p "$OUT" "$L"
-BENCH=1 QUICK= TESTS=1 KERNELS=1 CPUSUITE=1 LORONLY= PLEXONLY= AMGONLY= TENSORONLY= MULTIONLY= BUILD=1
-for a in "$@"; do case $a in --no-bench) BENCH= ;; --quick) QUICK=1 ;; --no-tests) TESTS= ;; --no-cpu-suite) CPUSUITE= ;; --no-kernels) KERNELS= ;; --lor-only) LORONLY=1 ;; --plex-only) PLEXONLY=1 ;; --amg-only) AMGONLY=1 ;; --tensor-only) TENSORONLY=1 ;; --multi-gpu-only) MULTIONLY=1 ;; --no-build) BUILD= ;; esac; done
+BENCH=1 QUICK= TESTS=1 KERNELS=1 CPUSUITE=1 LORONLY= PLEXONLY= AMGONLY= TENSORONLY= MULTIONLY= BUILD=1 MGPU_RANKS=2
+for a in "$@"; do case $a in --ranks=*) MGPU_RANKS=${a#--ranks=} ;; --no-bench) BENCH= ;; --quick) QUICK=1 ;; --no-tests) TESTS= ;; --no-cpu-suite) CPUSUITE= ;; --no-kernels) KERNELS= ;; --lor-only) LORONLY=1 ;; --plex-only) PLEXONLY=1 ;; --amg-only) AMGONLY=1 ;; --tensor-only) TENSORONLY=1 ;; --multi-gpu-only) MULTIONLY=1 ;; --no-build) BUILD= ;; esac; done
 # --multi-gpu-only: the several-GPU block alone (no benchmarks: bench/multigpu.sh)
 [ -n "$MULTIONLY" ] && { KERNELS=; CPUSUITE=; BENCH=; LORONLY=1; PLEXONLY=1; TENSORONLY=1; }
 # --lor-only: the PCLOR kernels, tests and benchmark alone; --plex-only: the same for the operator on DMPlex
@@ -139,48 +139,48 @@ check vp-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 build/e
 fi
 
 # --- several GPUs, one rank per GPU (PETSc gives rank r the GPU r % count), exchanges GPU-direct: every
-#     object on 2 ranks gives the CPU's iterations (within 1) and error (to rounding, or the float cycle's
+#     object on 2 ranks (--ranks=N: N) gives the CPU's iterations (within 1) and error (to rounding, or the float cycle's
 #     1e-5) on as many ranks; the GPU run must really be on the GPUs ('summary' lines compared, -ksp_view
 #     checked for device vectors and the exchange path)
 if [ "$NGPUS" -ge 2 ] || [ -n "$MULTIONLY" ]; then
-NP=2
+NP=$MGPU_RANKS
 [ -n "$CUDA_AWARE" ] && XPATH='GPU-direct' || XPATH='staged through host memory'
 # Patchwork's own exchanges go through NCCL where the library was built with it (cuda/nccl_halo.cu);
 # MPIPATH: the path with -patchwork_nccl 0
 if nm -D lib/libpatchwork.so 2>/dev/null | grep -q ' U ncclSend'; then HPATH='GPU-direct (NCCL)'; else HPATH=$XPATH; fi
 [ -n "$CUDA_AWARE" ] && MPIPATH='GPU-direct (CUDA-aware MPI)' || MPIPATH='staged through host memory'
-check mgpu-aij-n2      $MPI -n $NP build/tests/mat/test_tensor_aij $GPU
-check mgpu-transfer-n2 $MPI -n $NP build/tests/mat/test_transfer $GPU
-same_as_cpu mgpu-poisson-cg-n2 $NP 1e-8 'vector type cuda' build/examples/poisson -dim 3 -degree 4 -cells 12
-same_as_cpu mgpu-pcmg-n2 $NP 1e-8 'vector type cuda' build/examples/poisson -dim 3 -degree 3 -cells 16 -pc_type mg
+check mgpu-aij-n$NP      $MPI -n $NP build/tests/mat/test_tensor_aij $GPU
+check mgpu-transfer-n$NP $MPI -n $NP build/tests/mat/test_transfer $GPU
+same_as_cpu mgpu-poisson-cg-n$NP $NP 1e-8 'vector type cuda' build/examples/poisson -dim 3 -degree 4 -cells 12
+same_as_cpu mgpu-pcmg-n$NP $NP 1e-8 'vector type cuda' build/examples/poisson -dim 3 -degree 3 -cells 16 -pc_type mg
 for v in "double fused 1e-8" "double separate 1e-8" "double global 1e-8" "single fused 1e-5" "single separate 1e-5" "single global 1e-5"; do
   set -- $v
-  same_as_cpu mgpu-vertexpatch-$1-$2-n2 $NP $3 "$HPATH" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_precision $1 -pc_vertexpatch_kernel $2 -pc_vertexpatch_gather_nodes 0
+  same_as_cpu mgpu-vertexpatch-$1-$2-n$NP $NP $3 "$HPATH" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_precision $1 -pc_vertexpatch_kernel $2 -pc_vertexpatch_gather_nodes 0
 done
-same_as_cpu mgpu-vertexpatch-2d-n2 $NP 1e-5 "$HPATH" build/examples/poisson -dim 2 -degree 3 -cells 32 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_gather_nodes 0
-same_as_cpu mgpu-vertexpatch-cg-n2 $NP 1e-5 "$HPATH" build/examples/poisson -dim 3 -degree 3 -cells 16 -ksp_type cg -pc_type vertexpatch -pc_vertexpatch_symmetric -pc_vertexpatch_gather_nodes 0
+same_as_cpu mgpu-vertexpatch-2d-n$NP $NP 1e-5 "$HPATH" build/examples/poisson -dim 2 -degree 3 -cells 32 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_gather_nodes 0
+same_as_cpu mgpu-vertexpatch-cg-n$NP $NP 1e-5 "$HPATH" build/examples/poisson -dim 3 -degree 3 -cells 16 -ksp_type cg -pc_type vertexpatch -pc_vertexpatch_symmetric -pc_vertexpatch_gather_nodes 0
 # the same exchanges through MPI (-patchwork_nccl 0), both precisions, and the operator alone
-same_as_cpu mgpu-vertexpatch-double-mpi-n2 $NP 1e-8 "$MPIPATH" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_precision double -patchwork_nccl 0 -pc_vertexpatch_gather_nodes 0
-same_as_cpu mgpu-vertexpatch-single-mpi-n2 $NP 1e-5 "$MPIPATH" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -patchwork_nccl 0 -pc_vertexpatch_gather_nodes 0
+same_as_cpu mgpu-vertexpatch-double-mpi-n$NP $NP 1e-8 "$MPIPATH" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_precision double -patchwork_nccl 0 -pc_vertexpatch_gather_nodes 0
+same_as_cpu mgpu-vertexpatch-single-mpi-n$NP $NP 1e-5 "$MPIPATH" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -patchwork_nccl 0 -pc_vertexpatch_gather_nodes 0
 # the boundary patches sent back to their owners (two exchanges per color) instead of computed here too
-same_as_cpu mgpu-vertexpatch-two-exchanges-n2 $NP 1e-8 "$HPATH" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_precision double -pc_vertexpatch_redundant 0 -pc_vertexpatch_gather_nodes 0
+same_as_cpu mgpu-vertexpatch-two-exchanges-n$NP $NP 1e-8 "$HPATH" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_precision double -pc_vertexpatch_redundant 0 -pc_vertexpatch_gather_nodes 0
 # the coarse levels gathered onto both GPUs (the default; here from the level of at most 5000 nodes, so that
 # the finer ones stay shared), both precisions, and FMG through them
-same_as_cpu mgpu-vertexpatch-gathered-double-n2 $NP 1e-8 "levels 0-" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_precision double -pc_vertexpatch_gather_nodes 5000
-same_as_cpu mgpu-vertexpatch-gathered-single-n2 $NP 1e-5 "levels 0-" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_gather_nodes 5000
-same_as_cpu mgpu-vertexpatch-gathered-fmg-n2 $NP 1e-5 "levels 0-" build/examples/poisson -dim 3 -degree 3 -cells 16 -fmg -ksp_type richardson -ksp_norm_type unpreconditioned -ksp_rtol 1e-9 -ksp_max_it 6 -pc_type vertexpatch
-same_as_cpu mgpu-poisson-cg-mpi-n2 $NP 1e-8 'vector type cuda' build/examples/poisson -dim 3 -degree 4 -cells 12 -patchwork_nccl 0
-check mgpu-plex-n2     $MPI -n $NP build/tests/mat/test_plex -dm_plex_simplex 0 $GPU -dm_mat_type aijcusparse -dm_plex_dim 3 -dm_plex_box_faces 3,2,3 -kmax 4 -curved -variable -dirichlet
-check mgpu-plex-hanging-n2 $MPI -n $NP build/tests/mat/test_plex -dm_plex_simplex 0 $GPU -dm_mat_type aijcusparse -tol 1e-13 -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 4,10,12,13,14,16,22 -kmax 4 -curved -variable -dirichlet
-same_as_cpu mgpu-shell-n2 $NP 1e-8 'CUDA kernels on device vectors' build/examples/shell -dim 3 -degree 3 -cells 4
-check mgpu-lor-matrix-n2 $MPI -n $NP build/tests/mat/test_lor -lor_mat_type aijcusparse -kmax 5 $GPU
-same_as_cpu mgpu-lor-gamg-n2 $NP 1e-6 'values computed on the GPU' build/examples/lor -dim 3 -degree 4 -cells 12 -lor_pc_type gamg
-same_as_cpu mgpu-patchamg-tets-n2 $NP 0.5 'on the GPU' build/examples/tets -mesh regular -cells 8 -refine 2 -pc_type patchamg -dm_mat_type aijcusparse
+same_as_cpu mgpu-vertexpatch-gathered-double-n$NP $NP 1e-8 "levels 0-" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_precision double -pc_vertexpatch_gather_nodes 5000
+same_as_cpu mgpu-vertexpatch-gathered-single-n$NP $NP 1e-5 "levels 0-" build/examples/poisson -dim 3 -degree 4 -cells 16 -ksp_type fgmres -ksp_rtol 1e-9 -pc_type vertexpatch -pc_vertexpatch_gather_nodes 5000
+same_as_cpu mgpu-vertexpatch-gathered-fmg-n$NP $NP 1e-5 "levels 0-" build/examples/poisson -dim 3 -degree 3 -cells 16 -fmg -ksp_type richardson -ksp_norm_type unpreconditioned -ksp_rtol 1e-9 -ksp_max_it 6 -pc_type vertexpatch
+same_as_cpu mgpu-poisson-cg-mpi-n$NP $NP 1e-8 'vector type cuda' build/examples/poisson -dim 3 -degree 4 -cells 12 -patchwork_nccl 0
+check mgpu-plex-n$NP     $MPI -n $NP build/tests/mat/test_plex -dm_plex_simplex 0 $GPU -dm_mat_type aijcusparse -dm_plex_dim 3 -dm_plex_box_faces 3,2,3 -kmax 4 -curved -variable -dirichlet
+check mgpu-plex-hanging-n$NP $MPI -n $NP build/tests/mat/test_plex -dm_plex_simplex 0 $GPU -dm_mat_type aijcusparse -tol 1e-13 -dm_plex_dim 3 -dm_plex_box_faces 3,3,3 -refine_cells 4,10,12,13,14,16,22 -kmax 4 -curved -variable -dirichlet
+same_as_cpu mgpu-shell-n$NP $NP 1e-8 'CUDA kernels on device vectors' build/examples/shell -dim 3 -degree 3 -cells 4
+check mgpu-lor-matrix-n$NP $MPI -n $NP build/tests/mat/test_lor -lor_mat_type aijcusparse -kmax 5 $GPU
+same_as_cpu mgpu-lor-gamg-n$NP $NP 1e-6 'values computed on the GPU' build/examples/lor -dim 3 -degree 4 -cells 12 -lor_pc_type gamg
+same_as_cpu mgpu-patchamg-tets-n$NP $NP 0.5 'on the GPU' build/examples/tets -mesh regular -cells 8 -refine 2 -pc_type patchamg -dm_mat_type aijcusparse
 # PCPATCHAMG's block products on the GPUs (-pc_patchamg_block_products, pampi.c): the CPU's iterations on
 # as many ranks, memcheck
-check mgpu-patchamg-kernels-n2 bash -c "c=\$($MPI -n $NP build/tests/mat/test_patchamg -problem fd7 -n 64 -pc_patchamg_block_products | grep -o 'CG iterations [0-9]*' | awk '{print \$3}'); g=\$($MPI -n $NP build/tests/mat/test_patchamg -problem fd7 -n 64 -pc_patchamg_block_products -dm_mat_type aijcusparse $GPU | grep -o 'CG iterations [0-9]*' | awk '{print \$3}'); echo CG iterations cpu \$c gpu \$g; [ -n \"\$c\" ] && [ -n \"\$g\" ] && [ \$((c - g)) -le 1 ] && [ \$((g - c)) -le 1 ]"
+check mgpu-patchamg-kernels-n$NP bash -c "c=\$($MPI -n $NP build/tests/mat/test_patchamg -problem fd7 -n 64 -pc_patchamg_block_products | grep -o 'CG iterations [0-9]*' | awk '{print \$3}'); g=\$($MPI -n $NP build/tests/mat/test_patchamg -problem fd7 -n 64 -pc_patchamg_block_products -dm_mat_type aijcusparse $GPU | grep -o 'CG iterations [0-9]*' | awk '{print \$3}'); echo CG iterations cpu \$c gpu \$g; [ -n \"\$c\" ] && [ -n \"\$g\" ] && [ \$((c - g)) -le 1 ] && [ \$((g - c)) -le 1 ]"
 check mgpu-memcheck-patchamg $MPI -n $NP compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 1 build/tests/mat/test_patchamg -problem fd7 -n 16 -pc_patchamg_block_products -dm_mat_type aijcusparse $GPU
-same_as_cpu mgpu-patchamg-geometric-n2 $NP 0.5 'on the GPU' build/examples/tets -mesh regular -cells 8 -refine 2 -refine_hierarchy -pc_type patchamg -pc_patchamg_hierarchy geometric -dm_mat_type aijcusparse
+same_as_cpu mgpu-patchamg-geometric-n$NP $NP 0.5 'on the GPU' build/examples/tets -mesh regular -cells 8 -refine 2 -refine_hierarchy -pc_type patchamg -pc_patchamg_hierarchy geometric -dm_mat_type aijcusparse
 # (--report-api-errors no: Open MPI's IPC registration cache gets CUDA_ERROR_ALREADY_MAPPED from
 #  cuIpcOpenMemHandle when a freed buffer's address comes back, and handles it; Patchwork checks every
 #  CUDA call it makes itself, and memcheck still reports every bad access)
