@@ -6,7 +6,7 @@
 # (tests/gpu/run.sh builds); logs go to $OUT (or build/bench-out), a short table is printed last.
 # On the most ranks the runs are repeated with Patchwork's exchanges through MPI (-patchwork_nccl 0,
 # names ending -mpi) beside NCCL (the default where built with it).
-#   NPS="1 2" PARTS="matmult solve gather weak amg lor halo latency" bash bench/multigpu.sh [LIMIT_S per run, default 300]
+#   NPS="1 2" PARTS="matmult solve gather weak large plex amg p1 lor halo latency" bash bench/multigpu.sh [LIMIT_S per run, default 300]
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build/bench-out}
@@ -50,6 +50,14 @@ for part in ${PARTS:-matmult solve weak}; do
     done ;;
   weak) # about 90M DoF per GPU: Q7 with 64 cells per direction per GPU along z
     for np in $NPS; do run weak-n$np $np build/bench/bench_solve $GPU -degrees 7 -cells 64 -cells_z_factor $np -solvers ${SOLVERS:-vp-single,vp-double} -restart 3; done ;;
+  large) # strong scaling of the largest table-7 problem that fits one GPU: Q7 on 128^3 cells, 721M DoF (without
+    # node coordinates: dm_s is PETSc's DMDA alone)
+    for np in $NPS; do run large-n$np $np build/bench/bench_solve $GPU -degrees 7 -cells ${LARGE_CELLS:-128} -solvers ${SOLVERS_LARGE:-vp-double} -restart 3 -dm_patchwork_coordinates false; done ;;
+  plex) # MatMult on a general (DMPlex) hexahedral box mesh, geometry on the fly, no assembled matrix
+    for np in $NPS; do run plex-n$np $np build/bench/bench_plex $GPU -domain box -kmin ${PLEX_K:-3} -kmax ${PLEX_K:-3} -dofs ${PLEX_DOFS:-3e7} -spmv_max_work 0; done ;;
+  p1) # PCPATCHAMG on the P1 box of bench/patchamg_p1_large.sh (P1_CELLS^3 cubes, 6 tets each; 256: 16.97M
+    # vertices), the mesh made on rank 0 and distributed
+    for np in $NPS; do run p1-n$np $np build/examples/tets -mesh regular -cells ${P1_CELLS:-256} -interpolate 0 -pc_type patchamg -dm_mat_type aijcusparse $GPU -petscpartitioner_type simple -log_view; done ;;
   amg) # PCPATCHAMG on the 7-point Laplacian (AMG_N^3 points, default 193: 7.2M) on 1 and N GPUs; on several
     # ranks also with PETSc's products on the CPU (-matptap_backend_cpu -matmatmult_backend_cpu)
     # (several ranks: PETSc's products on the host by default; cusparse: PETSc's cuSPARSE SpGEMM instead)
@@ -78,8 +86,13 @@ done
     [ -f "$f" ] || continue
     printf '%-24s %s setup %s s solve %s s %s\n' "$(basename "$f" .log)" "$(grep -m1 -o 'CG iterations [0-9]*' "$f")" "$(awk '$1 == "PCSetUp" {print $4; exit}' "$f")" "$(awk '$1 == "KSPSolve" {print $4; exit}' "$f")" "$(grep -m1 -i 'error' "$f" | cut -c1-80)"
   done
+  for f in "$OUT"/p1-n*.log; do
+    [ -f "$f" ] || continue
+    printf '%-24s %s KSPSolve %s s %s\n' "$(basename "$f" .log)" "$(grep summary: "$f" | sed 's/^summary: //; s/ pc=.*setup_s/ setup_s/; s/ reason=.*//')" "$(awk '$1 == "KSPSolve" {print $4; exit}' "$f")" "$(grep -m1 'ERROR' "$f" | cut -c1-80)"
+  done
+  for f in "$OUT"/plex-n*.log; do [ -f "$f" ] && printf '%-24s %s\n' "$(basename "$f" .log)" "$(grep -E '^3 +[0-9]' "$f" | awk '{printf "k=%s cells=%s DoF=%s gll %s gauss %s GDoF/s", $2, $3, $4, $5, $6}')"; done
   for f in "$OUT"/lor-n*.log; do [ -f "$f" ] && printf '%-24s %s\n' "$(basename "$f" .log)" "$(grep summary: "$f" | sed 's/ op_apply_s.*//')"; done
-  for part in solve weak; do
+  for part in solve weak large; do
     for f in "$OUT"/$part-n*.log; do [ -f "$f" ] && echo "-- $(basename "$f" .log)" && grep '^run:' "$f" | sed 's/^run: //'; done
   done
 } | tee -a "$T"
