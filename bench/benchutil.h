@@ -1,4 +1,4 @@
-/* Helpers shared by the benchmark drivers in bench/: device synchronization for timing and the
+/* Helpers shared by the benchmark drivers in bench/: the clocks of examples/walltime.h and the
    assembled (AIJ) form of the Q_k Poisson operator that PETSc's own solvers are measured on. */
 #ifndef PATCHWORK_BENCHUTIL_H
 #define PATCHWORK_BENCHUTIL_H
@@ -6,22 +6,7 @@
 #include <patchwork.h>
 #include <patchwork/basis1d.h>
 #include <petscdevice.h>
-
-/* Wait for the device, so that a clock read after it counts the queued kernels. A run on host
-   vectors never initialized the device and has nothing to wait for: leave it so (it may have none). */
-static inline PetscErrorCode Sync(void)
-{
-  PetscFunctionBeginUser;
-#if defined(PETSC_HAVE_DEVICE)
-  if (PetscDeviceInitialized(PETSC_DEVICE_DEFAULT())) {
-    PetscDeviceContext dctx;
-
-    PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
-    PetscCall(PetscDeviceContextSynchronize(dctx));
-  }
-#endif
-  PetscFunctionReturn(0);
-}
+#include "../examples/walltime.h" /* Sync(): the device idle before a clock is read */
 
 /* A DMPlex box of n^dim quadrilaterals or hexahedra on [lower, upper] (comma lists), with a coordinate
    field of the given degree, through the options of prefix bench_ (DMPlexCreateBoxMesh()'s arguments

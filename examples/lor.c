@@ -11,6 +11,7 @@ static const char help[] = "Definite Helmholtz problem alpha u - beta div(grad u
                            "iterations as converged (a fixed iteration count) add -ksp_converged_maxits.\n";
 
 #include <patchwork.h>
+#include "walltime.h"
 
 /* seconds spent in an event so far (main stage) */
 static PetscErrorCode EventTime(PetscLogEvent e, PetscLogDouble *t)
@@ -33,7 +34,7 @@ int main(int argc, char **argv)
   KSP                ksp;
   PC                 pc;
   KSPConvergedReason reason;
-  PetscLogDouble     t0, t1, t2, t3, pattern, macro, gather, dirichlet, setvalues, inner, lorapply, opapply;
+  PetscLogDouble     start = WallTime(), last = start, tstartup, tdm, top, tpcsetup, tsolve, pattern, macro, gather, dirichlet, setvalues, inner, lorapply, opapply;
   PCType             ptype;
 
   PetscFunctionBeginUser;
@@ -49,9 +50,9 @@ int main(int argc, char **argv)
   PetscOptionsEnd();
   if (ncells == 1) cells[1] = cells[2] = cells[0];
 
-  PetscCall(PetscBarrier(NULL));
-  PetscCall(PetscTime(&t0));
+  PetscCall(WallPhase(PETSC_COMM_WORLD, &last, &tstartup));
   PetscCall(PatchworkDMDACreateQk(PETSC_COMM_WORLD, dim, degree, cells, NULL, NULL, &dm));
+  PetscCall(WallPhase(PETSC_COMM_WORLD, &last, &tdm));
   PetscCall(MatCreatePatchworkTensor(dm, degree, &A));
   PetscCall(MatPatchworkTensorSetCoefficients(A, alpha, beta));
   PetscCall(MatSetFromOptions(A));
@@ -65,8 +66,7 @@ int main(int argc, char **argv)
   PetscCall(MatMult(Mass, one, b)); /* also sets up the kernel descriptors the operator shares */
   PetscCall(MatMult(A, one, u));
   PetscCall(VecDestroy(&one));
-  PetscCall(PetscBarrier((PetscObject)A));
-  PetscCall(PetscTime(&t1));
+  PetscCall(WallPhase(PETSC_COMM_WORLD, &last, &top));
 
   PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
   PetscCall(KSPSetOperators(ksp, A, A));
@@ -76,13 +76,11 @@ int main(int argc, char **argv)
   PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, 10000));
   PetscCall(KSPSetFromOptions(ksp));
   PetscCall(KSPSetUp(ksp));
-  PetscCall(PetscBarrier((PetscObject)ksp));
-  PetscCall(PetscTime(&t2));
+  PetscCall(WallPhase(PETSC_COMM_WORLD, &last, &tpcsetup));
   PetscCall(VecSet(u, 0.0));
   PetscCall(EventTime(PATCHWORK_TensorMult, &opapply));
   PetscCall(KSPSolve(ksp, b, u));
-  PetscCall(PetscBarrier((PetscObject)ksp));
-  PetscCall(PetscTime(&t3));
+  PetscCall(WallPhase(PETSC_COMM_WORLD, &last, &tsolve));
   PetscCall(KSPGetIterationNumber(ksp, &its));
   PetscCall(KSPGetConvergedReason(ksp, &reason));
   PetscCall(PCGetType(pc, &ptype));
@@ -101,13 +99,14 @@ int main(int argc, char **argv)
   PetscCall(EventTime(PATCHWORK_LORApply, &lorapply));
 
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Helmholtz %g u - %g lap u, %" PetscInt_FMT "D, Q%" PetscInt_FMT ", %" PetscInt_FMT " DoFs; KSP + PC %s: %" PetscInt_FMT " iterations, %s\n", (double)alpha, (double)beta, dim, degree, N, ptype, its, KSPConvergedReasons[reason]));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  operator setup   %9.4f s (grid, operator, right-hand side)\n", t1 - t0));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  PC setup         %9.4f s\n", t2 - t1));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  operator setup   %9.4f s (grid, operator, right-hand side)\n", tdm + top));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  PC setup         %9.4f s\n", tpcsetup));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "    LOR pattern    %9.4f s (once per grid)\n", pattern));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "    LOR values     %9.4f s (macro %.4f, gather %.4f, Dirichlet %.4f, MatSetValuesCOO %.4f)\n", macro + gather + dirichlet + setvalues, macro, gather, dirichlet, setvalues));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "    inner PC setup %9.4f s\n", inner));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  solve            %9.4f s (operator applies %.4f, inner PC applies %.4f)\n", t3 - t2, opapply, lorapply));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "summary: dim=%" PetscInt_FMT " degree=%" PetscInt_FMT " dofs=%" PetscInt_FMT " pc=%s its=%" PetscInt_FMT " reason=%s op_setup_s=%.6f pc_setup_s=%.6f lor_pattern_s=%.6f lor_values_s=%.6f inner_setup_s=%.6f solve_s=%.6f op_apply_s=%.6f inner_apply_s=%.6f\n", dim, degree, N, ptype, its, KSPConvergedReasons[reason], t1 - t0, t2 - t1, pattern, macro + gather + dirichlet + setvalues, inner, t3 - t2, opapply, lorapply));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  solve            %9.4f s (operator applies %.4f, inner PC applies %.4f)\n", tsolve, opapply, lorapply));
+  PetscCall(WallPrint(PETSC_COMM_WORLD, tstartup, tdm, "DM", top, "operator and right-hand side", tpcsetup, tsolve, last - start));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "summary: dim=%" PetscInt_FMT " degree=%" PetscInt_FMT " dofs=%" PetscInt_FMT " pc=%s its=%" PetscInt_FMT " reason=%s op_setup_s=%.6f pc_setup_s=%.6f lor_pattern_s=%.6f lor_values_s=%.6f inner_setup_s=%.6f solve_s=%.6f op_apply_s=%.6f inner_apply_s=%.6f startup_s=%.6f dm_s=%.6f op_s=%.6f total_s=%.6f\n", dim, degree, N, ptype, its, KSPConvergedReasons[reason], tdm + top, tpcsetup, pattern, macro + gather + dirichlet + setvalues, inner, tsolve, opapply, lorapply, tstartup, tdm, top, last - start));
   PetscCheck(reason > 0, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "KSPSolve did not converge: %s%s", KSPConvergedReasons[reason], reason == KSP_DIVERGED_ITS ? " (for a fixed number of iterations add -ksp_converged_maxits)" : "");
 
   PetscCall(KSPDestroy(&ksp));

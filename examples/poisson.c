@@ -13,6 +13,7 @@ static const char help[] = "Poisson problem -div(grad u) = f on the unit box wit
 
 #include <patchwork.h>
 #include "poisson.h"
+#include "walltime.h"
 
 static PetscReal Exact(PetscInt dim, const PetscReal x[])
 {
@@ -159,7 +160,7 @@ int main(int argc, char **argv)
   KSP                ksp;
   KSPConvergedReason reason;
   PetscReal          err;
-  PetscLogDouble     t0, t1;
+  PetscLogDouble     start = WallTime(), last = start, tstartup, tdm, top, tpcsetup, tsolve;
   VecType            vtype;
   KSPType            ktype;
   PC                 pc;
@@ -184,7 +185,9 @@ int main(int argc, char **argv)
   }
   cells[0] = cells[1] = cells[2] = ncells;
 
+  PetscCall(WallPhase(PETSC_COMM_WORLD, &last, &tstartup));
   PetscCall(PatchworkDMDACreateQk(PETSC_COMM_WORLD, dim, degree, cells, NULL, NULL, &dm));
+  PetscCall(WallPhase(PETSC_COMM_WORLD, &last, &tdm));
   PetscCall(MatCreatePatchworkTensor(dm, degree, &A));
   PetscCall(MatSetFromOptions(A));
   PetscCall(DMCreateGlobalVector(dm, &u));
@@ -200,6 +203,7 @@ int main(int argc, char **argv)
     PetscCall(MatMult(Mass, f, b));
   } else PetscCall(LoadOne(dm, degree, b));
   PetscCall(VecDestroy(&f)); /* large runs need the memory */
+  PetscCall(WallPhase(PETSC_COMM_WORLD, &last, &top));
 
   PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
   PetscCall(KSPSetOperators(ksp, A, A));
@@ -224,15 +228,13 @@ int main(int argc, char **argv)
   }
   PetscCall(KSPSetUp(ksp));
   PetscCall(VecSet(u, 0.0));
-  PetscCall(PetscBarrier((PetscObject)ksp));
-  PetscCall(PetscTime(&t0));
+  PetscCall(WallPhase(PETSC_COMM_WORLD, &last, &tpcsetup));
   if (fmg) { /* the full multigrid solver of Cui et al.: FMG, then V-cycles until |b - A u| <= rtol |b| */
     PetscCall(PCVertexPatchFMG(pc, b, u));
     PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_TRUE));
   }
   PetscCall(KSPSolve(ksp, b, u));
-  PetscCall(PetscBarrier((PetscObject)ksp));
-  PetscCall(PetscTime(&t1));
+  PetscCall(WallPhase(PETSC_COMM_WORLD, &last, &tsolve));
   PetscCall(KSPGetIterationNumber(ksp, &its));
   PetscCall(KSPGetConvergedReason(ksp, &reason));
   err = -1; /* no exact solution for f = 1 */
@@ -243,9 +245,10 @@ int main(int argc, char **argv)
 
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Poisson, %" PetscInt_FMT "D, Q%" PetscInt_FMT ", %" PetscInt_FMT "^%" PetscInt_FMT " cells, %" PetscInt_FMT " DoFs, vectors %s\n", dim, degree, ncells, dim, N, vtype));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "KSP %s + PC %s: %" PetscInt_FMT " iterations, %s\n", ktype, ptype, its, KSPConvergedReasons[reason]));
-  if (sine) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "L2 error %.6e, solve time %.4f s\n", (double)err, t1 - t0));
-  else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "f = 1: no exact solution; solve time %.4f s\n", t1 - t0));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "summary: dim=%" PetscInt_FMT " degree=%" PetscInt_FMT " cells=%" PetscInt_FMT " dofs=%" PetscInt_FMT " ksp=%s pc=%s its=%" PetscInt_FMT " reason=%s l2err=%.6e solve_s=%.6f\n", dim, degree, ncells, N, ktype, ptype, its, KSPConvergedReasons[reason], (double)err, t1 - t0));
+  if (sine) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "L2 error %.6e, solve time %.4f s\n", (double)err, tsolve));
+  else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "f = 1: no exact solution; solve time %.4f s\n", tsolve));
+  PetscCall(WallPrint(PETSC_COMM_WORLD, tstartup, tdm, "DM", top, "operator and right-hand side", tpcsetup, tsolve, last - start));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "summary: dim=%" PetscInt_FMT " degree=%" PetscInt_FMT " cells=%" PetscInt_FMT " dofs=%" PetscInt_FMT " ksp=%s pc=%s its=%" PetscInt_FMT " reason=%s l2err=%.6e solve_s=%.6f startup_s=%.6f dm_s=%.6f op_s=%.6f pc_setup_s=%.6f total_s=%.6f\n", dim, degree, ncells, N, ktype, ptype, its, KSPConvergedReasons[reason], (double)err, tsolve, tstartup, tdm, top, tpcsetup, last - start));
   PetscCheck(reason > 0, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "KSPSolve did not converge: %s%s", KSPConvergedReasons[reason], reason == KSP_DIVERGED_ITS ? " (for a fixed number of iterations add -ksp_converged_maxits)" : "");
 
   PetscCall(KSPDestroy(&ksp));

@@ -22,6 +22,8 @@ import os
 import sys
 import time
 
+START = time.monotonic()  # before petsc4py: the start-up (MPI, PETSc, the device) counts in the total
+
 import numpy
 import petsc4py
 
@@ -148,8 +150,18 @@ def main():
     if rhs not in ("sine", "one"):
         raise SystemExit("Unknown -rhs %s: use sine or one" % rhs)
     sine = rhs == "sine"
+    comm = PETSc.COMM_WORLD
+    last, wall = START, {}
 
+    def phase(name):  # the seconds since the last phase, every rank there
+        nonlocal last
+        comm.barrier()
+        now = time.monotonic()
+        wall[name], last = now - last, now
+
+    phase("startup")
     dm = patchwork.dmda_create_qk(dim, degree, [ncells] * dim)
+    phase("dm")
     A = patchwork.tensor_create(dm, degree)
     A.setFromOptions()
     u = dm.createGlobalVec()
@@ -166,6 +178,7 @@ def main():
         f.destroy()
     else:
         load_one(dm, degree, b)
+    phase("op")
 
     ksp = PETSc.KSP().create()
     ksp.setOperators(A, A)
@@ -178,15 +191,12 @@ def main():
         patchwork.mg_set_hierarchy(pc, PETSc.Options(pc.getOptionsPrefix()).getInt("pc_mg_levels", PETSc.DECIDE))
     ksp.setUp()
     u.set(0.0)
-    comm = ksp.getComm()
-    comm.barrier()
-    t0 = time.perf_counter()
+    phase("pc_setup")
     if fmg:  # the full multigrid solver of Cui et al.: FMG, then V-cycles until |b - A u| <= rtol |b|
         patchwork.vertexpatch_fmg(pc, b, u)
         ksp.setInitialGuessNonzero(True)
     ksp.solve(b, u)
-    comm.barrier()
-    t1 = time.perf_counter()
+    phase("solve")
     its, reason = ksp.getIterationNumber(), reason_name(ksp.getConvergedReason())
     err = l2_error(dm, degree, u) if sine else -1.0
     ktype, ptype = ksp.getType(), pc.getType()
@@ -200,11 +210,16 @@ def main():
         pr("PCLOR: LOR matrix %s of %d rows, inner PC %s" % (L.getType(), L.getSize()[0], inner.getType()))
     pr("KSP %s + PC %s: %d iterations, %s" % (ktype, ptype, its, reason))
     if sine:
-        pr("L2 error %.6e, solve time %.4f s" % (err, t1 - t0))
+        pr("L2 error %.6e, solve time %.4f s" % (err, wall["solve"]))
     else:
-        pr("f = 1: no exact solution; solve time %.4f s" % (t1 - t0))
-    pr("summary: dim=%d degree=%d cells=%d dofs=%d ksp=%s pc=%s its=%d reason=%s l2err=%.6e solve_s=%.6f"
-       % (dim, degree, ncells, N, ktype, ptype, its, reason, err, t1 - t0))
+        pr("f = 1: no exact solution; solve time %.4f s" % wall["solve"])
+    total = last - START
+    pr("wall time: start-up %.3f s, DM %.3f s, operator and right-hand side %.3f s, PC set-up %.3f s, solve %.3f s; "
+       "total %.3f s from the start of the script" % (wall["startup"], wall["dm"], wall["op"], wall["pc_setup"], wall["solve"], total))
+    pr("summary: dim=%d degree=%d cells=%d dofs=%d ksp=%s pc=%s its=%d reason=%s l2err=%.6e solve_s=%.6f startup_s=%.6f "
+       "dm_s=%.6f op_s=%.6f pc_setup_s=%.6f total_s=%.6f"
+       % (dim, degree, ncells, N, ktype, ptype, its, reason, err, wall["solve"], wall["startup"], wall["dm"], wall["op"],
+          wall["pc_setup"], total))
     if ksp.getConvergedReason() <= 0:
         raise SystemExit("KSPSolve did not converge: %s" % reason)
     for obj in (ksp, u, b, A, Mass, dm):

@@ -23,6 +23,7 @@ static const char help[] = "Variable-coefficient Poisson problem on a curved dom
                            "iterations as converged (a fixed iteration count) add -ksp_converged_maxits.\n";
 
 #include "shell.h"
+#include "walltime.h"
 #include <petscds.h>
 #include <petscsnes.h>
 
@@ -149,7 +150,7 @@ int main(int argc, char **argv)
   PetscReal      alpha = 0, err, rsplit = -1;
   PetscBool      shell = PETSC_TRUE;
   char           domain[16] = "shell", opt[64], ktype[64], ptype[64];
-  PetscLogDouble t0, t1, t2;
+  PetscLogDouble start = WallTime(), last = start, tstartup, tmesh, top, tpcsetup, tsolve;
   KSPConvergedReason reason;
   PetscErrorCode (*exact[1])(PetscInt, PetscReal, const PetscReal[], PetscInt, PetscScalar *, void *) = {Exact};
 
@@ -175,6 +176,7 @@ int main(int argc, char **argv)
   PetscCheck(!strcmp(domain, "shell") || !strcmp(domain, "box"), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "Unknown -domain %s: use shell or box", domain);
   shell = (PetscBool)!strcmp(domain, "shell");
 
+  PetscCall(WallPhase(PETSC_COMM_WORLD, &last, &tstartup));
   /* the box mesh, distributed, with a coordinate field of the solution's degree, then mapped */
   PetscCall(PetscSNPrintf(opt, sizeof(opt), "%" PetscInt_FMT, dim));
   PetscCall(PetscOptionsSetValue(NULL, "-dm_plex_dim", opt));
@@ -236,7 +238,7 @@ int main(int argc, char **argv)
     PetscCall(VecScale(b, -1.0));
   }
 
-  PetscCall(PetscTime(&t0));
+  PetscCall(WallPhase(PETSC_COMM_WORLD, &last, &tmesh));
   PetscCall(MatCreatePatchworkTensor(dm, degree, &A));
   PetscCall(MatPatchworkTensorSetCoefficients(A, alpha, 1.0));
   PetscCall(MatPatchworkTensorSetCoefficientFunctions(A, Diffusion, NULL, NULL));
@@ -250,6 +252,7 @@ int main(int argc, char **argv)
     PetscCall(VecDestroy(&b));
     b = bb;
   }
+  PetscCall(WallPhase(PETSC_COMM_WORLD, &last, &top));
   PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
   PetscCall(KSPSetOperators(ksp, A, A));
   PetscCall(KSPSetType(ksp, KSPCG));
@@ -261,9 +264,9 @@ int main(int argc, char **argv)
   PetscCall(KSPSetTolerances(ksp, 1e-10, PETSC_DEFAULT, PETSC_DEFAULT, 10000));
   PetscCall(KSPSetFromOptions(ksp));
   PetscCall(KSPSetUp(ksp));
-  PetscCall(PetscTime(&t1));
+  PetscCall(WallPhase(PETSC_COMM_WORLD, &last, &tpcsetup));
   PetscCall(KSPSolve(ksp, b, u));
-  PetscCall(PetscTime(&t2));
+  PetscCall(WallPhase(PETSC_COMM_WORLD, &last, &tsolve));
   PetscCall(KSPGetIterationNumber(ksp, &its));
   PetscCall(KSPGetConvergedReason(ksp, &reason));
   PetscCall(VecGetSize(u, &N));
@@ -293,7 +296,8 @@ int main(int argc, char **argv)
     PetscCall(PetscStrncpy(ktype, kt, sizeof(ktype)));
     PetscCall(PetscStrncpy(ptype, pt, sizeof(ptype)));
   }
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "summary: dim=%" PetscInt_FMT " degree=%" PetscInt_FMT " cells=%" PetscInt_FMT " domain=%s dofs=%" PetscInt_FMT " ksp=%s pc=%s its=%" PetscInt_FMT " reason=%s l2err=%.6e setup_s=%.6f solve_s=%.6f\n", dim, degree, cells, domain, N, ktype, ptype, its, KSPConvergedReasons[reason], (double)err, t1 - t0, t2 - t1));
+  PetscCall(WallPrint(PETSC_COMM_WORLD, tstartup, tmesh, "mesh and right-hand side", top, "operator", tpcsetup, tsolve, last - start));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "summary: dim=%" PetscInt_FMT " degree=%" PetscInt_FMT " cells=%" PetscInt_FMT " domain=%s dofs=%" PetscInt_FMT " ksp=%s pc=%s its=%" PetscInt_FMT " reason=%s l2err=%.6e setup_s=%.6f solve_s=%.6f startup_s=%.6f mesh_s=%.6f op_s=%.6f pc_setup_s=%.6f total_s=%.6f\n", dim, degree, cells, domain, N, ktype, ptype, its, KSPConvergedReasons[reason], (double)err, top + tpcsetup, tsolve, tstartup, tmesh, top, tpcsetup, last - start));
   PetscCheck(reason > 0, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "KSPSolve did not converge: %s%s", KSPConvergedReasons[reason], reason == KSP_DIVERGED_ITS ? " (for a fixed number of iterations add -ksp_converged_maxits)" : "");
 
   PetscCall(KSPDestroy(&ksp));

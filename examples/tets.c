@@ -23,6 +23,7 @@ static const char help[] = "The P1 Helmholtz problem -div(sigma grad u) + lambda
 
 #include <patchwork.h>
 #include "tets.h"
+#include "walltime.h"
 
 /* PCSetCoordinates() with the point of every local row: the vertex whose dof the row is */
 static PetscErrorCode SetVertexCoordinates(DM dm, Mat A, PC pc)
@@ -70,7 +71,7 @@ int main(int argc, char **argv)
   MatInfo            info;
   PetscInt           nvert, ncell, cStart, cEnd, its;
   KSPConvergedReason reason;
-  PetscLogDouble     tm, t0, t1, t2, t3;
+  PetscLogDouble     start = WallTime(), last = start, tstartup, tmesh, tasm, tsetup, tsolve;
   PCType             pctype;
   char               mesh[64];
 
@@ -84,18 +85,15 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsBool("-coordinates", "Give the preconditioner the vertex coordinates (PCSetCoordinates)", NULL, coordinates, &coordinates, NULL));
   PetscOptionsEnd();
 
-  PetscCall(PetscTime(&tm));
+  PetscCall(WallPhase(PETSC_COMM_WORLD, &last, &tstartup));
   PetscCall(TetsCreateMesh(PETSC_COMM_WORLD, &o, &dm));
   PetscCall(DMSetFromOptions(dm)); /* -dm_mat_type, -dm_vec_type, -dm_view */
   PetscCall(DMViewFromOptions(dm, NULL, "-dm_view"));
   PetscCall(TetsCreateSigma(dm, &o, &sigma, &fraction));
 
-  PetscCall(PetscBarrier((PetscObject)dm));
-  PetscCall(PetscTime(&t0));
-  tm = t0 - tm;
+  PetscCall(WallPhase(PETSC_COMM_WORLD, &last, &tmesh));
   PetscCall(PatchworkDMPlexAssembleP1(dm, lambda, sigma, &A));
-  PetscCall(PetscBarrier((PetscObject)A));
-  PetscCall(PetscTime(&t1));
+  PetscCall(WallPhase(PETSC_COMM_WORLD, &last, &tasm));
 
   PetscCall(MatCreateVecs(A, &u, &b));
   PetscCall(VecDuplicate(b, &r));
@@ -111,11 +109,9 @@ int main(int argc, char **argv)
   PetscCall(KSPSetFromOptions(ksp));
   if (coordinates) PetscCall(SetVertexCoordinates(dm, A, pc));
   PetscCall(KSPSetUp(ksp));
-  PetscCall(PetscBarrier((PetscObject)ksp));
-  PetscCall(PetscTime(&t2));
+  PetscCall(WallPhase(PETSC_COMM_WORLD, &last, &tsetup));
   PetscCall(KSPSolve(ksp, b, u));
-  PetscCall(PetscBarrier((PetscObject)ksp));
-  PetscCall(PetscTime(&t3));
+  PetscCall(WallPhase(PETSC_COMM_WORLD, &last, &tsolve));
   PetscCall(KSPGetIterationNumber(ksp, &its));
   PetscCall(KSPGetConvergedReason(ksp, &reason));
   PetscCall(MatMult(A, u, r));
@@ -131,7 +127,8 @@ int main(int argc, char **argv)
   PetscCall(PCGetType(pc, &pctype));
   if (sigma) snprintf(mesh, sizeof(mesh), "%s(1,%g;%.1f%%)", TetsMeshTypes[o.type], (double)o.sigma_ratio, (double)(100 * fraction)); /* C's %g: 10, not PETSc's 10. */
   else PetscCall(PetscSNPrintf(mesh, sizeof(mesh), "%s", TetsMeshTypes[o.type]));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "summary: mesh=%s vertices=%" PetscInt_FMT " cells=%" PetscInt_FMT " nnz=%.0f pc=%s mesh_s=%.4f assembly_s=%.4f setup_s=%.4f solve_s=%.4f its=%" PetscInt_FMT " reason=%s relres=%.3e\n", mesh, nvert, ncell, (double)info.nz_used, pctype, tm, t1 - t0, t2 - t1, t3 - t2, its, KSPConvergedReasons[reason], (double)(rnorm / bnorm)));
+  PetscCall(WallPrint(PETSC_COMM_WORLD, tstartup, tmesh, "mesh and coefficient", tasm, "assembly", tsetup, tsolve, last - start));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "summary: mesh=%s vertices=%" PetscInt_FMT " cells=%" PetscInt_FMT " nnz=%.0f pc=%s mesh_s=%.4f assembly_s=%.4f setup_s=%.4f solve_s=%.4f startup_s=%.4f total_s=%.4f its=%" PetscInt_FMT " reason=%s relres=%.3e\n", mesh, nvert, ncell, (double)info.nz_used, pctype, tmesh, tasm, tsetup, tsolve, tstartup, last - start, its, KSPConvergedReasons[reason], (double)(rnorm / bnorm)));
   PetscCheck(reason > 0, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "KSPSolve did not converge: %s%s", KSPConvergedReasons[reason], reason == KSP_DIVERGED_ITS ? " (for a fixed number of iterations add -ksp_converged_maxits)" : "");
 
   PetscCall(KSPDestroy(&ksp));

@@ -55,7 +55,7 @@ run() {
 # Timings and addresses differ between runs; everything else must match the expected output
 # and PETSc's own -ksp_view wording changed between 3.18 and 3.26 in two lines
 filter() {
-  sed -E -e 's/solve time [0-9.e+-]+ s/solve time <t> s/' -e 's/solve_s=[0-9.e+-]+/solve_s=<t>/' \
+  sed -E -e 's/solve time [0-9.e+-]+ s/solve time <t> s/' -e 's/ ([a-z_]+_s)=[0-9.e+-]+/ \1=<t>/g' -e '/^wall time:/s/[0-9.]+ s/<t> s/g' \
     -e 's/tolerances: +relative/tolerances: relative/' -e 's/linear system matrix(, which is also used to construct the preconditioner| = precond matrix):/linear system matrix = precond matrix:/'
 }
 
@@ -945,6 +945,26 @@ run shell/bad-degree-0    expect_fail "-degree 0 is not supported in 3D: use 1..
 run shell/bad-cells-0     expect_fail "-cells 0 is not supported: use at least 1" timeout 10 $SHELLX -cells 0
 run shell/bad-cells-neg   expect_fail "-cells -3 is not supported: use at least 1" timeout 10 $SHELLX -dim 2 -cells -3
 run shell/bad-dim         expect_fail "-dim 1 is not supported: use 2 or 3" timeout 10 $SHELLX -dim 1
+
+# --- every example says where the wall time went: a 'wall time:' line, and in its summary total_s, from
+# main()'s start to the solution, equal to the phases it lists (no untimed gap; to the rounding of the printed
+# values: half a unit of the last digit for each)
+wall_total() { # KEYS CMD...: KEYS the summary's phase fields, comma separated
+  local keys=$1 out line
+  shift
+  out=$("$@" 2>&1) || { echo "$out" | tail -n 5; return 1; }
+  grep -q '^wall time: start-up [0-9.]* s, .* total [0-9.]* s from the start of ' <<<"$out" || { echo "no 'wall time:' line"; return 1; }
+  line=$(grep -m1 '^summary:' <<<"$out")
+  awk -v s="$line" -v keys="$keys" 'function val(k) { if (!match(s, " " k "=[0-9.e+-]+")) { print "no " k " in the summary"; exit 1 } return substr(s, RSTART + length(k) + 2, RLENGTH - length(k) - 2) + 0 }
+    BEGIN { n = split(keys, k, ","); for (i = 1; i <= n; i++) sum += val(k[i]); t = val("total_s")
+            match(s, " total_s=[0-9]*[.][0-9]*"); tol = (n + 1) * 0.5 * 10 ^ -(RLENGTH - index(substr(s, RSTART, RLENGTH), ".")) * 1.01
+            printf "total_s %.6f, phases %.6f, tolerance %.1e\n", t, sum, tol; exit !(t >= sum - tol && t <= sum + tol) }'
+}
+run examples/wall-poisson wall_total startup_s,dm_s,op_s,pc_setup_s,solve_s $B/examples/poisson -dim 3 -degree 3 -cells 8 -pc_type vertexpatch
+run examples/wall-poisson-n2 wall_total startup_s,dm_s,op_s,pc_setup_s,solve_s $MPIEXEC -n 2 $B/examples/poisson -dim 3 -degree 3 -cells 8 -pc_type vertexpatch
+run examples/wall-shell   wall_total startup_s,mesh_s,op_s,pc_setup_s,solve_s $SHELLX -dim 3 -degree 3 -cells 4
+run examples/wall-lor     wall_total startup_s,dm_s,op_s,pc_setup_s,solve_s $B/examples/lor -dim 3 -degree 3 -cells 6
+run examples/wall-tets    wall_total startup_s,mesh_s,assembly_s,setup_s,solve_s $B/examples/tets -mesh regular -cells 8 -pc_type patchamg
 
 # --- every example fails (a PETSc error naming the reason, after the summary line) when the solve does not
 # converge, and runs a fixed number of iterations when asked to (-ksp_converged_maxits, -ksp_norm_type none)
