@@ -6,7 +6,7 @@
 # (tests/gpu/run.sh builds); logs go to $OUT (or build/bench-out), a short table is printed last.
 # On the most ranks the runs are repeated with Patchwork's exchanges through MPI (-patchwork_nccl 0,
 # names ending -mpi) beside NCCL (the default where built with it).
-#   NPS="1 2" PARTS="matmult solve gather weak large plex amg p1 lor halo latency" bash bench/multigpu.sh [LIMIT_S per run, default 300]
+#   NPS="1 2" PARTS="matmult solve gather weak large setup plex amg p1 lor halo latency" bash bench/multigpu.sh [LIMIT_S per run, default 300]
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build/bench-out}
@@ -50,6 +50,9 @@ for part in ${PARTS:-matmult solve weak}; do
     done ;;
   weak) # about 90M DoF per GPU: Q7 with 64 cells per direction per GPU along z
     for np in $NPS; do run weak-n$np $np build/bench/bench_solve $GPU -degrees 7 -cells 64 -cells_z_factor $np -solvers ${SOLVERS:-vp-single,vp-double} -restart 3; done ;;
+  setup) # where PCVERTEXPATCH's set-up goes on 1 and N GPUs: set-up only (-reps 0), every event timed with GPU
+    # timers (-log_view_gpu_time), Q7 90.5M and Q3 57.1M
+    for np in $NPS; do run setup-n$np $np build/bench/bench_solve $GPU -degrees 7,3 -cells 64,128 -solvers vp-single,vp-double -reps 0 -log_view -log_view_gpu_time; done ;;
   large) # strong scaling of the largest table-7 problem that fits one GPU: Q7 on 128^3 cells, 721M DoF (without
     # node coordinates: dm_s is PETSc's DMDA alone)
     for np in $NPS; do run large-n$np $np build/bench/bench_solve $GPU -degrees 7 -cells ${LARGE_CELLS:-128} -solvers ${SOLVERS_LARGE:-vp-double} -restart 3 -dm_patchwork_coordinates false; done ;;
@@ -62,7 +65,7 @@ for part in ${PARTS:-matmult solve weak}; do
     # ranks also with PETSc's products on the CPU (-matptap_backend_cpu -matmatmult_backend_cpu)
     # (several ranks: PETSc's products on the host by default; cusparse: PETSc's cuSPARSE SpGEMM instead)
     for np in $NPS; do run amg-n$np $np build/tests/mat/test_patchamg -problem fd7 -n ${AMG_N:-193} -dm_mat_type aijcusparse $GPU -log_view -log_view_gpu_time; done
-    [ "$NMAX" -gt 1 ] && run amg-n$NMAX-cusparse $NMAX build/tests/mat/test_patchamg -problem fd7 -n ${AMG_N:-193} -dm_mat_type aijcusparse $GPU -log_view -pc_patchamg_mat_product_algorithm_backend_cpu 0
+    [ "$NMAX" -gt 1 ] && run amg-n$NMAX-cusparse $NMAX build/tests/mat/test_patchamg -problem fd7 -n ${AMG_N:-193} -dm_mat_type aijcusparse $GPU -log_view -log_view_gpu_time -pc_patchamg_mat_product_algorithm_backend_cpu 0
     # the product kernels on each rank's block (a block-diagonal prolongator: faster set-up, more iterations)
     [ "$NMAX" -gt 1 ] && run amg-n$NMAX-block $NMAX build/tests/mat/test_patchamg -problem fd7 -n ${AMG_N:-193} -dm_mat_type aijcusparse $GPU -log_view -log_view_gpu_time -pc_patchamg_block_products ;;
   lor) # PCLOR at k = 4 (LOR_CELLS^3 cells, default 48: 7.2M DoF) with PCPATCHAMG inside, 1 and N GPUs
@@ -92,7 +95,10 @@ done
   done
   for f in "$OUT"/plex-n*.log; do [ -f "$f" ] && printf '%-24s %s\n' "$(basename "$f" .log)" "$(grep -E '^3 +[0-9]' "$f" | awk '{printf "k=%s cells=%s DoF=%s gll %s gauss %s GDoF/s", $2, $3, $4, $5, $6}')"; done
   for f in "$OUT"/lor-n*.log; do [ -f "$f" ] && printf '%-24s %s\n' "$(basename "$f" .log)" "$(grep summary: "$f" | sed 's/ op_apply_s.*//')"; done
-  for part in solve weak large; do
+  for f in "$OUT"/setup-n*.log; do # the set-up's largest events, each stage (vp-single, vp-double): count, seconds
+    [ -f "$f" ] && echo "-- $(basename "$f" .log) events" && awk '/^--- Event Stage/ {st = $4} $1 ~ /^(PCSetUp|PWVPSetUp|PWVPGather|PWHaloSetUp|PWTensorSetUp|DMCoarsen|SFSetUp|BuildTwoSided|VecScatterCreate|DMCreateInterp)$/ && st != "" {printf "%s %s %s %s\n", st, $1, $2, $4}' "$f"
+  done
+  for part in solve weak large setup; do
     for f in "$OUT"/$part-n*.log; do [ -f "$f" ] && echo "-- $(basename "$f" .log)" && grep '^run:' "$f" | sed 's/^run: //'; done
   done
 } | tee -a "$T"

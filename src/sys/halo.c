@@ -333,6 +333,7 @@ PetscErrorCode PatchworkHaloCreate(DM dm, PetscInt width, PetscBool single, Pets
   PetscCheck(gnarrow >= width, PetscObjectComm((PetscObject)dm), PETSC_ERR_ARG_OUTOFRANGE, "A rank's box is %" PetscInt_FMT " nodes wide, less than the halo's depth %" PetscInt_FMT ": use fewer ranks or levels", gnarrow, width);
   PetscCheck(gbig <= INT_MAX, PetscObjectComm((PetscObject)dm), PETSC_ERR_SUP, "The halo exchange indexes with 32-bit int, but a rank's local array has %" PetscInt_FMT " entries: use more ranks", gbig);
   PetscCall(ChoosePath(h));
+  PetscCall(PetscLogEventBegin(PATCHWORK_HaloSetUp, dm, 0, 0, 0));
 
   /* each local entry's owner and its index there */
   for (PetscInt d = 0; d < 3; d++) {
@@ -445,6 +446,7 @@ PetscErrorCode PatchworkHaloCreate(DM dm, PetscInt width, PetscBool single, Pets
   PetscCall(PlaceIndices(h, h->out.off[h->out.n], &h->out.idx));
   PetscCall(PetscInfo(dm, "%s halo: %" PetscInt_FMT " local entries, %" PetscInt_FMT " ghosts from %d ranks, %" PetscInt_FMT " entries read by %d ranks, %s\n", single ? "float" : "double", h->nself, h->in.off[h->in.n], h->in.n, h->out.off[h->out.n], h->out.n, !device ? "host arrays" : h->nccl ? "device arrays through NCCL" : h->direct ? "device arrays to MPI directly" : "device arrays staged through host memory"));
   if (device && !h->nccl) PetscCall(PetscInfo(dm, "Not NCCL: %s\n", h->why_not_nccl));
+  PetscCall(PetscLogEventEnd(PATCHWORK_HaloSetUp, dm, 0, 0, 0));
   *halo = h;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -3,6 +3,7 @@
 
 PetscBool     PatchworkPackageInitialized = PETSC_FALSE;
 PetscLogEvent PATCHWORK_TensorSetUp, PATCHWORK_TensorMult, PATCHWORK_TensorDiagonal, PATCHWORK_VPSetUp, PATCHWORK_VPApply, PATCHWORK_VPCoarse, PATCHWORK_Transfer, PATCHWORK_Halo;
+PetscLogEvent PATCHWORK_HaloSetUp, PATCHWORK_Levels, PATCHWORK_VPGather;
 PetscLogEvent PATCHWORK_PlexElements, PATCHWORK_PlexGeometry;
 PetscLogEvent PATCHWORK_AMGGraph, PATCHWORK_AMGProlong, PATCHWORK_AMGGalerkin, PATCHWORK_AMGRelaxSetUp, PATCHWORK_AMGCoarse, PATCHWORK_AMGCoarseSolve, PATCHWORK_AMGApply, PATCHWORK_SPAI1;
 PetscLogEvent PATCHWORK_LORPattern, PATCHWORK_LORMacro, PATCHWORK_LORGather, PATCHWORK_LORDirichlet, PATCHWORK_LORSetValues, PATCHWORK_LORInnerSetUp, PATCHWORK_LORApply;
@@ -58,9 +59,12 @@ PetscErrorCode PatchworkInitializePackage(void)
   PetscCall(PetscLogEventRegister("PWPlexGeometry", MAT_CLASSID, &PATCHWORK_PlexGeometry));
   PetscCall(PetscLogEventRegister("PWTransfer", MAT_CLASSID, &PATCHWORK_Transfer));
   PetscCall(PetscLogEventRegister("PWHalo", VEC_CLASSID, &PATCHWORK_Halo));
+  PetscCall(PetscLogEventRegister("PWHaloSetUp", VEC_CLASSID, &PATCHWORK_HaloSetUp));
+  PetscCall(PetscLogEventRegister("PWLevels", MAT_CLASSID, &PATCHWORK_Levels));
   PetscCall(PetscLogEventRegister("PWVPSetUp", PC_CLASSID, &PATCHWORK_VPSetUp));
   PetscCall(PetscLogEventRegister("PWVPApply", PC_CLASSID, &PATCHWORK_VPApply));
   PetscCall(PetscLogEventRegister("PWVPCoarse", PC_CLASSID, &PATCHWORK_VPCoarse));
+  PetscCall(PetscLogEventRegister("PWVPGather", PC_CLASSID, &PATCHWORK_VPGather));
   PetscCall(PetscLogEventRegister("PWLORPattern", PC_CLASSID, &PATCHWORK_LORPattern));
   PetscCall(PetscLogEventRegister("PWLORMacro", PC_CLASSID, &PATCHWORK_LORMacro));
   PetscCall(PetscLogEventRegister("PWLORGather", PC_CLASSID, &PATCHWORK_LORGather));

@@ -153,6 +153,7 @@ PetscErrorCode PatchworkCreateLevels(Mat A, PetscInt n, PetscBool nodm, Mat ops[
   PetscCheck(n >= 1 && n <= maxl, comm, PETSC_ERR_ARG_OUTOFRANGE, "The grid of %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " cells cannot be coarsened to %" PetscInt_FMT " levels (at most %" PetscInt_FMT ": %s)", info.cells[0], info.cells[1], info.dim == 3 ? info.cells[2] : 1, n, maxl, why);
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCall(MatGetVecType(A, &vtype));
+  PetscCall(PetscLogEventBegin(PATCHWORK_Levels, A, 0, 0, 0));
   ops[n - 1] = A;
   PetscCall(PetscObjectReference((PetscObject)A));
   interp[0] = NULL;
@@ -164,6 +165,7 @@ PetscErrorCode PatchworkCreateLevels(Mat A, PetscInt n, PetscBool nodm, Mat ops[
     PetscCall(CoarseOperator(comm, &fine, &coarse, (PetscBool)(nodm && size == 1 && l > 0), vtype, &ops[l]));
     PetscCall(MatCreatePatchworkTransfer(ops[l], ops[l + 1], &interp[l + 1]));
   }
+  PetscCall(PetscLogEventEnd(PATCHWORK_Levels, A, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -66,6 +66,7 @@ PetscErrorCode PCVertexPatchGatherSetUp(PC pc)
   Mat                 A;
 
   PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(PATCHWORK_VPGather, pc, 0, 0, 0));
   PetscCall(MatPatchworkTensorGetInfo(L->A, &info));
   PetscCall(MatGetVecType(L->A, &vtype));
   PetscCall(SelfVecType(vtype, self, sizeof(self)));
@@ -90,6 +91,7 @@ PetscErrorCode PCVertexPatchGatherSetUp(PC pc)
   PetscCall(MatCreateVecs(A, &vp->gx, &vp->gb));
   PetscCall(DMDAGlobalToNaturalAllCreate(L->dm, &vp->gather));
   PetscCall(DMDANaturalAllToGlobalCreate(L->dm, &vp->scatter));
+  PetscCall(PetscLogEventEnd(PATCHWORK_VPGather, pc, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
