@@ -96,7 +96,7 @@ done
   for f in "$OUT"/plex-n*.log; do [ -f "$f" ] && printf '%-24s %s\n' "$(basename "$f" .log)" "$(grep -E '^3 +[0-9]' "$f" | awk '{printf "k=%s cells=%s DoF=%s gll %s gauss %s GDoF/s", $2, $3, $4, $5, $6}')"; done
   for f in "$OUT"/lor-n*.log; do [ -f "$f" ] && printf '%-24s %s\n' "$(basename "$f" .log)" "$(grep summary: "$f" | sed 's/ op_apply_s.*//')"; done
   for f in "$OUT"/setup-n*.log; do # the set-up's largest events, each stage (vp-single, vp-double): count, seconds
-    [ -f "$f" ] && echo "-- $(basename "$f" .log) events" && awk '/^--- Event Stage/ {st = $4} $1 ~ /^(PCSetUp|PWVPSetUp|PWVPGather|PWHaloSetUp|PWTensorSetUp|DMCoarsen|SFSetUp|BuildTwoSided|VecScatterCreate|DMCreateInterp)$/ && st != "" {printf "%s %s %s %s\n", st, $1, $2, $4}' "$f"
+    [ -f "$f" ] && echo "-- $(basename "$f" .log) events" && awk '/^--- Event Stage/ {st = $5} $1 ~ /^(PCSetUp|PWVPSetUp|PWVPGather|PWHaloSetUp|PWTensorSetUp|DMCoarsen|SFSetUp|BuildTwoSided|VecScatterCreate|DMCreateInterp)$/ && st != "" {printf "%s %s %s %s\n", st, $1, $2, $4}' "$f"
   done
   for part in solve weak large setup; do
     for f in "$OUT"/$part-n*.log; do [ -f "$f" ] && echo "-- $(basename "$f" .log)" && grep '^run:' "$f" | sed 's/^run: //'; done
