@@ -6,7 +6,7 @@
 # (tests/gpu/run.sh builds); logs go to $OUT (or build/bench-out), a short table is printed last.
 # On the most ranks the runs are repeated with Patchwork's exchanges through MPI (-patchwork_nccl 0,
 # names ending -mpi) beside NCCL (the default where built with it).
-#   NPS="1 2" PARTS="matmult solve gather weak large setup plex amg p1 lor halo latency" bash bench/multigpu.sh [LIMIT_S per run, default 300]
+#   NPS="1 2" PARTS="matmult solve gather weak large setup breakdown plex amg p1 lor halo latency" bash bench/multigpu.sh [LIMIT_S per run, default 300]
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build/bench-out}
@@ -53,6 +53,9 @@ for part in ${PARTS:-matmult solve weak}; do
   setup) # where PCVERTEXPATCH's set-up goes on 1 and N GPUs: set-up only (-reps 0), every event timed with GPU
     # timers (-log_view_gpu_time), Q7 90.5M and Q3 57.1M
     for np in $NPS; do run setup-n$np $np build/bench/bench_solve $GPU -degrees 7,3 -cells 64,128 -solvers vp-single,vp-double -reps 0 -log_view -log_view_gpu_time; done ;;
+  breakdown) # where the solve's time goes per component and level on 1 and N GPUs (bench_solve -breakdown: GPU
+    # timers on every kernel, so the solves are slower than in the solve part), Q7 90.5M and Q3 57.1M
+    for np in $NPS; do run breakdown-n$np $np build/bench/bench_solve $GPU -degrees 7,3 -cells 64,128 -solvers vp-double -restart 3 -breakdown; done ;;
   large) # strong scaling of the largest table-7 problem that fits one GPU: Q7 on 128^3 cells, 721M DoF (without
     # node coordinates: dm_s is PETSc's DMDA alone)
     for np in $NPS; do run large-n$np $np build/bench/bench_solve $GPU -degrees 7 -cells ${LARGE_CELLS:-128} -solvers ${SOLVERS_LARGE:-vp-double} -restart 3 -dm_patchwork_coordinates false; done ;;
@@ -98,6 +101,7 @@ done
   for f in "$OUT"/setup-n*.log; do # the set-up's largest events, each stage (vp-single, vp-double): count, seconds
     [ -f "$f" ] && echo "-- $(basename "$f" .log) events" && awk '/^--- Event Stage/ {st = $5} $1 ~ /^(PCSetUp|PWVPSetUp|PWVPGather|PWHaloSetUp|PWTensorSetUp|DMCoarsen|SFSetUp|BuildTwoSided|VecScatterCreate|DMCreateInterp)$/ && st != "" {printf "%s %s %s %s\n", st, $1, $2, $4}' "$f"
   done
+  for f in "$OUT"/breakdown-n*.log; do [ -f "$f" ] && echo "-- $(basename "$f" .log)" && sed -n '/^breakdown/,/^run:/p' "$f"; done
   for part in solve weak large setup; do
     for f in "$OUT"/$part-n*.log; do [ -f "$f" ] && echo "-- $(basename "$f" .log)" && grep '^run:' "$f" | sed 's/^run: //'; done
   done
