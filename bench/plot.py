@@ -6,10 +6,10 @@
 reads the tables in bench/results/*.csv and writes into DIR (default docs/img):
   operator-throughput.png  MatMult / kernel GDoF/s against the degree k, beside PETSc's SpMV and libCEED
   time-to-solution.png     time to solution against problem size, one panel per PC, beside the peers
-  multigpu.png             one GPU against two: MatMult GDoF/s and solve times
+  multigpu.png             one GPU against several: MatMult GDoF/s and solve times
 Each MULTIGPU_TXT is an output of bench/multigpu.sh (its multigpu.txt, or the lines it printed last);
-its MatMult lines ("matmult-k3-n2  k=3 DoF=... 143.878 GDoF/s ...") and its "-- solve-nN" blocks of
-bench_solve "run:" lines replace the tabulated multi-GPU numbers in the third plot. The CSV files keep
+its MatMult lines ("matmult-k3-n2  k=3 DoF=... 143.878 GDoF/s ...") and its "-- solve-nN" and
+"-- large-nN" blocks of bench_solve "run:" lines (or their "dim=..." remainders) replace the tabulated multi-GPU numbers in the third plot. The CSV files keep
 date, machine and command in every row; lines starting with '#' are comments.
 """
 import argparse
@@ -129,17 +129,18 @@ def parse_multigpu(path):
                 path_ = "staged" if name.endswith("-staged") else "mpi" if name.endswith("-mpi") else ("" if gpus == 1 else "default")
                 matmult.append(dict(run=run, k=m.group(3), dofs=m.group(4), gpus=gpus, path=path_, gdofs=m.group(5)))
                 continue
-            m = re.match(r"^-- (solve|weak)-n(\d+)(-mpi)?", line)
+            m = re.match(r"^-- (solve|weak|large)-n(\d+)(-mpi)?", line)
             if m:
                 block = (m.group(1), int(m.group(2)), "mpi" if m.group(3) else ("" if m.group(2) == "1" else "default"))
                 continue
-            if line.startswith("run:") and block and block[0] == "solve":
+            run_line = line.startswith("run:") or line.startswith("dim=")  # bench_solve's, or as multigpu.sh prints it
+            if run_line and block and block[0] in ("solve", "large"):
                 kv = dict(re.findall(r"(\w+)=(\S+)", line))
                 if "solve_s" not in kv:
                     continue  # a skipped run
-                solve.append(dict(problem="Q" + kv["k"], dofs=kv["dofs"], solver=kv["solver"], gpus=block[1], path=block[2],
+                solve.append(dict(problem="Q%s %.3gM" % (kv["k"], float(kv["dofs"]) / 1e6), dofs=kv["dofs"], solver=kv["solver"], gpus=block[1], path=block[2],
                                   dm_s=kv.get("dm_s"), op_s=kv.get("op_s"), setup_s=kv.get("pc_setup_s"), solve_s=kv["solve_s"]))
-            elif not line.startswith("run:"):
+            elif not run_line:
                 block = None if not line.strip() else block
     return matmult, solve
 
@@ -177,11 +178,11 @@ def plot_multigpu(out, fresh):
     ax1.set_xticks([i + 0.4 - width / 2 for i in range(len(cases))])
     ax1.set_xticklabels(["k=%d, %.2g DoF\n%s run" % (k, n, run) for run, k, n in cases], fontsize=7)
     ax1.set_ylabel("GDoF/s, all GPUs together")
-    ax1.set_title("MatMult, one GPU against two", fontsize=10)
+    ax1.set_title("MatMult, one GPU against several", fontsize=10)
     ax1.grid(True, axis="y", alpha=0.3)
     ax1.legend(fontsize=8)
 
-    # solve: time on one and two GPUs per problem and solver
+    # solve: time on one and several GPUs per problem and solver
     cases = list(dict.fromkeys((r["problem"], r["solver"]) for r in solve))
     kinds = list(dict.fromkeys((int(r["gpus"]), r["path"]) for r in solve))
     width = 0.8 / max(1, len(kinds))
@@ -197,7 +198,7 @@ def plot_multigpu(out, fresh):
     ax2.set_xticklabels(["%s\n%s" % c for c in cases], fontsize=8)
     ax2.set_yscale("log")
     ax2.set_ylabel("solve seconds")
-    ax2.set_title("Time to solution (bench_solve), one GPU against two", fontsize=10)
+    ax2.set_title("Time to solution (bench_solve), one GPU against several", fontsize=10)
     ax2.grid(True, axis="y", which="both", alpha=0.3)
     ax2.legend(fontsize=8)
     fig.suptitle("Several GPUs, one rank per GPU: " + source, fontsize=10)

@@ -1004,6 +1004,9 @@ doc_plots() {
   out=$("$py" bench/plot.py -o "$d" "$d/multigpu.txt" 2>&1) || { echo "$out"; rm -rf "$d"; return 1; }
   echo "$out"
   grep -q 'multigpu: 10 MatMult and 2 solve results' <<<"$out" || { echo "bench/plot.py did not read the multigpu.sh output"; rm -rf "$d"; return 1; }
+  # a real output as multigpu.sh prints it (its solve blocks without the "run: " prefix), 1, 2 and 4 GPUs
+  out=$("$py" bench/plot.py -o "$d" bench/results/multigpu-nccl-2026-11-28-4xH200-a.txt 2>&1) || { echo "$out"; rm -rf "$d"; return 1; }
+  grep -q 'multigpu: 10 MatMult and 27 solve results' <<<"$out" || { echo "bench/plot.py did not read the 4-GPU output: $out"; rm -rf "$d"; return 1; }
   for f in operator-throughput time-to-solution multigpu; do
     [ -s "$d/$f.png" ] && [ "$(head -c 8 "$d/$f.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || { echo "$f.png: missing, empty or not a PNG file"; rm -rf "$d"; return 1; }
   done
