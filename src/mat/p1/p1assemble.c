@@ -828,18 +828,23 @@ static PetscErrorCode P1Preallocate(Mat B, P1Ctx *ctx, const PetscInt grow[])
                     even when it is sorted: 3.4 of the 12.9 s this assembly took at 12.6M tetrahedra) */
     PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQAIJ, &ctx->csr));
   }
-  if (ctx->csr) {
-    PetscInt *ii, *jj = NULL;
+  if (ctx->csr) { /* the row lengths, then the columns copied in whole: MatSeqAIJSetPreallocationCSR()
+                     inserts row by row (at 12.6M tetrahedra on this 2-core machine 2.2 s of PWP1Preallocate) */
+    PetscInt *rnnz, *jj = NULL;
 
-    PetscCall(PetscMalloc1(nv + 1, &ii));
-    for (PetscInt i = 0; i <= nv; i++) ii[i] = (PetscInt)L->rowptr[i];
+    PetscCall(PetscMalloc1(nv, &rnnz));
+    for (PetscInt i = 0; i < nv; i++) rnnz[i] = (PetscInt)(L->rowptr[i + 1] - L->rowptr[i]);
+    PetscCall(MatSeqAIJSetPreallocation(B, 0, rnnz));
+    PetscCall(PetscFree(rnnz));
     if (sizeof(PetscInt) != sizeof(int)) {
       PetscCall(PetscMalloc1(nnz, &jj));
       for (long long z = 0; z < nnz; z++) jj[z] = L->col[z];
     }
-    PetscCall(MatSeqAIJSetPreallocationCSR(B, ii, jj ? jj : (const PetscInt *)L->col, NULL));
-    PetscCall(PetscFree(ii));
+    PetscCall(MatSeqAIJSetColumnIndices(B, jj ? jj : (PetscInt *)L->col));
     PetscCall(PetscFree(jj));
+    PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatSetOption(B, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_TRUE));
     PetscCall(PetscFree(order));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
