@@ -785,6 +785,19 @@ static inline PetscInt CountBelow(PetscInt w, const PetscInt key[], PetscInt kj)
    (3.18 sorts in any case, faster when in order), and MatSetValuesCOO() reads the values in order.
    ctx->vals_pos[z] is where pattern entry z is in the list: the kernels put the values there. A layout
    numbered in the list's order (the CPU's, P1RowOrder()) is the list itself: no vals_pos, no sorting. */
+/* A sequential AIJ matrix's pattern from its row lengths and its columns (rows in order, ascending in
+   each), copied in whole: no insertion row by row (MatSeqAIJSetPreallocationCSR() inserts) */
+static PetscErrorCode SetSeqPattern(Mat B, const PetscInt rnnz[], PetscInt cols[])
+{
+  PetscFunctionBegin;
+  PetscCall(MatSeqAIJSetPreallocation(B, 0, rnnz));
+  PetscCall(MatSeqAIJSetColumnIndices(B, cols));
+  PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatSetOption(B, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_TRUE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode P1Preallocate(Mat B, P1Ctx *ctx, const PetscInt grow[])
 {
   const PatchworkP1Layout *L   = &ctx->L;
@@ -828,23 +841,18 @@ static PetscErrorCode P1Preallocate(Mat B, P1Ctx *ctx, const PetscInt grow[])
                     even when it is sorted: 3.4 of the 12.9 s this assembly took at 12.6M tetrahedra) */
     PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQAIJ, &ctx->csr));
   }
-  if (ctx->csr) { /* the row lengths, then the columns copied in whole: MatSeqAIJSetPreallocationCSR()
-                     inserts row by row (at 12.6M tetrahedra on this 2-core machine 2.2 s of PWP1Preallocate) */
+  if (ctx->csr) { /* (MatSeqAIJSetPreallocationCSR() took 2.2 s here at 12.6M tetrahedra on this 2-core machine) */
     PetscInt *rnnz, *jj = NULL;
 
     PetscCall(PetscMalloc1(nv, &rnnz));
     for (PetscInt i = 0; i < nv; i++) rnnz[i] = (PetscInt)(L->rowptr[i + 1] - L->rowptr[i]);
-    PetscCall(MatSeqAIJSetPreallocation(B, 0, rnnz));
-    PetscCall(PetscFree(rnnz));
     if (sizeof(PetscInt) != sizeof(int)) {
       PetscCall(PetscMalloc1(nnz, &jj));
       for (long long z = 0; z < nnz; z++) jj[z] = L->col[z];
     }
-    PetscCall(MatSeqAIJSetColumnIndices(B, jj ? jj : (PetscInt *)L->col));
+    PetscCall(SetSeqPattern(B, rnnz, jj ? jj : (PetscInt *)L->col));
+    PetscCall(PetscFree(rnnz));
     PetscCall(PetscFree(jj));
-    PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
-    PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
-    PetscCall(MatSetOption(B, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_TRUE));
     PetscCall(PetscFree(order));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -912,12 +920,8 @@ static PetscErrorCode P1Preallocate(Mat B, P1Ctx *ctx, const PetscInt grow[])
 
     PetscCall(PetscMalloc1(nv, &rnnz));
     for (int r = 0; r < nv; r++) rnnz[grow[r] - rstart] = (PetscInt)(L->rowptr[r + 1] - L->rowptr[r]);
-    PetscCall(MatSeqAIJSetPreallocation(B, 0, rnnz));
+    PetscCall(SetSeqPattern(B, rnnz, cj));
     PetscCall(PetscFree(rnnz));
-    PetscCall(MatSeqAIJSetColumnIndices(B, cj));
-    PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
-    PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
-    PetscCall(MatSetOption(B, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_TRUE));
 #if defined(PATCHWORK_HAVE_CUDA)
     {
       PetscBool          cusparse;
