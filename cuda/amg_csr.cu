@@ -10,6 +10,8 @@ single precision), products and sums in double. The order of a
    row's sum depends only on g, so repeated products are bitwise equal. Diagonal: a thread a row,
    its entries in storage order, as the reference adds them. */
 #include <cuda_runtime.h>
+#include <string.h>
+#include <cub/cub.cuh>
 #include <patchwork/amg_kernel.h>
 #include "amg_device.h"
 
@@ -95,6 +97,99 @@ int Mult(const PatchworkCSRMatrix *M, const V *val, const double *x, const doubl
   }
 }
 
+
+/* JoinColumns: row i's length, then its entries (A's, then B's shifted) */
+__global__ void __launch_bounds__(kBlock) JoinCountKernel(PatchworkCSR A, PatchworkCSR B, int nrow, int *cnt)
+{
+  const long long i = Gid();
+
+  if (i < nrow) cnt[i] = i < A.n ? A.ptr[i + 1] - A.ptr[i] + B.ptr[i + 1] - B.ptr[i] : 0;
+}
+
+__global__ void __launch_bounds__(kBlock) JoinFillKernel(PatchworkCSR A, PatchworkCSR B, int shift, const int *__restrict__ ptr, int *__restrict__ col, double *__restrict__ val)
+{
+  const long long i = Gid();
+
+  if (i >= A.n) return;
+  int e = ptr[i];
+  for (int k = A.ptr[i]; k < A.ptr[i + 1]; k++, e++) {
+    col[e] = A.col[k];
+    val[e] = A.val[k];
+  }
+  for (int k = B.ptr[i]; k < B.ptr[i + 1]; k++, e++) {
+    col[e] = B.col[k] + shift;
+    val[e] = B.val[k];
+  }
+}
+
+/* SplitColumns: the entries of row i below cut, then the row's entries into Lo or Hi */
+__global__ void __launch_bounds__(kBlock) SplitCountKernel(int n, const int *__restrict__ ptr, const int *__restrict__ col, int cut, int *lo, int *hi)
+{
+  const long long i = Gid();
+
+  if (i >= n) return;
+  int c = 0;
+  for (int e = ptr[i]; e < ptr[i + 1]; e++) c += col[e] < cut;
+  lo[i] = c;
+  hi[i] = ptr[i + 1] - ptr[i] - c;
+}
+
+__global__ void __launch_bounds__(kBlock) SplitFillKernel(PatchworkCSRMatrix M, int cut, PatchworkCSRMatrix Lo, PatchworkCSRMatrix Hi)
+{
+  const long long i = Gid();
+
+  if (i >= M.nrow) return;
+  int l = Lo.ptr[i], h = Hi.ptr[i];
+  for (int e = M.ptr[i]; e < M.ptr[i + 1]; e++) {
+    if (M.col[e] < cut) {
+      Lo.col[l]   = M.col[e];
+      Lo.val[l++] = M.val[e];
+    } else {
+      Hi.col[h]   = M.col[e] - cut;
+      Hi.val[h++] = M.val[e];
+    }
+  }
+}
+
+__global__ void __launch_bounds__(kBlock) MapKernel(int n, const int *__restrict__ map, int nmap, int *idx, int *bad)
+{
+  const long long k = Gid();
+
+  if (k >= n) return;
+  const int j = idx[k];
+  if (j < 0 || j >= nmap) atomicOr(bad, 1);
+  else idx[k] = map[j];
+}
+
+/* cudaMalloc of at least one element */
+template <typename T>
+cudaError_t MallocResult(T **ptr, size_t count)
+{
+  return cudaMalloc((void **)ptr, (count ? count : 1) * sizeof(T));
+}
+
+/* ptr[0..n] = exclusive scan of cnt[0..n) (cnt[n] must be 0); *nnz = ptr[n] */
+cudaError_t Scan(int *cnt, int *ptr, int n, int *nnz, Scratch &mem, cudaStream_t s)
+{
+  void       *tmp = nullptr;
+  size_t      bytes = 0;
+  cudaError_t e;
+
+  if ((e = cub::DeviceScan::ExclusiveSum(nullptr, bytes, cnt, ptr, n + 1, s)) != cudaSuccess) return e;
+  if ((e = mem.Get((char **)&tmp, bytes)) != cudaSuccess) return e;
+  if ((e = cub::DeviceScan::ExclusiveSum(tmp, bytes, cnt, ptr, n + 1, s)) != cudaSuccess) return e;
+  return Fetch(nnz, ptr + n, sizeof(int), s);
+}
+
+/* M's arrays for nrow rows (ptr, already there when given) and nnz entries */
+cudaError_t AllocEntries(PatchworkCSRMatrix *M)
+{
+  cudaError_t e = MallocResult(&M->col, (size_t)M->nnz);
+
+  if (e == cudaSuccess) e = MallocResult(&M->val, (size_t)M->nnz);
+  return e;
+}
+
 } // namespace
 
 extern "C" int PatchworkCSRMultCUDA(const PatchworkCSRMatrix *M, const double *x, const double *z, double *y, void *stream)
@@ -133,4 +228,74 @@ extern "C" int PatchworkCSRSymmetrizeCUDA(PatchworkCSRMatrix *M, void *stream)
   if (missing) return 3;
   SymmetrizeKernel<<<Blocks(M->nrow), kBlock, 0, s>>>(M->nrow, M->ptr, M->col, M->val);
   return (int)cudaGetLastError();
+}
+
+extern "C" int PatchworkCSRJoinColumnsCUDA(const PatchworkCSR *A, const PatchworkCSR *B, int shift, int nrow, int ncol, PatchworkCSRMatrix *M, void *stream)
+{
+  const cudaStream_t s = (cudaStream_t)stream;
+  Scratch            mem(s);
+  int               *cnt;
+  int                err;
+
+  if (M) memset(M, 0, sizeof(*M));
+  if (!A || !B || !M || A->n < 0 || B->n != A->n || nrow < A->n || shift < A->n || ncol < shift) return 1;
+  if (A->n > 0 && (!A->ptr || !B->ptr)) return 1;
+  M->nrow = nrow;
+  M->ncol = ncol;
+  if ((err = (int)MallocResult(&M->ptr, (size_t)nrow + 1)) || (err = (int)mem.Get(&cnt, (size_t)nrow + 1)) || (err = (int)cudaMemsetAsync(cnt + nrow, 0, sizeof(int), s))) goto fail;
+  if (nrow > 0) JoinCountKernel<<<Blocks(nrow), kBlock, 0, s>>>(*A, *B, nrow, cnt);
+  if ((err = (int)cudaGetLastError()) || (err = (int)Scan(cnt, M->ptr, nrow, &M->nnz, mem, s)) || (err = (int)AllocEntries(M))) goto fail;
+  if (A->n > 0) JoinFillKernel<<<Blocks(A->n), kBlock, 0, s>>>(*A, *B, shift, M->ptr, M->col, M->val);
+  if ((err = (int)cudaGetLastError()) || (err = (int)cudaStreamSynchronize(s))) goto fail;
+  return 0;
+fail:
+  cudaStreamSynchronize(s);
+  PatchworkCSRMatrixFreeCUDA(M);
+  return err;
+}
+
+extern "C" int PatchworkCSRSplitColumnsCUDA(const PatchworkCSRMatrix *M, int cut, PatchworkCSRMatrix *Lo, PatchworkCSRMatrix *Hi, void *stream)
+{
+  const cudaStream_t s = (cudaStream_t)stream;
+  Scratch            mem(s);
+  int               *clo, *chi, n;
+  int                err;
+
+  if (Lo) memset(Lo, 0, sizeof(*Lo));
+  if (Hi) memset(Hi, 0, sizeof(*Hi));
+  if (!M || !Lo || !Hi || M->nrow < 0 || M->ncol < 0 || M->nnz < 0 || cut < 0 || cut > M->ncol) return 1;
+  if ((M->nrow > 0 && !M->ptr) || (M->nnz > 0 && (!M->col || !M->val))) return 1;
+  n        = M->nrow;
+  Lo->nrow = Hi->nrow = n;
+  Lo->ncol = cut;
+  Hi->ncol = M->ncol - cut;
+  if ((err = (int)MallocResult(&Lo->ptr, (size_t)n + 1)) || (err = (int)MallocResult(&Hi->ptr, (size_t)n + 1)) || (err = (int)mem.Get(&clo, (size_t)n + 1)) || (err = (int)mem.Get(&chi, (size_t)n + 1))) goto fail;
+  if ((err = (int)cudaMemsetAsync(clo + n, 0, sizeof(int), s)) || (err = (int)cudaMemsetAsync(chi + n, 0, sizeof(int), s))) goto fail;
+  if (n > 0) SplitCountKernel<<<Blocks(n), kBlock, 0, s>>>(n, M->ptr, M->col, cut, clo, chi);
+  if ((err = (int)cudaGetLastError()) || (err = (int)Scan(clo, Lo->ptr, n, &Lo->nnz, mem, s)) || (err = (int)Scan(chi, Hi->ptr, n, &Hi->nnz, mem, s))) goto fail;
+  if ((err = (int)AllocEntries(Lo)) || (err = (int)AllocEntries(Hi))) goto fail;
+  if (n > 0) SplitFillKernel<<<Blocks(n), kBlock, 0, s>>>(*M, cut, *Lo, *Hi);
+  if ((err = (int)cudaGetLastError()) || (err = (int)cudaStreamSynchronize(s))) goto fail;
+  return 0;
+fail:
+  cudaStreamSynchronize(s);
+  PatchworkCSRMatrixFreeCUDA(Lo);
+  PatchworkCSRMatrixFreeCUDA(Hi);
+  return err;
+}
+
+extern "C" int PatchworkIntMapCUDA(int n, const int *map, int nmap, int *idx, void *stream)
+{
+  const cudaStream_t s = (cudaStream_t)stream;
+  Scratch            mem(s);
+  int               *dbad, bad = 0;
+
+  if (n < 0 || nmap < 0 || (n > 0 && (!map || !idx))) return 1;
+  if (n == 0) return 0;
+  PW_TRY(mem.Get(&dbad, 1));
+  PW_TRY(cudaMemsetAsync(dbad, 0, sizeof(int), s));
+  MapKernel<<<Blocks(n), kBlock, 0, s>>>(n, map, nmap, idx, dbad);
+  PW_TRY(cudaGetLastError());
+  PW_TRY(Fetch(&bad, dbad, sizeof(int), s));
+  return bad ? 1 : 0;
 }

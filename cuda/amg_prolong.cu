@@ -25,8 +25,20 @@ unsigned Blocks(long long work)
 
 #define PW_ROWS(i, n) for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (long long)gridDim.x * blockDim.x)
 
-/* norm2[agg(i)] += z_i^2, after checking agg(i) and the row's columns */
-__global__ void NormKernel(PatchworkCSR A, const int *__restrict__ agg, int naggs, const double *__restrict__ z, double *__restrict__ norm2, int *bad)
+/* norm2[agg(i)] += z_i^2, after checking agg(i) */
+__global__ void NormKernel(int n, const int *__restrict__ agg, int naggs, const double *__restrict__ z, double *__restrict__ norm2, int *bad)
+{
+  PW_ROWS(i, n)
+  {
+    const int a = agg[i];
+
+    if (a < 0 || a >= naggs) atomicOr(bad, 1);
+    else atomicAdd(norm2 + a, z ? z[i] * z[i] : 1.0);
+  }
+}
+
+/* bad = 1 where a row's aggregate or one of its columns is out of range */
+__global__ void CheckKernel(PatchworkCSR A, const int *__restrict__ agg, int naggs, int *bad)
 {
   PW_ROWS(i, A.n)
   {
@@ -35,7 +47,6 @@ __global__ void NormKernel(PatchworkCSR A, const int *__restrict__ agg, int nagg
 
     for (int k = A.ptr[i]; !b && k < A.ptr[i + 1]; k++) b = A.col[k] < 0 || A.col[k] >= A.n;
     if (b) atomicOr(bad, 1);
-    else atomicAdd(norm2 + a, z ? z[i] * z[i] : 1.0);
   }
 }
 
@@ -111,32 +122,23 @@ cudaError_t Malloc(void **p, size_t bytes)
   return cudaMalloc(p, bytes ? bytes : 1);
 }
 
-cudaError_t Build(const PatchworkCSR *A, const int *agg, int naggs, const double *z, const double *s, PatchworkCSRMatrix *P, double *zc, cudaStream_t stream)
+/* t and zc from z: the aggregate norms, after checking every aggregate */
+cudaError_t Tentative(int n, const int *agg, int naggs, const double *z, double *t, double *zc, cudaStream_t stream)
 {
-  const int    n  = A->n;
-  const size_t n1 = (size_t)n + 1;
-  int         *ptr = NULL, *col = NULL, *cnt = NULL, *dbad = NULL, bad = 0, nnz = 0;
-  double      *norm2 = NULL, *t = NULL, *val = NULL;
-  void        *tmp   = NULL;
-  size_t       tmp_bytes = 0;
-  cudaError_t  err;
+  int        *dbad = NULL, bad = 0;
+  double     *norm2 = NULL;
+  cudaError_t err;
 
 #define PW_TRY(call) \
   do { \
     if ((err = (call)) != cudaSuccess) goto fail; \
   } while (0)
-  PW_TRY(Malloc((void **)&ptr, sizeof(int) * n1));
-  PW_TRY(Malloc((void **)&cnt, sizeof(int) * n1));
-  PW_TRY(Malloc((void **)&t, sizeof(double) * (size_t)n));
   PW_TRY(Malloc((void **)&norm2, sizeof(double) * (size_t)naggs));
   PW_TRY(Malloc((void **)&dbad, sizeof(int)));
-  PW_TRY(cub::DeviceScan::ExclusiveSum(NULL, tmp_bytes, cnt, ptr, (int)n1, stream));
-  PW_TRY(Malloc(&tmp, tmp_bytes));
   PW_TRY(cudaMemsetAsync(dbad, 0, sizeof(int), stream));
   PW_TRY(cudaMemsetAsync(norm2, 0, sizeof(double) * (size_t)naggs, stream));
-  PW_TRY(cudaMemsetAsync(cnt + n, 0, sizeof(int), stream));
   if (n > 0) {
-    NormKernel<<<Blocks(n), kThreads, 0, stream>>>(*A, agg, naggs, z, norm2, dbad);
+    NormKernel<<<Blocks(n), kThreads, 0, stream>>>(n, agg, naggs, z, norm2, dbad);
     PW_TRY(cudaGetLastError());
     PW_TRY(cudaMemcpyAsync(&bad, dbad, sizeof(int), cudaMemcpyDeviceToHost, stream));
     PW_TRY(cudaStreamSynchronize(stream));
@@ -146,11 +148,47 @@ cudaError_t Build(const PatchworkCSR *A, const int *agg, int naggs, const double
     }
     TentativeKernel<<<Blocks(n), kThreads, 0, stream>>>(n, agg, z, norm2, t);
     PW_TRY(cudaGetLastError());
-    CountKernel<<<Blocks(n), kThreads, 0, stream>>>(*A, agg, cnt);
-    PW_TRY(cudaGetLastError());
   }
   if (zc && naggs > 0) {
     AggregateNormKernel<<<Blocks(naggs), kThreads, 0, stream>>>(naggs, norm2, zc);
+    PW_TRY(cudaGetLastError());
+  }
+  PW_TRY(cudaStreamSynchronize(stream)); /* norm2 is freed below */
+fail:
+  cudaStreamSynchronize(stream);
+  if (norm2) cudaFree(norm2);
+  if (dbad) cudaFree(dbad);
+  return err;
+}
+
+/* P from the tentative values t, after checking A's columns and the aggregates */
+cudaError_t Smooth(const PatchworkCSR *A, const int *agg, int naggs, const double *t, const double *s, PatchworkCSRMatrix *P, cudaStream_t stream)
+{
+  const int    n  = A->n;
+  const size_t n1 = (size_t)n + 1;
+  int         *ptr = NULL, *col = NULL, *cnt = NULL, *dbad = NULL, bad = 0, nnz = 0;
+  double      *val = NULL;
+  void        *tmp = NULL;
+  size_t       tmp_bytes = 0;
+  cudaError_t  err;
+
+  PW_TRY(Malloc((void **)&ptr, sizeof(int) * n1));
+  PW_TRY(Malloc((void **)&cnt, sizeof(int) * n1));
+  PW_TRY(Malloc((void **)&dbad, sizeof(int)));
+  PW_TRY(cub::DeviceScan::ExclusiveSum(NULL, tmp_bytes, cnt, ptr, (int)n1, stream));
+  PW_TRY(Malloc(&tmp, tmp_bytes));
+  PW_TRY(cudaMemsetAsync(dbad, 0, sizeof(int), stream));
+  PW_TRY(cudaMemsetAsync(cnt + n, 0, sizeof(int), stream));
+  if (n > 0) {
+    CheckKernel<<<Blocks(n), kThreads, 0, stream>>>(*A, agg, naggs, dbad);
+    PW_TRY(cudaGetLastError());
+    PW_TRY(cudaMemcpyAsync(&bad, dbad, sizeof(int), cudaMemcpyDeviceToHost, stream));
+    PW_TRY(cudaStreamSynchronize(stream));
+    if (bad) {
+      err = (cudaError_t)1;
+      goto fail;
+    }
+    CountKernel<<<Blocks(n), kThreads, 0, stream>>>(*A, agg, cnt);
     PW_TRY(cudaGetLastError());
   }
   PW_TRY(cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, cnt, ptr, (int)n1, stream));
@@ -165,8 +203,6 @@ cudaError_t Build(const PatchworkCSR *A, const int *agg, int naggs, const double
   PW_TRY(cudaStreamSynchronize(stream)); /* the work arrays are freed below */
 #undef PW_TRY
   cudaFree(cnt);
-  cudaFree(t);
-  cudaFree(norm2);
   cudaFree(dbad);
   cudaFree(tmp);
   P->nrow = n;
@@ -179,18 +215,39 @@ cudaError_t Build(const PatchworkCSR *A, const int *agg, int naggs, const double
 
 fail:
   cudaStreamSynchronize(stream);
-  for (void *p : {(void *)ptr, (void *)col, (void *)cnt, (void *)t, (void *)norm2, (void *)val, (void *)dbad, tmp})
+  for (void *p : {(void *)ptr, (void *)col, (void *)cnt, (void *)val, (void *)dbad, tmp})
     if (p) cudaFree(p);
   return err;
 }
 
 } // namespace
 
-extern "C" int PatchworkSAProlongCUDA(const PatchworkCSR *A, const int *agg, int naggs, const double *z, const double *s, PatchworkCSRMatrix *P, double *zc, void *stream)
+extern "C" int PatchworkSATentativeCUDA(int n, const int *agg, int naggs, const double *z, double *t, double *zc, void *stream)
+{
+  if (n < 0 || naggs < 0 || (n > 0 && (!agg || !t || naggs == 0))) return 1;
+  return (int)Tentative(n, agg, naggs, z, t, zc, (cudaStream_t)stream);
+}
+
+extern "C" int PatchworkSASmoothCUDA(const PatchworkCSR *A, const int *agg, int naggs, const double *t, const double *s, PatchworkCSRMatrix *P, void *stream)
 {
   if (P) memset(P, 0, sizeof(*P)); /* empty on every failure */
+  if (!A || !P || A->n < 0 || A->n == 0x7fffffff || naggs < 0 || (A->n > 0 && (!A->ptr || !A->col || !A->val || !agg || !s || !t || naggs == 0))) return 1;
+  return (int)Smooth(A, agg, naggs, t, s, P, (cudaStream_t)stream);
+}
+
+extern "C" int PatchworkSAProlongCUDA(const PatchworkCSR *A, const int *agg, int naggs, const double *z, const double *s, PatchworkCSRMatrix *P, double *zc, void *stream)
+{
+  double *t = NULL;
+  int     err;
+
+  if (P) memset(P, 0, sizeof(*P));
   if (!A || !P || A->n < 0 || A->n == 0x7fffffff || naggs < 0 || (A->n > 0 && (!A->ptr || !A->col || !A->val || !agg || !s || naggs == 0))) return 1;
-  return (int)Build(A, agg, naggs, z, s, P, zc, (cudaStream_t)stream);
+  if ((err = (int)Malloc((void **)&t, sizeof(double) * (size_t)A->n))) return err;
+  err = PatchworkSATentativeCUDA(A->n, agg, naggs, z, t, zc, stream);
+  if (!err) err = PatchworkSASmoothCUDA(A, agg, naggs, t, s, P, stream);
+  cudaStreamSynchronize((cudaStream_t)stream);
+  cudaFree(t);
+  return err;
 }
 
 extern "C" void PatchworkCSRMatrixFreeCUDA(PatchworkCSRMatrix *M)

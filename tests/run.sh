@@ -712,6 +712,23 @@ amg_mpi_kernels() {
   echo "1 rank: $s iterations, $n ranks: $m"
   grep -q 'Galerkin operator from the blocks' <<<"$out" && [ -n "$m" ] && [ "$m" -le $((s + 2)) ] && [ "$m" -ge $((s - 2)) ]
 }
+# several ranks, the default: the whole products by the kernels (padist.c), the neighbours' rows fetched:
+# the hierarchy (level sizes, nonzeros) and the iterations of PETSc's products on the same ranks, and a
+# Galerkin operator equal to PETSc's P^T A P for the same P (-pc_patchamg_check)
+same_products_mpi() {
+  local n=$1 k out
+  shift
+  for k in 1 0; do
+    out=$($MPIEXEC -n $n $AMG "$@" -pc_patchamg_product_kernels $k -pc_patchamg_check -info -ksp_view 2>&1) || { echo "$out" | grep -v Configure | tail -n 8; return 1; }
+    [ $k = 1 ] && { grep -m1 'Galerkin operator from the blocks' <<<"$out" | sed 's/.*CheckGalerkin(): //'; grep -q 'Galerkin operator from the blocks' <<<"$out" || { echo "no Galerkin check ran"; return 1; }; }
+    awk '/^ +[0-9]+ +[0-9]+ +[0-9]+/ {print $1, $2, $3, $4, $5, $6, $7, $8} /CG iterations/ {print $1, $2, $3, $4, $5}' <<<"$out" > $R/products-mpi-$k.txt
+  done
+  cat $R/products-mpi-1.txt
+  [ -s $R/products-mpi-1.txt ] && diff $R/products-mpi-1.txt $R/products-mpi-0.txt
+}
+run patchamg/distributed-products-n2 same_products_mpi 2 -problem fd7 -n 40
+run patchamg/distributed-products-n3 same_products_mpi 3 -problem q1 -n 24
+run patchamg/distributed-products-n4 same_products_mpi 4 -problem fd7 -n 40
 run patchamg/mpi-kernels-n2     amg_mpi_kernels 2 -problem fd7 -n 40
 run patchamg/mpi-kernels-n3     amg_mpi_kernels 3 -problem q1 -n 24
 run patchamg/mpi-kernels-n4     amg_mpi_kernels 4 -problem fd7 -n 40
@@ -1152,6 +1169,8 @@ if command -v valgrind >/dev/null 2>&1; then
   # the regular box made in slabs, one per rank
   run valgrind/tets-slabs-n2 $MPIEXEC -n 2 valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $B/examples/tets -mesh regular -cells 4 -interpolate 0 -pc_type patchamg
+  run valgrind/patchamg-distributed-n3 $MPIEXEC -n 3 valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
+                            $B/tests/mat/test_patchamg -problem fd7 -n 16 -pc_patchamg_check
   run valgrind/patchamg-mpi-kernels $MPIEXEC -n 2 valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/valgrind.supp \
                             $B/tests/mat/test_patchamg -problem fd7 -n 16 -pc_patchamg_block_products -pc_patchamg_check
   # the coarse levels gathered (their PC on each rank, the gather and scatter), FMG through them, in float

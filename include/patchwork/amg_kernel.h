@@ -213,6 +213,16 @@ void PatchworkSPMFreeCUDA(PatchworkSPMDesc *d);
    equal them up to rounding (sums may run in another order). */
 int  PatchworkSAProlongRef(const PatchworkCSR *A, const int *agg, int naggs, const double *z, const double *s, PatchworkCSRMatrix *P, double *zc);
 int  PatchworkSAProlongCUDA(const PatchworkCSR *A, const int *agg, int naggs, const double *z, const double *s, PatchworkCSRMatrix *P, double *zc, void *stream);
+/* The two halves of SAProlong, for a prolongator whose rows reach aggregates of other ranks (several
+   ranks: src/pc/patchamg/padist.c): Tentative writes t_i (n entries) and zc (naggs entries, or NULL)
+   as above; Smooth builds P from given tentative values t (one per column of A, the ghosts' from their
+   owners), P_iJ = t_i [agg(i) = J] - s_i sum_{k: a_ik stored, agg(k) = J} a_ik t_k, with the same
+   pattern and the same sums as SAProlong. SAProlong(A, agg, naggs, z, s, P, zc) equals Tentative
+   then Smooth. Same return codes, allocation and CUDA conventions as SAProlong. */
+int PatchworkSATentativeRef(int n, const int *agg, int naggs, const double *z, double *t, double *zc);
+int PatchworkSATentativeCUDA(int n, const int *agg, int naggs, const double *z, double *t, double *zc, void *stream);
+int PatchworkSASmoothRef(const PatchworkCSR *A, const int *agg, int naggs, const double *t, const double *s, PatchworkCSRMatrix *P);
+int PatchworkSASmoothCUDA(const PatchworkCSR *A, const int *agg, int naggs, const double *t, const double *s, PatchworkCSRMatrix *P, void *stream);
 int  PatchworkGalerkinRef(const PatchworkCSR *A, const PatchworkCSRMatrix *P, PatchworkCSRMatrix *Ac);
 int  PatchworkGalerkinCUDA(const PatchworkCSR *A, const PatchworkCSRMatrix *P, PatchworkCSRMatrix *Ac, void *stream);
 void PatchworkCSRMatrixFree(PatchworkCSRMatrix *M);
@@ -237,6 +247,22 @@ int PatchworkCSRTransposeRef(const PatchworkCSRMatrix *M, PatchworkCSRMatrix *T)
 int PatchworkCSRTransposeCUDA(const PatchworkCSRMatrix *M, PatchworkCSRMatrix *T, void *stream);
 int PatchworkCSRDiagonalRef(const PatchworkCSRMatrix *M, double *d);
 int PatchworkCSRDiagonalCUDA(const PatchworkCSRMatrix *M, double *d, void *stream);
+/* Pieces of a rank's rows and their neighbours' (src/pc/patchamg/padist.c):
+   JoinColumns: M (nrow rows, ncol columns) has in row i < A->n the entries of row i of A, then those
+   of row i of B (B->n == A->n) with their columns shifted by shift (shift >= A->n and every column of A
+   below shift); rows A->n .. nrow-1 are empty. Columns stay ascending when A's and B's are.
+   SplitColumns: Lo holds the entries of M with a column below cut, Hi the others with cut
+   subtracted from their columns (Lo->ncol = cut, Hi->ncol = M->ncol - cut), each in M's order.
+   IntMap: idx[k] = map[idx[k]] for k < n (every idx[k] in [0, nmap)).
+   References in src/core/amg_csr_ref.c, CUDA in cuda/amg_csr.cu (device pointers, stream a
+   cudaStream_t; results allocated as PatchworkCSRMatrix says); exact: no arithmetic. Return 0, 1 on
+   bad arguments, 2 when memory runs out (CPU), or a cudaError_t code. */
+int PatchworkCSRJoinColumnsRef(const PatchworkCSR *A, const PatchworkCSR *B, int shift, int nrow, int ncol, PatchworkCSRMatrix *M);
+int PatchworkCSRJoinColumnsCUDA(const PatchworkCSR *A, const PatchworkCSR *B, int shift, int nrow, int ncol, PatchworkCSRMatrix *M, void *stream);
+int PatchworkCSRSplitColumnsRef(const PatchworkCSRMatrix *M, int cut, PatchworkCSRMatrix *Lo, PatchworkCSRMatrix *Hi);
+int PatchworkCSRSplitColumnsCUDA(const PatchworkCSRMatrix *M, int cut, PatchworkCSRMatrix *Lo, PatchworkCSRMatrix *Hi, void *stream);
+int PatchworkIntMapRef(int n, const int *map, int nmap, int *idx);
+int PatchworkIntMapCUDA(int n, const int *map, int nmap, int *idx, void *stream);
 /* M <- (M + M^T)/2 in place (SPAI(1)'s symmetric part) for a square M whose pattern is symmetric:
    an entry (i, j) and its mirror (j, i) both become (m_ij + m_ji) * 0.5, the sum rounded once, so
    the reference and the CUDA version (cuda/amg_csr.cu) give the same bits, and the same as

@@ -124,3 +124,85 @@ int PatchworkCSRSymmetrizeRef(PatchworkCSRMatrix *M)
       }
   return 0;
 }
+
+/* A CSR matrix of nrow rows and nnz entries, or 1 */
+static int CSRMatrixAlloc(int nrow, int ncol, int nnz, PatchworkCSRMatrix *M)
+{
+  M->nrow = nrow;
+  M->ncol = ncol;
+  M->nnz  = nnz;
+  M->ptr  = (int *)CSRAlloc(((size_t)nrow + 1) * sizeof(int));
+  M->col  = (int *)CSRAlloc((size_t)nnz * sizeof(int));
+  M->val  = (double *)CSRAlloc((size_t)nnz * sizeof(double));
+  if (M->ptr && M->col && M->val) return 0;
+  PatchworkCSRMatrixFree(M);
+  return 1;
+}
+
+int PatchworkCSRJoinColumnsRef(const PatchworkCSR *A, const PatchworkCSR *B, int shift, int nrow, int ncol, PatchworkCSRMatrix *M)
+{
+  int n, nnz;
+
+  if (M) memset(M, 0, sizeof(*M));
+  if (!A || !B || !M || A->n < 0 || B->n != A->n || nrow < A->n || shift < A->n || ncol < shift) return 1;
+  if (A->n > 0 && (!A->ptr || !B->ptr || A->ptr[0] != 0 || B->ptr[0] != 0)) return 1;
+  n   = A->n;
+  nnz = n ? A->ptr[n] + B->ptr[n] : 0;
+  if (CSRMatrixAlloc(nrow, ncol, nnz, M)) return 2;
+  M->ptr[0] = 0;
+  for (int i = 0; i < n; i++) {
+    int e = M->ptr[i];
+
+    for (int k = A->ptr[i]; k < A->ptr[i + 1]; k++, e++) {
+      M->col[e] = A->col[k];
+      M->val[e] = A->val[k];
+    }
+    for (int k = B->ptr[i]; k < B->ptr[i + 1]; k++, e++) {
+      M->col[e] = B->col[k] + shift;
+      M->val[e] = B->val[k];
+    }
+    M->ptr[i + 1] = e;
+  }
+  for (int i = n; i < nrow; i++) M->ptr[i + 1] = nnz;
+  return 0;
+}
+
+int PatchworkCSRSplitColumnsRef(const PatchworkCSRMatrix *M, int cut, PatchworkCSRMatrix *Lo, PatchworkCSRMatrix *Hi)
+{
+  int nlo = 0;
+
+  if (Lo) memset(Lo, 0, sizeof(*Lo));
+  if (Hi) memset(Hi, 0, sizeof(*Hi));
+  if (CheckMatrix(M) || !Lo || !Hi || cut < 0 || cut > M->ncol) return 1;
+  for (int e = 0; e < M->nnz; e++) nlo += M->col[e] < cut;
+  if (CSRMatrixAlloc(M->nrow, cut, nlo, Lo) || CSRMatrixAlloc(M->nrow, M->ncol - cut, M->nnz - nlo, Hi)) {
+    PatchworkCSRMatrixFree(Lo);
+    return 2;
+  }
+  Lo->ptr[0] = Hi->ptr[0] = 0;
+  for (int i = 0; i < M->nrow; i++) {
+    int l = Lo->ptr[i], h = Hi->ptr[i];
+
+    for (int e = M->ptr[i]; e < M->ptr[i + 1]; e++) {
+      if (M->col[e] < cut) {
+        Lo->col[l]   = M->col[e];
+        Lo->val[l++] = M->val[e];
+      } else {
+        Hi->col[h]   = M->col[e] - cut;
+        Hi->val[h++] = M->val[e];
+      }
+    }
+    Lo->ptr[i + 1] = l;
+    Hi->ptr[i + 1] = h;
+  }
+  return 0;
+}
+
+int PatchworkIntMapRef(int n, const int *map, int nmap, int *idx)
+{
+  if (n < 0 || nmap < 0 || (n > 0 && (!map || !idx))) return 1;
+  for (int k = 0; k < n; k++)
+    if (idx[k] < 0 || idx[k] >= nmap) return 1;
+  for (int k = 0; k < n; k++) idx[k] = map[idx[k]];
+  return 0;
+}

@@ -47,19 +47,26 @@ static int CheckArguments(const PatchworkCSR *A, const int *agg, int naggs, cons
   return 0;
 }
 
-int PatchworkSAProlongRef(const PatchworkCSR *A, const int *agg, int naggs, const double *z, const double *s, PatchworkCSRMatrix *P, double *zc)
+int PatchworkSATentativeRef(int n, const int *agg, int naggs, const double *z, double *t, double *zc)
+{
+  if (n < 0 || naggs < 0 || (n > 0 && (!agg || !t || naggs == 0))) return 1;
+  for (int i = 0; i < n; i++)
+    if (agg[i] < 0 || agg[i] >= naggs) return 1;
+  return TentativeValues(n, agg, naggs, z, t, zc);
+}
+
+int PatchworkSASmoothRef(const PatchworkCSR *A, const int *agg, int naggs, const double *t, const double *s, PatchworkCSRMatrix *P)
 {
   int     n, *mark = NULL, *slot = NULL, *ptr = NULL, *col = NULL;
-  double *t = NULL, *val = NULL;
+  double *val = NULL;
 
-  if (CheckArguments(A, agg, naggs, s, P)) return 1;
-  memset(P, 0, sizeof(*P));
+  if (P) memset(P, 0, sizeof(*P));
+  if (CheckArguments(A, agg, naggs, s, P) || (A->n > 0 && !t)) return 1;
   n    = A->n;
   mark = (int *)CSRAlloc((size_t)naggs * sizeof(int));
   slot = (int *)CSRAlloc((size_t)naggs * sizeof(int));
   ptr  = (int *)CSRAlloc(((size_t)n + 1) * sizeof(int));
-  t    = (double *)CSRAlloc((size_t)n * sizeof(double));
-  if (!mark || !slot || !ptr || !t || TentativeValues(n, agg, naggs, z, t, zc)) goto fail;
+  if (!mark || !slot || !ptr) goto fail;
   /* the pattern: agg(i) and the aggregates of the stored columns, each once */
   for (int a = 0; a < naggs; a++) mark[a] = -1;
   ptr[0] = 0;
@@ -104,7 +111,6 @@ int PatchworkSAProlongRef(const PatchworkCSR *A, const int *agg, int naggs, cons
   }
   free(mark);
   free(slot);
-  free(t);
   P->nrow = n;
   P->ncol = naggs;
   P->nnz  = ptr[n];
@@ -116,8 +122,21 @@ fail:
   free(mark);
   free(slot);
   free(ptr);
-  free(t);
   free(col);
   free(val);
   return 1;
+}
+
+int PatchworkSAProlongRef(const PatchworkCSR *A, const int *agg, int naggs, const double *z, const double *s, PatchworkCSRMatrix *P, double *zc)
+{
+  double *t;
+  int     err;
+
+  if (P) memset(P, 0, sizeof(*P));
+  if (CheckArguments(A, agg, naggs, s, P)) return 1;
+  if (!(t = (double *)CSRAlloc((size_t)A->n * sizeof(double)))) return 1;
+  err = PatchworkSATentativeRef(A->n, agg, naggs, z, t, zc);
+  if (!err) err = PatchworkSASmoothRef(A, agg, naggs, t, s, P);
+  free(t);
+  return err;
 }

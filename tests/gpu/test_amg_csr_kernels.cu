@@ -13,7 +13,12 @@
    matrices without rows or without entries (with NULL for every empty array, and with real
    pointers). Symmetrize (M + M^T)/2 must equal (m_ij + m_ji) * 0.5 bit for bit on both where the
    pattern is symmetric, and return 3 leaving M alone where it is not. Bad arguments must be
-   refused with 1 by both. The full run ends with a timing table
+   refused with 1 by both.
+   JoinColumns, SplitColumns and IntMap (no arithmetic) must equal the reference bit for bit (sizes,
+   ptr, col, val; idx): Join of square/rectangular blocks, A or B without entries, no rows (NULL
+   arrays), extra empty rows and columns; Split of every input above at cut 0, a third, nrow (<= ncol)
+   and ncol; IntMap of 0 .. 10^6 indices; their bad arguments are refused with 1 by both, results
+   left empty. The full run ends with a timing table
    (GPU ms from CUDA events, median of 3 after a warm-up; CPU ms of the reference on one core).
    Prints `ok ...` or `FAIL ...` per check and `# N passed, N failed` last; exits 0 when all pass,
    1 otherwise, 77 without a CUDA device.
@@ -508,6 +513,306 @@ static void BadArguments(void)
   FreeMat(dM);
 }
 
+/* ---------------------------------------------------------------------------------------------
+   JoinColumns, SplitColumns, IntMap: bit for bit */
+
+static PatchworkCSR CsrOf(const PatchworkCSRMatrix &m)
+{
+  PatchworkCSR c;
+
+  c.n   = m.nrow;
+  c.ptr = m.ptr;
+  c.col = m.col;
+  c.val = m.val;
+  return c;
+}
+
+static bool IsEmpty(const PatchworkCSRMatrix &m)
+{
+  return m.nrow == 0 && m.ncol == 0 && m.nnz == 0 && !m.ptr && !m.col && !m.val;
+}
+
+/* a device result of the library against the reference's host one: sizes, ptr, col, val */
+static bool SameOnDevice(const PatchworkCSRMatrix &G, const PatchworkCSRMatrix &R)
+{
+  if (G.nrow != R.nrow || G.ncol != R.ncol || G.nnz != R.nnz || !G.ptr || (G.nnz > 0 && (!G.col || !G.val))) return false;
+  const std::vector<int>    ptr = ToHost(G.ptr, (size_t)G.nrow + 1), col = ToHost(G.col, G.nnz);
+  const std::vector<double> val = ToHost(G.val, G.nnz);
+
+  return !memcmp(ptr.data(), R.ptr, sizeof(int) * ptr.size()) && (G.nnz == 0 || (!memcmp(col.data(), R.col, sizeof(int) * col.size()) && !memcmp(val.data(), R.val, sizeof(double) * val.size())));
+}
+
+static void CheckJoin(const char *label, const Mat &A, const Mat &B, int shift, int nrow, int ncol, bool nul)
+{
+  PatchworkCSRMatrix hA = A.View(), hB = B.View(), dA = UploadMat(A, nul), dB = UploadMat(B, nul), R, G;
+  PatchworkCSR       ha = CsrOf(hA), hb = CsrOf(hB), da = CsrOf(dA), db = CsrOf(dB);
+  int                rr, rg;
+
+  if (nul) { /* the reference gets the NULLs too */
+    if (A.nrow == 0) ha.ptr = hb.ptr = nullptr;
+    if (A.col.empty()) ha.col = nullptr, ha.val = nullptr;
+    if (B.col.empty()) hb.col = nullptr, hb.val = nullptr;
+  }
+  rr = PatchworkCSRJoinColumnsRef(&ha, &hb, shift, nrow, ncol, &R);
+  memset(&G, 0xA5, sizeof(G)); /* junk that must be replaced */
+  rg = PatchworkCSRJoinColumnsCUDA(&da, &db, shift, nrow, ncol, &G, g_stream);
+  if (rr || rg) Result(false, "join %s: returned %d (reference), %d (CUDA: %s)", label, rr, rg, cudaGetErrorString((cudaError_t)rg));
+  else {
+    Result(SameOnDevice(G, R), "join %s: %d x %d, %d entries, equal to the reference bit for bit", label, R.nrow, R.ncol, R.nnz);
+    PatchworkCSRMatrixFreeCUDA(&G);
+  }
+  if (!rr) PatchworkCSRMatrixFree(&R);
+  FreeMat(dA);
+  FreeMat(dB);
+}
+
+static void CheckSplitColumns(const char *label, const Mat &M, int cut, bool nul)
+{
+  const PatchworkCSRMatrix hM = M.View();
+  PatchworkCSRMatrix       dM = UploadMat(M, nul), h = hM, RL, RH, GL, GH;
+  int                      rr, rg;
+
+  if (nul) {
+    if (M.nrow == 0) h.ptr = nullptr;
+    if (M.col.empty()) h.col = nullptr, h.val = nullptr;
+  }
+  rr = PatchworkCSRSplitColumnsRef(&h, cut, &RL, &RH);
+  memset(&GL, 0xA5, sizeof(GL));
+  memset(&GH, 0xA5, sizeof(GH));
+  rg = PatchworkCSRSplitColumnsCUDA(&dM, cut, &GL, &GH, g_stream);
+  if (rr || rg) Result(false, "split %s at %d: returned %d (reference), %d (CUDA: %s)", label, cut, rr, rg, cudaGetErrorString((cudaError_t)rg));
+  else {
+    Result(SameOnDevice(GL, RL) && SameOnDevice(GH, RH), "split %s at %d: Lo %d x %d (%d entries), Hi %d x %d (%d), equal to the reference bit for bit", label, cut, RL.nrow, RL.ncol, RL.nnz, RH.nrow, RH.ncol, RH.nnz);
+    PatchworkCSRMatrixFreeCUDA(&GL);
+    PatchworkCSRMatrixFreeCUDA(&GH);
+  }
+  if (!rr) {
+    PatchworkCSRMatrixFree(&RL);
+    PatchworkCSRMatrixFree(&RH);
+  }
+  FreeMat(dM);
+}
+
+/* Split at 0, a third, nrow (where <= ncol) and ncol */
+static void CheckSplits(const char *label, const Mat &M, bool nul = false)
+{
+  for (int cut : {0, M.ncol / 3, std::min(M.nrow, M.ncol), M.ncol}) CheckSplitColumns(label, M, cut, nul);
+}
+
+static void CheckIntMap(int n, int nmap, bool nul)
+{
+  std::vector<int> map(nmap), idx(n), ref;
+  int             *dmap, *didx, rr, rg;
+
+  for (int &m : map) m = (int)(Rand() * 2e9); /* any int, negative too */
+  for (int &k : idx) k = RandInt(0, nmap - 1);
+  ref  = idx;
+  dmap = nul && nmap == 0 ? nullptr : Upload(map);
+  didx = nul && n == 0 ? nullptr : Upload(idx);
+  rr   = PatchworkIntMapRef(n, nul && nmap == 0 ? nullptr : map.data(), nmap, nul && n == 0 ? nullptr : ref.data());
+  rg   = PatchworkIntMapCUDA(n, dmap, nmap, didx, g_stream);
+  if (rr || rg) Result(false, "int map %d into %d: returned %d (reference), %d (CUDA: %s)", n, nmap, rr, rg, cudaGetErrorString((cudaError_t)rg));
+  else {
+    const std::vector<int> g = ToHost(didx, n);
+    size_t                 bad = 0;
+
+    for (int k = 0; k < n; k++) bad += g[k] != ref[k] || ref[k] != map[idx[k]];
+    Result(bad == 0, "int map %d indices into %d%s: equal to the reference and to map[idx] (%zu differ)", n, nmap, nul ? ", NULL arrays" : "", bad);
+  }
+  CHECK_CUDA(cudaFree(dmap));
+  CHECK_CUDA(cudaFree(didx));
+}
+
+static void JoinSplitMapCases(bool quick, const Mat &P, const Mat &A)
+{
+  char name[160];
+
+  { /* no rows, into 0 and 5 rows; one row; blocks without entries */
+    Mat Z0, Z3;
+
+    Z3.ncol = 3;
+    for (bool nul : {false, true}) {
+      CheckJoin(nul ? "no rows, NULL arrays" : "no rows", Z0, Z3, 0, 0, 3, nul);
+      CheckJoin(nul ? "no rows into 5 x 9, NULL arrays" : "no rows into 5 x 9", Z0, Z3, 4, 5, 9, nul);
+    }
+    const Mat a1 = RandomMat(1, 1, [] { return 1; }), b1 = RandomMat(1, 4, [] { return 2; });
+    CheckJoin("1 row", a1, b1, 1, 1, 5, false);
+    CheckJoin("1 row into 3 x 9", a1, b1, 2, 3, 9, false);
+    const Mat e = RandomMat(200, 200, [] { return 0; }), f = RandomMat(200, 150, [] { return RandInt(0, 12); });
+    for (bool nul : {false, true}) {
+      CheckJoin(nul ? "A without entries, NULL arrays" : "A without entries", e, f, 200, 200, 350, nul);
+      CheckJoin(nul ? "B without entries, NULL arrays" : "B without entries", f, e, 200, 210, 420, nul);
+    }
+  }
+  { /* a rank's block and its ghost columns: mixed rows (0 .. 2500 entries), then large */
+    const int n = quick ? 300 : 3000;
+    auto      len = [] {
+      const double r = 0.5 * (Rand() + 1);
+      return r < 0.1 ? 0 : r < 0.97 ? RandInt(1, 40) : RandInt(1001, 2500);
+    };
+    const Mat a = RandomMat(n, n, len), b = RandomMat(n, 4000, len);
+    snprintf(name, sizeof(name), "mixed rows, %d + 4000 columns", n);
+    CheckJoin(name, a, b, n, n, n + 4000, false);
+    CheckJoin(name, a, b, n + 17, n + 5, n + 4100, false);
+    const int m  = quick ? 20000 : 200000;
+    const Mat al = RandomMat(m, m, [] { return RandInt(5, 30); }), bl = RandomMat(m, m / 4, [] { return RandInt(0, 8); });
+    snprintf(name, sizeof(name), "large, %d + %d columns", m, m / 4);
+    CheckJoin(name, al, bl, m, m, m + m / 4, false);
+    /* Split of the joined one at the rank's columns */
+    PatchworkCSRMatrix ha = al.View(), hb = bl.View(), J;
+    const PatchworkCSR ca = CsrOf(ha), cb = CsrOf(hb);
+    CheckRet(PatchworkCSRJoinColumnsRef(&ca, &cb, m, m, m + m / 4, &J), "PatchworkCSRJoinColumnsRef");
+    Mat Jm;
+    Jm.nrow = J.nrow;
+    Jm.ncol = J.ncol;
+    Jm.ptr.assign(J.ptr, J.ptr + J.nrow + 1);
+    Jm.col.assign(J.col, J.col + J.nnz);
+    Jm.val.assign(J.val, J.val + J.nnz);
+    PatchworkCSRMatrixFree(&J);
+    snprintf(name, sizeof(name), "joined %d x %d", Jm.nrow, Jm.ncol);
+    CheckSplits(name, Jm);
+  }
+  { /* Split: the corners and the inputs of the other checks */
+    Mat M0;
+
+    M0.ncol = 7;
+    CheckSplits("no rows", M0, false);
+    CheckSplits("no rows, NULL arrays", M0, true);
+    const Mat E = RandomMat(100, 50, [] { return 0; });
+    CheckSplits("no entries", E, false);
+    CheckSplits("no entries, NULL arrays", E, true);
+    CheckSplits("5 x 0", RandomMat(5, 0, [] { return 0; }), true);
+    CheckSplits("1 x 1", RandomMat(1, 1, [] { return 1; }));
+    CheckSplits("one long row", RandomMat(1, 6000, [] { return 5000; }));
+    CheckSplits("small square", RandomMat(300, 300, [] { return RandInt(0, 12); }));
+    CheckSplits("P-like", P);
+    CheckSplits("A-like", A);
+  }
+  for (int n : {0, 1, 7, 1000, 100000, 1000000}) {
+    if (quick && n > 100000) break;
+    for (int nmap : {1, 3000, 100000})
+      for (bool nul : {false, true}) CheckIntMap(n, nmap, nul);
+  }
+  CheckIntMap(0, 0, true);
+}
+
+static void JoinSplitMapBadArguments(void)
+{
+  const Mat          A = RandomMat(10, 10, [] { return RandInt(1, 4); }), B = RandomMat(10, 6, [] { return RandInt(0, 3); });
+  PatchworkCSRMatrix hA = A.View(), hB = B.View(), dA = UploadMat(A, false), dB = UploadMat(B, false), M, Lo, Hi;
+  const PatchworkCSR ha = CsrOf(hA), hb = CsrOf(hB), da = CsrOf(dA), db = CsrOf(dB);
+  char               name[128];
+
+  /* Join: (A, B, shift, nrow, ncol) spoilt one at a time, on both */
+  auto join = [&](const PatchworkCSR *a1, const PatchworkCSR *b1, const PatchworkCSR *a2, const PatchworkCSR *b2, int shift, int nrow, int ncol, const char *what) {
+    memset(&M, 0xA5, sizeof(M));
+    snprintf(name, sizeof(name), "ref: join, %s", what);
+    ReportRet(PatchworkCSRJoinColumnsRef(a1, b1, shift, nrow, ncol, &M), 1, name);
+    Result(IsEmpty(M), "ref: join, %s: M empty", what);
+    memset(&M, 0xA5, sizeof(M));
+    snprintf(name, sizeof(name), "cuda: join, %s", what);
+    ReportRet(PatchworkCSRJoinColumnsCUDA(a2, b2, shift, nrow, ncol, &M, g_stream), 1, name);
+    Result(IsEmpty(M), "cuda: join, %s: M empty", what);
+  };
+  join(nullptr, &hb, nullptr, &db, 10, 10, 16, "NULL A");
+  join(&ha, nullptr, &da, nullptr, 10, 10, 16, "NULL B");
+  {
+    PatchworkCSR a1 = ha, a2 = da, b1 = hb, b2 = db;
+
+    a1.n = a2.n = -1;
+    join(&a1, &hb, &a2, &db, 10, 10, 16, "A->n < 0");
+    b1.n = b2.n = 9;
+    join(&ha, &b1, &da, &b2, 10, 10, 16, "B->n != A->n");
+  }
+  join(&ha, &hb, &da, &db, 9, 10, 16, "shift < A->n");
+  join(&ha, &hb, &da, &db, 10, 9, 16, "nrow < A->n");
+  join(&ha, &hb, &da, &db, 10, 10, 9, "ncol < shift");
+  ReportRet(PatchworkCSRJoinColumnsRef(&ha, &hb, 10, 10, 16, nullptr), 1, "ref: join, NULL M");
+  ReportRet(PatchworkCSRJoinColumnsCUDA(&da, &db, 10, 10, 16, nullptr, g_stream), 1, "cuda: join, NULL M");
+  { /* the reference reads A->ptr[n] without a check: the CUDA version alone */
+    PatchworkCSR a2 = da, b2 = db;
+
+    a2.ptr = nullptr;
+    memset(&M, 0xA5, sizeof(M));
+    ReportRet(PatchworkCSRJoinColumnsCUDA(&a2, &db, 10, 10, 16, &M, g_stream), 1, "cuda: join, NULL A->ptr");
+    Result(IsEmpty(M), "cuda: join, NULL A->ptr: M empty");
+    b2.ptr = nullptr;
+    ReportRet(PatchworkCSRJoinColumnsCUDA(&da, &b2, 10, 10, 16, &M, g_stream), 1, "cuda: join, NULL B->ptr");
+  }
+  ReportRet(PatchworkCSRJoinColumnsCUDA(&da, &db, 10, 10, 16, &M, g_stream), 0, "cuda: join, good arguments accepted");
+  CHECK_CUDA(cudaStreamSynchronize(g_stream));
+  PatchworkCSRMatrixFreeCUDA(&M);
+
+  /* Split */
+  auto split = [&](const PatchworkCSRMatrix *m1, const PatchworkCSRMatrix *m2, int cut, bool withlo, bool withhi, const char *what) {
+    memset(&Lo, 0xA5, sizeof(Lo));
+    memset(&Hi, 0xA5, sizeof(Hi));
+    snprintf(name, sizeof(name), "ref: split, %s", what);
+    ReportRet(PatchworkCSRSplitColumnsRef(m1, cut, withlo ? &Lo : nullptr, withhi ? &Hi : nullptr), 1, name);
+    Result((!withlo || IsEmpty(Lo)) && (!withhi || IsEmpty(Hi)), "ref: split, %s: Lo and Hi empty", what);
+    memset(&Lo, 0xA5, sizeof(Lo));
+    memset(&Hi, 0xA5, sizeof(Hi));
+    snprintf(name, sizeof(name), "cuda: split, %s", what);
+    ReportRet(PatchworkCSRSplitColumnsCUDA(m2, cut, withlo ? &Lo : nullptr, withhi ? &Hi : nullptr, g_stream), 1, name);
+    Result((!withlo || IsEmpty(Lo)) && (!withhi || IsEmpty(Hi)), "cuda: split, %s: Lo and Hi empty", what);
+  };
+  split(nullptr, nullptr, 3, true, true, "NULL M");
+  split(&hA, &dA, 3, false, true, "NULL Lo");
+  split(&hA, &dA, 3, true, false, "NULL Hi");
+  split(&hA, &dA, -1, true, true, "cut < 0");
+  split(&hA, &dA, 11, true, true, "cut > ncol");
+  struct Spoil {
+    const char *name;
+    void (*f)(PatchworkCSRMatrix *m);
+  };
+  const Spoil spoils[] = {
+    {"nrow < 0", [](PatchworkCSRMatrix *m) { m->nrow = -1; }}, {"ncol < 0", [](PatchworkCSRMatrix *m) { m->ncol = -1; }},
+    {"nnz < 0", [](PatchworkCSRMatrix *m) { m->nnz = -1; }},   {"NULL ptr", [](PatchworkCSRMatrix *m) { m->ptr = nullptr; }},
+    {"NULL col", [](PatchworkCSRMatrix *m) { m->col = nullptr; }}, {"NULL val", [](PatchworkCSRMatrix *m) { m->val = nullptr; }},
+  };
+  for (const Spoil &sp : spoils) {
+    PatchworkCSRMatrix h = hA, d = dA;
+
+    sp.f(&h);
+    sp.f(&d);
+    split(&h, &d, 0, true, true, sp.name);
+  }
+  ReportRet(PatchworkCSRSplitColumnsCUDA(&dA, 10, &Lo, &Hi, g_stream), 0, "cuda: split, good arguments accepted (cut = ncol)");
+  CHECK_CUDA(cudaStreamSynchronize(g_stream));
+  PatchworkCSRMatrixFreeCUDA(&Lo);
+  PatchworkCSRMatrixFreeCUDA(&Hi);
+
+  /* IntMap */
+  std::vector<int> map = {3, 2, 1, 0}, idx = {0, 1, 2, 3, 0};
+  int             *dmap = Upload(map), *didx;
+  auto             intmap = [&](int n, bool nulmap, int nmap, bool nulidx, int spoil, const char *what) {
+    std::vector<int> h = idx;
+
+    if (spoil != 0) h[4] = spoil;
+    didx = Upload(h);
+    snprintf(name, sizeof(name), "ref: int map, %s", what);
+    ReportRet(PatchworkIntMapRef(n, nulmap ? nullptr : map.data(), nmap, nulidx ? nullptr : h.data()), 1, name);
+    snprintf(name, sizeof(name), "cuda: int map, %s", what);
+    ReportRet(PatchworkIntMapCUDA(n, nulmap ? nullptr : dmap, nmap, nulidx ? nullptr : didx, g_stream), 1, name);
+    CHECK_CUDA(cudaFree(didx));
+  };
+  intmap(-1, false, 4, false, 0, "n < 0");
+  intmap(5, false, -1, false, 0, "nmap < 0");
+  intmap(5, true, 4, false, 0, "NULL map");
+  intmap(5, false, 4, true, 0, "NULL idx");
+  intmap(5, false, 0, false, 0, "an empty map");
+  intmap(5, false, 4, false, 4, "an index = nmap");
+  intmap(5, false, 4, false, -1, "an index < 0");
+  didx = Upload(idx);
+  ReportRet(PatchworkIntMapCUDA(5, dmap, 4, didx, g_stream), 0, "cuda: int map, good arguments accepted");
+  const std::vector<int> g = ToHost(didx, 5);
+  Result(g[0] == 3 && g[1] == 2 && g[2] == 1 && g[3] == 0 && g[4] == 3, "cuda: int map, good arguments: idx = map[idx]");
+  CHECK_CUDA(cudaFree(didx));
+  CHECK_CUDA(cudaFree(dmap));
+  FreeMat(dA);
+  FreeMat(dB);
+}
+
 int main(int argc, char **argv)
 {
   bool quick;
@@ -558,6 +863,8 @@ int main(int argc, char **argv)
     const Mat D = RandomMat(50, 50, [] { return 0; }); /* no entries: nothing to do */
     CheckSymmetrize("no entries", D);
   }
+  JoinSplitMapCases(quick, P, A);
+  JoinSplitMapBadArguments();
   if (!quick) {
     std::vector<Row> rows;
 

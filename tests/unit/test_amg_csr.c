@@ -14,6 +14,16 @@
    - Symmetrize: (m_ij + m_ji) * 0.5 for every entry, bit for bit, on the symmetric closure of each
      square matrix; 3 and M untouched where a mirror is missing; 1 for a rectangular one.
    - Bad arguments return 1 (and leave T empty); empty arrays may come as NULL.
+   - JoinColumns (A, B, shift, nrow, ncol): rows i < A->n are A's row then B's row with shift added to
+     its columns (columns and values bit for bit), rows A->n .. nrow-1 empty, ptr from 0, monotone,
+     to nnz, columns ascending (A's and B's are, and A's lie below shift); A or B without entries,
+     no rows (NULL arrays), extra empty rows and columns.
+   - SplitColumns (M, cut) for cut 0, inside, = nrow, = ncol: Lo the entries below cut, Hi the
+     others less cut, each in M's order, bit for bit; Lo and Hi merged back row by row give M
+     exactly; JoinColumns(Lo, Hi, cut) == M exactly where cut >= nrow (JoinColumns needs
+     shift >= A->n; below that it must refuse); Split(Join(A, B, shift), shift) gives A and B back.
+   - IntMap: idx[k] = map[idx[k]], on 0, 1, a few and 10^5 indices, maps of 1 .. 3000 entries.
+   - Their bad arguments return 1 and leave M (Lo, Hi) empty.
    PETSc-free; --quick runs smaller cases (for valgrind). */
 #include <float.h>
 #include <string.h>
@@ -430,6 +440,303 @@ static void BadArguments(int *fails)
   free(at);
 }
 
+/* ---------------------------------------------------------------------------------------------
+   JoinColumns, SplitColumns, IntMap: no arithmetic, so every check is exact */
+
+static PatchworkCSR CSRView(const PatchworkCSRMatrix *M)
+{
+  PatchworkCSR v;
+
+  v.n   = M->nrow;
+  v.ptr = M->ptr;
+  v.col = M->col;
+  v.val = M->val;
+  return v;
+}
+
+static int IsEmptyMatrix(const PatchworkCSRMatrix *M)
+{
+  return M->nrow == 0 && M->ncol == 0 && M->nnz == 0 && !M->ptr && !M->col && !M->val;
+}
+
+/* M = Join(A, B, shift, nrow, ncol) against its definition; returns 1 when it holds */
+static int JoinHolds(const PatchworkCSRMatrix *A, const PatchworkCSRMatrix *B, int shift, int nrow, int ncol, const PatchworkCSRMatrix *M)
+{
+  const int n = A->nrow;
+
+  if (M->nrow != nrow || M->ncol != ncol || M->nnz != A->nnz + B->nnz || !M->ptr || M->ptr[0] != 0 || M->ptr[nrow] != M->nnz) return 0;
+  for (int i = 0; i < nrow; i++) {
+    const int la = i < n ? A->ptr[i + 1] - A->ptr[i] : 0, lb = i < n ? B->ptr[i + 1] - B->ptr[i] : 0, p = M->ptr[i];
+
+    if (M->ptr[i + 1] - p != la + lb) return 0; /* also: monotone, rows >= n empty */
+    for (int e = 0; e < la; e++)
+      if (M->col[p + e] != A->col[A->ptr[i] + e] || memcmp(&M->val[p + e], &A->val[A->ptr[i] + e], sizeof(double))) return 0;
+    for (int e = 0; e < lb; e++)
+      if (M->col[p + la + e] != B->col[B->ptr[i] + e] + shift || memcmp(&M->val[p + la + e], &B->val[B->ptr[i] + e], sizeof(double))) return 0;
+    for (int q = p; q < M->ptr[i + 1]; q++)
+      if (M->col[q] < 0 || M->col[q] >= ncol || (q > p && M->col[q] <= M->col[q - 1])) return 0; /* ascending, in range */
+  }
+  return 1;
+}
+
+/* Join of an n x ncola A (ncola <= shift) and an n x ncolb B, into nrow >= n rows and ncol >= shift + ncolb
+   columns; then Split at shift must give A and B back (ncol: shift and ncol - shift) */
+static void JoinCase(int *fails, int n, int ncola, int shift, int ncolb, int nrow, int ncol, int longrows, int nul, uint64_t *rs)
+{
+  int               *ata, *atb;
+  PatchworkCSRMatrix A = RandomMatrix(n, ncola, longrows, rs, &ata), B = RandomMatrix(n, ncolb, longrows, rs, &atb), M, Lo, Hi;
+  PatchworkCSR       a = CSRView(&A), b = CSRView(&B);
+  int                ret, ok;
+
+  if (nul) { /* the empty arrays as NULL */
+    if (n == 0) a.ptr = b.ptr = NULL;
+    if (A.nnz == 0) a.col = NULL, a.val = NULL;
+    if (B.nnz == 0) b.col = NULL, b.val = NULL;
+  }
+  memset(&M, 0xA5, sizeof(M)); /* junk that must be replaced */
+  ret = PatchworkCSRJoinColumnsRef(&a, &b, shift, nrow, ncol, &M);
+  ok  = !ret && JoinHolds(&A, &B, shift, nrow, ncol, &M);
+  Check(fails, !ok, 0, "join %d rows (%d + %d entries), shift %d, into %d x %d%s: A's row, then B's shifted; the rest empty", n, A.nnz, B.nnz, shift, nrow, ncol, nul ? ", NULL arrays" : "");
+  if (ok && nrow == n) {
+    ret = PatchworkCSRSplitColumnsRef(&M, shift, &Lo, &Hi);
+    B.ncol = ncol - shift; /* Hi's column count */
+    A.ncol = shift;
+    Check(fails, ret || !SameMatrix(&Lo, &A) || !SameMatrix(&Hi, &B), 0, "split(join(A, B, %d), %d) gives A and B back (%d x %d, %d x %d)", shift, shift, Lo.nrow, Lo.ncol, Hi.nrow, Hi.ncol);
+    A.ncol = ncola;
+    B.ncol = ncolb;
+    if (!ret) {
+      PatchworkCSRMatrixFree(&Lo);
+      PatchworkCSRMatrixFree(&Hi);
+    }
+  }
+  if (!ret) PatchworkCSRMatrixFree(&M);
+  PatchworkCSRMatrixFree(&A);
+  PatchworkCSRMatrixFree(&B);
+  free(ata);
+  free(atb);
+}
+
+/* Split M at cut: Lo and Hi against their definition, merged back, joined back */
+static void CheckSplit(int *fails, const char *label, const PatchworkCSRMatrix *M, int cut)
+{
+  PatchworkCSRMatrix Lo, Hi, J;
+  int                ret, ok;
+
+  memset(&Lo, 0xA5, sizeof(Lo));
+  memset(&Hi, 0xA5, sizeof(Hi));
+  ret = PatchworkCSRSplitColumnsRef(M, cut, &Lo, &Hi);
+  if (ret) {
+    Check(fails, ret, 0, "split %s at %d: returned nonzero", label, cut);
+    return;
+  }
+  ok = Lo.nrow == M->nrow && Hi.nrow == M->nrow && Lo.ncol == cut && Hi.ncol == M->ncol - cut && Lo.nnz + Hi.nnz == M->nnz && Lo.ptr && Hi.ptr &&
+       Lo.ptr[0] == 0 && Hi.ptr[0] == 0 && Lo.ptr[M->nrow] == Lo.nnz && Hi.ptr[M->nrow] == Hi.nnz;
+  /* merge: M's entries in order, each the next of Lo (column < cut) or of Hi (column + cut) */
+  for (int i = 0; ok && i < M->nrow; i++) {
+    int l = Lo.ptr[i], h = Hi.ptr[i];
+
+    for (int e = M->ptr[i]; ok && e < M->ptr[i + 1]; e++) {
+      if (M->col[e] < cut) ok = l < Lo.ptr[i + 1] && Lo.col[l] == M->col[e] && !memcmp(&Lo.val[l], &M->val[e], sizeof(double)) && ++l;
+      else ok = h < Hi.ptr[i + 1] && Hi.col[h] + cut == M->col[e] && !memcmp(&Hi.val[h], &M->val[e], sizeof(double)) && ++h;
+    }
+    ok = ok && l == Lo.ptr[i + 1] && h == Hi.ptr[i + 1];
+  }
+  Check(fails, !ok, 0, "split %s at %d: Lo %d x %d (%d entries) and Hi %d x %d (%d) merge back into M exactly", label, cut, Lo.nrow, Lo.ncol, Lo.nnz, Hi.nrow, Hi.ncol, Hi.nnz);
+  if (ok) {
+    const PatchworkCSR lo = CSRView(&Lo), hi = CSRView(&Hi);
+
+    ret = PatchworkCSRJoinColumnsRef(&lo, &hi, cut, M->nrow, M->ncol, &J);
+    if (cut >= M->nrow) {
+      /* M without rows may come with a NULL ptr: then J's must be {0} */
+      const int same = M->ptr ? SameMatrix(&J, M) : !ret && J.nrow == 0 && J.ncol == M->ncol && J.nnz == 0 && J.ptr && J.ptr[0] == 0;
+
+      Check(fails, ret || !same, 0, "split %s at %d, joined again: M exactly", label, cut);
+      if (!ret) PatchworkCSRMatrixFree(&J);
+    } else Check(fails, ret != 1 || !IsEmptyMatrix(&J), 0, "split %s at %d, joined again: refused (shift %d < %d rows), M empty", label, cut, cut, M->nrow);
+  }
+  PatchworkCSRMatrixFree(&Lo);
+  PatchworkCSRMatrixFree(&Hi);
+}
+
+static void IntMapCase(int *fails, int n, int nmap, int nul, uint64_t *rs)
+{
+  int *map = (int *)Malloc(sizeof(int) * nmap), *idx = (int *)Malloc(sizeof(int) * n), *old = (int *)Malloc(sizeof(int) * n);
+  int  ret, bad = 0;
+
+  for (int j = 0; j < nmap; j++) map[j] = (int)(Rand(rs) * 4e9 - 2e9); /* any int, negative too */
+  for (int k = 0; k < n; k++) old[k] = idx[k] = (int)(Rand(rs) * nmap);
+  ret = PatchworkIntMapRef(n, nul && nmap == 0 ? NULL : map, nmap, nul && n == 0 ? NULL : idx);
+  for (int k = 0; k < n; k++) bad += idx[k] != map[old[k]];
+  Check(fails, ret || bad, 0, "int map %d indices into %d%s: idx[k] = map[idx[k]] (%d differ)", n, nmap, nul ? ", NULL arrays" : "", bad);
+  free(map);
+  free(idx);
+  free(old);
+}
+
+static void JoinSplitMapCases(int *fails, int quick, uint64_t *rs)
+{
+  /* n, A's columns, shift, B's columns, extra rows, extra columns, long rows */
+  const int joins[][7] = {
+    {0, 0, 0, 0, 0, 0, 0},        {0, 0, 3, 4, 0, 0, 0},      {0, 0, 0, 0, 5, 2, 0},     {1, 1, 1, 1, 0, 0, 0},
+    {1, 1, 5, 0, 2, 0, 0},        {5, 5, 5, 0, 0, 0, 0},      {5, 0, 5, 7, 0, 0, 0},     {7, 7, 7, 7, 3, 4, 0},
+    {60, 60, 60, 40, 0, 0, 0},    {60, 40, 75, 200, 10, 5, 0}, {300, 300, 300, 900, 0, 0, 1}, {300, 300, 400, 50, 0, 0, 1},
+    {2000, 2000, 2000, 3000, 0, 0, 1}, {2000, 1000, 2500, 100, 100, 7, 1},
+  };
+
+  for (int c = 0; c < 14; c++) {
+    const int *j = joins[c];
+
+    if (quick && j[0] > 1000) continue;
+    for (int nul = 0; nul < 2; nul++) JoinCase(fails, j[0], j[1], j[2], j[3], j[0] + j[4], j[2] + j[3] + j[5], j[6], nul, rs);
+  }
+  { /* A or B without entries */
+    int               *at;
+    PatchworkCSRMatrix E = RandomMatrix(40, 0, 0, rs, &at), F;
+
+    free(at);
+    F = RandomMatrix(40, 30, 0, rs, &at);
+    free(at);
+    for (int side = 0; side < 2; side++) {
+      const PatchworkCSR a = CSRView(side ? &F : &E), b = CSRView(side ? &E : &F);
+      PatchworkCSRMatrix M, Ea = E, Fa = F;
+      int                ret;
+
+      ret = PatchworkCSRJoinColumnsRef(&a, &b, 40, 45, 80, &M);
+      Check(fails, ret || !JoinHolds(side ? &Fa : &Ea, side ? &Ea : &Fa, 40, 45, 80, &M), 0, "join 40 rows, %s without entries", side ? "B" : "A");
+      if (!ret) PatchworkCSRMatrixFree(&M);
+    }
+    PatchworkCSRMatrixFree(&E);
+    PatchworkCSRMatrixFree(&F);
+  }
+  { /* Split: the shapes of Case, cut at 0, a third, nrow (where <= ncol), ncol; no rows; no entries */
+    const int shapes[][3] = {{0, 0, 0}, {0, 9, 0}, {6, 0, 0}, {1, 1, 0}, {3, 2, 0}, {7, 7, 0}, {60, 60, 0}, {1, 800, 1}, {40, 700, 1}, {700, 40, 0}, {500, 500, 1}, {120, 1500, 1}, {2000, 3000, 1}};
+
+    for (int c = 0; c < 13; c++) {
+      const int          nr = shapes[c][0], nc = shapes[c][1];
+      int               *at;
+      PatchworkCSRMatrix M;
+      char               label[64];
+      const int          cuts[] = {0, nc / 3, nr <= nc ? nr : nc, nc};
+
+      if (quick && (size_t)nr * nc > 400000) continue;
+      M = RandomMatrix(nr, nc, shapes[c][2], rs, &at);
+      snprintf(label, sizeof(label), "%dx%d nnz %d", nr, nc, M.nnz);
+      for (int k = 0; k < 4; k++) CheckSplit(fails, label, &M, cuts[k]);
+      if (nr == 0) { /* no rows: ptr may be NULL */
+        PatchworkCSRMatrix N = M;
+
+        N.ptr = NULL;
+        N.col = NULL;
+        N.val = NULL;
+        snprintf(label, sizeof(label), "%dx%d, NULL arrays", nr, nc);
+        CheckSplit(fails, label, &N, nc / 2);
+      }
+      PatchworkCSRMatrixFree(&M);
+      free(at);
+    }
+  }
+  {
+    const int maps[][2] = {{0, 0}, {0, 5}, {1, 1}, {7, 3}, {1000, 3000}, {100000, 1}, {100000, 2000}};
+
+    for (int c = 0; c < 7; c++)
+      for (int nul = 0; nul < 2; nul++) IntMapCase(fails, maps[c][0], maps[c][1], nul, rs);
+  }
+}
+
+/* Split must refuse M at cut with 1 and leave the given ones of Lo and Hi (set to junk first) empty */
+static void SplitRefuses(int *fails, const PatchworkCSRMatrix *M, int cut, int withlo, int withhi, const char *what)
+{
+  PatchworkCSRMatrix Lo, Hi;
+  int                r;
+
+  memset(&Lo, 0xA5, sizeof(Lo));
+  memset(&Hi, 0xA5, sizeof(Hi));
+  r = PatchworkCSRSplitColumnsRef(M, cut, withlo ? &Lo : NULL, withhi ? &Hi : NULL);
+  Check(fails, r != 1 || (withlo && !IsEmptyMatrix(&Lo)) || (withhi && !IsEmptyMatrix(&Hi)), 0, "split: %s is refused, Lo and Hi empty", what);
+  if (r == 0) {
+    PatchworkCSRMatrixFree(&Lo);
+    PatchworkCSRMatrixFree(&Hi);
+  }
+}
+
+/* Bad arguments of JoinColumns, SplitColumns and IntMap: 1, M (Lo, Hi) empty. (A NULL ptr of A or B
+   with rows is not tried: PatchworkCSRJoinColumnsRef reads A->ptr[n] unchecked and would crash.) */
+static void JoinSplitMapBadArguments(int *fails)
+{
+  uint64_t           rs = 31;
+  int               *at, *bt;
+  PatchworkCSRMatrix A = RandomMatrix(10, 10, 0, &rs, &at), B = RandomMatrix(10, 6, 0, &rs, &bt), M, Lo, Hi, S;
+  PatchworkCSR       a = CSRView(&A), b = CSRView(&B), c;
+  int                map[4] = {3, 2, 1, 0}, idx[5] = {0, 1, 2, 3, 0};
+
+#define JOIN_REFUSES(A_, B_, shift_, nrow_, ncol_, what) \
+  do { \
+    int r_; \
+    memset(&M, 0xA5, sizeof(M)); \
+    r_ = PatchworkCSRJoinColumnsRef(A_, B_, shift_, nrow_, ncol_, &M); \
+    Check(fails, r_ != 1 || !IsEmptyMatrix(&M), 0, "join: %s is refused, M empty", what); \
+    if (r_ == 0) PatchworkCSRMatrixFree(&M); \
+  } while (0)
+  JOIN_REFUSES(NULL, &b, 10, 10, 16, "NULL A");
+  JOIN_REFUSES(&a, NULL, 10, 10, 16, "NULL B");
+  Check(fails, PatchworkCSRJoinColumnsRef(&a, &b, 10, 10, 16, NULL) != 1, 0, "join: NULL M is refused");
+  c   = a;
+  c.n = -1;
+  JOIN_REFUSES(&c, &b, 10, 10, 16, "A->n < 0");
+  c   = b;
+  c.n = 9;
+  JOIN_REFUSES(&a, &c, 10, 10, 16, "B->n != A->n");
+  JOIN_REFUSES(&a, &b, 9, 10, 16, "shift < A->n");
+  JOIN_REFUSES(&a, &b, 10, 9, 16, "nrow < A->n");
+  JOIN_REFUSES(&a, &b, 10, 10, 9, "ncol < shift");
+#undef JOIN_REFUSES
+  Check(fails, PatchworkCSRJoinColumnsRef(&a, &b, 10, 10, 16, &M) != 0, 0, "join: the unspoilt arguments are accepted");
+  PatchworkCSRMatrixFree(&M);
+
+  SplitRefuses(fails, NULL, 3, 1, 1, "NULL M");
+  SplitRefuses(fails, &A, 3, 0, 1, "NULL Lo");
+  SplitRefuses(fails, &A, 3, 1, 0, "NULL Hi");
+  SplitRefuses(fails, &A, -1, 1, 1, "cut < 0");
+  SplitRefuses(fails, &A, 11, 1, 1, "cut > ncol");
+  S      = A;
+  S.nrow = -1;
+  SplitRefuses(fails, &S, 3, 1, 1, "nrow < 0");
+  S      = A;
+  S.ncol = -1;
+  SplitRefuses(fails, &S, 0, 1, 1, "ncol < 0");
+  S     = A;
+  S.nnz = -1;
+  SplitRefuses(fails, &S, 3, 1, 1, "nnz < 0");
+  S     = A;
+  S.ptr = NULL;
+  SplitRefuses(fails, &S, 3, 1, 1, "NULL ptr");
+  S     = A;
+  S.col = NULL;
+  SplitRefuses(fails, &S, 3, 1, 1, "NULL col");
+  S     = A;
+  S.val = NULL;
+  SplitRefuses(fails, &S, 3, 1, 1, "NULL val");
+  Check(fails, PatchworkCSRSplitColumnsRef(&A, 10, &Lo, &Hi) != 0, 0, "split: the unspoilt arguments are accepted (cut = ncol)");
+  PatchworkCSRMatrixFree(&Lo);
+  PatchworkCSRMatrixFree(&Hi);
+
+  Check(fails, PatchworkIntMapRef(-1, map, 4, idx) != 1, 0, "int map: n < 0 is refused");
+  Check(fails, PatchworkIntMapRef(5, map, -1, idx) != 1, 0, "int map: nmap < 0 is refused");
+  Check(fails, PatchworkIntMapRef(5, NULL, 4, idx) != 1, 0, "int map: NULL map is refused");
+  Check(fails, PatchworkIntMapRef(5, map, 4, NULL) != 1, 0, "int map: NULL idx is refused");
+  Check(fails, PatchworkIntMapRef(5, map, 0, idx) != 1, 0, "int map: an empty map is refused");
+  idx[4] = 4;
+  Check(fails, PatchworkIntMapRef(5, map, 4, idx) != 1, 0, "int map: an index = nmap is refused");
+  idx[4] = -1;
+  Check(fails, PatchworkIntMapRef(5, map, 4, idx) != 1, 0, "int map: an index < 0 is refused");
+  idx[4] = 0;
+  Check(fails, PatchworkIntMapRef(5, map, 4, idx) != 0 || idx[0] != 3 || idx[3] != 0 || idx[4] != 3, 0, "int map: the unspoilt arguments are accepted");
+  PatchworkCSRMatrixFree(&A);
+  PatchworkCSRMatrixFree(&B);
+  free(at);
+  free(bt);
+}
+
 int main(int argc, char **argv)
 {
   int      fails = 0, quick = argc > 1 && !strcmp(argv[1], "--quick");
@@ -446,6 +753,8 @@ int main(int argc, char **argv)
   }
   Empty(&fails);
   BadArguments(&fails);
+  JoinSplitMapCases(&fails, quick, &rs);
+  JoinSplitMapBadArguments(&fails);
   printf("%s\n", fails ? "FAIL" : "all ok");
   return fails != 0;
 }

@@ -157,6 +157,121 @@ PetscErrorCode PCPatchAMGMatCreateDeviceOn(MPI_Comm comm, PatchworkCSRMatrix *M,
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A prolongator on several ranks (padist.c): this rank's rows as two device CSR blocks, D (columns:
+   the rank's coarse rows) and O (columns: the coarse rows of other ranks that garray lists), with
+   their transposes. Prolongation fetches the ghosts' coarse values, restriction sends O^T's sums to
+   their owners, both through a PetscSF on device memory (GPU to GPU where MPI takes device buffers). */
+typedef struct {
+  PatchworkCSRMatrix D, O, DT, OT;
+  PetscSF            sf;    /* leaves: the O columns' coarse rows, roots: them on their owners */
+  double            *ghost; /* device: O's column values */
+} DeviceSplit;
+
+static PetscErrorCode SplitApply(Mat B, PetscBool transpose, Vec x, Vec z, Vec y)
+{
+  DeviceSplit       *d;
+  const PetscScalar *xa, *za = NULL;
+  PetscScalar       *ya;
+  PetscMemType       mx, my, mz = PETSC_MEMTYPE_DEVICE;
+  void              *stream;
+
+  PetscFunctionBegin;
+  PetscCall(MatShellGetContext(B, &d));
+  PetscCall(PatchworkGetDeviceStream(&stream));
+  PetscCall(VecGetArrayReadAndMemType(x, &xa, &mx));
+  if (z && z != y) PetscCall(VecGetArrayReadAndMemType(z, &za, &mz));
+  if (z == y) PetscCall(VecGetArrayAndMemType(y, &ya, &my));
+  else PetscCall(VecGetArrayWriteAndMemType(y, &ya, &my));
+  PetscCheck(PetscMemTypeDevice(mx) && PetscMemTypeDevice(my) && PetscMemTypeDevice(mz), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "PCPATCHAMG: a level matrix on the device needs device vectors (e.g. -dm_vec_type cuda)");
+  if (!transpose) { /* y = z + D x + O x_ghost */
+    PetscCall(PetscSFBcastWithMemTypeBegin(d->sf, MPI_DOUBLE, PETSC_MEMTYPE_DEVICE, xa, PETSC_MEMTYPE_DEVICE, d->ghost, MPI_REPLACE));
+    PatchworkCallKernel(PatchworkCSRMultCUDA(&d->D, (const double *)xa, z == y ? (const double *)ya : (const double *)za, (double *)ya, stream));
+    PetscCall(PetscSFBcastEnd(d->sf, MPI_DOUBLE, xa, d->ghost, MPI_REPLACE));
+    PatchworkCallKernel(PatchworkCSRMultCUDA(&d->O, d->ghost, (const double *)ya, (double *)ya, stream));
+  } else { /* y = z + D^T x, then the owners add O^T x */
+    PatchworkCallKernel(PatchworkCSRMultCUDA(&d->OT, (const double *)xa, NULL, d->ghost, stream));
+    PatchworkCallKernel(PatchworkCSRMultCUDA(&d->DT, (const double *)xa, z == y ? (const double *)ya : (const double *)za, (double *)ya, stream));
+    PetscCall(PetscSFReduceWithMemTypeBegin(d->sf, MPI_DOUBLE, PETSC_MEMTYPE_DEVICE, d->ghost, PETSC_MEMTYPE_DEVICE, ya, MPI_SUM));
+    PetscCall(PetscSFReduceEnd(d->sf, MPI_DOUBLE, d->ghost, ya, MPI_SUM));
+  }
+  if (z == y) PetscCall(VecRestoreArrayAndMemType(y, &ya));
+  else PetscCall(VecRestoreArrayWriteAndMemType(y, &ya));
+  if (z && z != y) PetscCall(VecRestoreArrayReadAndMemType(z, &za));
+  PetscCall(VecRestoreArrayReadAndMemType(x, &xa));
+  PetscCall(PetscLogGpuFlops(2.0 * (d->D.nnz + d->O.nnz)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatMult_DeviceSplit(Mat B, Vec x, Vec y)
+{
+  return SplitApply(B, PETSC_FALSE, x, NULL, y);
+}
+
+static PetscErrorCode MatMultAdd_DeviceSplit(Mat B, Vec x, Vec z, Vec y)
+{
+  return SplitApply(B, PETSC_FALSE, x, z, y);
+}
+
+static PetscErrorCode MatMultTranspose_DeviceSplit(Mat B, Vec x, Vec y)
+{
+  return SplitApply(B, PETSC_TRUE, x, NULL, y);
+}
+
+static PetscErrorCode MatMultTransposeAdd_DeviceSplit(Mat B, Vec x, Vec z, Vec y)
+{
+  return SplitApply(B, PETSC_TRUE, x, z, y);
+}
+
+static PetscErrorCode MatDestroy_DeviceSplit(Mat B)
+{
+  DeviceSplit *d;
+
+  PetscFunctionBegin;
+  PetscCall(MatShellGetContext(B, &d));
+  PatchworkCSRMatrixFreeCUDA(&d->D);
+  PatchworkCSRMatrixFreeCUDA(&d->O);
+  PatchworkCSRMatrixFreeCUDA(&d->DT);
+  PatchworkCSRMatrixFreeCUDA(&d->OT);
+  PetscCall(PetscSFDestroy(&d->sf));
+  PatchworkCallKernel(PatchworkDeviceFree(d->ghost));
+  PetscCall(PetscFree(d));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The shell over D and O (which it takes: they are emptied); garray: the global coarse rows of O's
+   nghost columns, ascending */
+PetscErrorCode PCPatchAMGMatCreateDeviceSplit(MPI_Comm comm, PatchworkCSRMatrix *D, PatchworkCSRMatrix *O, PetscInt nghost, const PetscInt garray[], Mat *B)
+{
+  DeviceSplit *d;
+  PetscLayout  cmap;
+  void        *stream;
+
+  PetscFunctionBegin;
+  PetscCheck(O->ncol == nghost && O->nrow == D->nrow, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCPATCHAMG: the prolongator's blocks do not match");
+  PetscCall(PetscNew(&d));
+  d->D = *D;
+  d->O = *O;
+  PetscCall(PetscMemzero(D, sizeof(*D)));
+  PetscCall(PetscMemzero(O, sizeof(*O)));
+  PetscCall(PatchworkGetDeviceStream(&stream));
+  PatchworkCallKernel(PatchworkCSRTransposeCUDA(&d->D, &d->DT, stream));
+  PatchworkCallKernel(PatchworkCSRTransposeCUDA(&d->O, &d->OT, stream));
+  PatchworkCallKernel(PatchworkDeviceMalloc(sizeof(double) * PetscMax(nghost, 1), (void **)&d->ghost));
+  PetscCall(MatCreateShell(comm, d->D.nrow, d->D.ncol, PETSC_DETERMINE, PETSC_DETERMINE, d, B));
+  PetscCall(MatGetLayouts(*B, NULL, &cmap));
+  PetscCall(PetscLayoutSetUp(cmap));
+  PetscCall(PetscSFCreate(comm, &d->sf));
+  PetscCall(PetscSFSetGraphLayout(d->sf, cmap, nghost, NULL, PETSC_COPY_VALUES, garray));
+  PetscCall(PetscSFSetUp(d->sf));
+  PetscCall(MatShellSetOperation(*B, MATOP_DESTROY, PatchworkShellOp(MatDestroy_DeviceSplit)));
+  PetscCall(MatShellSetVecType(*B, VECCUDA));
+  PetscCall(MatShellSetOperation(*B, MATOP_MULT, PatchworkShellOp(MatMult_DeviceSplit)));
+  PetscCall(MatShellSetOperation(*B, MATOP_MULT_ADD, PatchworkShellOp(MatMultAdd_DeviceSplit)));
+  PetscCall(MatShellSetOperation(*B, MATOP_MULT_TRANSPOSE, PatchworkShellOp(MatMultTranspose_DeviceSplit)));
+  PetscCall(MatShellSetOperation(*B, MATOP_MULT_TRANSPOSE_ADD, PatchworkShellOp(MatMultTransposeAdd_DeviceSplit)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* val's float copy in *f, then val freed: half the memory traffic of the products */
 static PetscErrorCode ToSingle(PatchworkCSRMatrix *M, float **f)
 {
@@ -297,6 +412,12 @@ PetscErrorCode PCPatchAMGCSRToHost(const PatchworkCSRMatrix *d, PatchworkCSRMatr
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 #else
+PetscErrorCode PCPatchAMGMatCreateDeviceSplit(MPI_Comm comm, PatchworkCSRMatrix *D, PatchworkCSRMatrix *O, PetscInt nghost, const PetscInt garray[], Mat *B)
+{
+  PetscFunctionBegin;
+  SETERRQ(comm, PETSC_ERR_SUP, "PCPATCHAMG: device matrices need Patchwork built with CUDA");
+}
+
 PetscErrorCode PCPatchAMGMatCreateDeviceOn(MPI_Comm comm, PatchworkCSRMatrix *M, PetscBool transpose, Mat *B)
 {
   (void)M;

@@ -8,6 +8,7 @@
 
 PETSC_INTERN PetscErrorCode PCPatchAMGMatCreateDevice(PatchworkCSRMatrix *, PetscBool, Mat *);
 PETSC_INTERN PetscErrorCode PCPatchAMGMatCreateDeviceOn(MPI_Comm, PatchworkCSRMatrix *, PetscBool, Mat *);
+PETSC_INTERN PetscErrorCode PCPatchAMGMatCreateDeviceSplit(MPI_Comm, PatchworkCSRMatrix *, PatchworkCSRMatrix *, PetscInt, const PetscInt[], Mat *);
 PETSC_INTERN PetscErrorCode PCPatchAMGCSRToHost(const PatchworkCSRMatrix *, PatchworkCSRMatrix *);
 PETSC_INTERN PetscErrorCode PCPatchAMGMatGetDeviceCSR(Mat, const PatchworkCSRMatrix **);
 PETSC_INTERN PetscErrorCode PCPatchAMGMatDeviceGetValues(Mat, double **);

@@ -155,6 +155,7 @@ PETSC_INTERN PetscErrorCode PCPatchAMGRestoreCSR(PetscBool, Mat, PatchworkCSR *)
 /* several ranks: the same kernels on each rank's block (pampi.c) */
 PETSC_INTERN PetscErrorCode PCPatchAMGUseProductKernelsMPI(PC, Mat, PetscInt, PetscInt, PetscBool *);
 PETSC_INTERN PetscErrorCode PCPatchAMGProductKernelsMPI(PC, const PC_PatchAMGGraph *, PetscInt, Vec, Vec, PC_PatchAMGLevel *, PC_PatchAMGLevel *, Vec *);
+PETSC_INTERN PetscErrorCode PCPatchAMGProductsDistributed(PC, const PC_PatchAMGGraph *, PetscInt, Vec, Vec, PC_PatchAMGLevel *, PC_PatchAMGLevel *, Vec *);
 PETSC_INTERN PetscErrorCode PCPatchAMGGraphBuild(PC, Mat, PetscInt, PC_PatchAMGGraph *);
 PETSC_INTERN PetscErrorCode PCPatchAMGAggregationDefaults(PC, Mat);
 PETSC_INTERN PetscErrorCode PCPatchAMGGraphDestroy(PC_PatchAMGGraph *);

@@ -19,10 +19,10 @@
   #define PatchworkCSRMatrixFreeCUDA(M) ((void)(M))
 #endif
 
-/* Whether level l of a several-rank hierarchy gets its products here: asked for
-   (-pc_patchamg_block_products: the block prolongator costs iterations, 13 -> 18 on the 7-point
-   Laplacian on 96^3 points on 2 ranks, so PETSc's products stay the default), the kernels' int indices
-   and doubles, an MPIAIJ level matrix, and a next level whose rows are this rank's aggregates (a level
+/* Whether level l of a several-rank hierarchy gets its products from the kernels: the whole products
+   (padist.c; -pc_patchamg_product_kernels) or each rank's block (-pc_patchamg_block_products: the block
+   prolongator costs iterations, 13 -> 18 on the 7-point Laplacian on 96^3 points on 2 ranks), the
+   kernels' int indices and doubles, an MPIAIJ level matrix, and a next level whose rows are this rank's aggregates (a level
    gathered onto fewer ranks has prolongator columns on other ranks: PETSc's products) */
 PetscErrorCode PCPatchAMGUseProductKernelsMPI(PC pc, Mat A, PetscInt naggs, PetscInt ncol, PetscBool *use)
 {
@@ -31,7 +31,7 @@ PetscErrorCode PCPatchAMGUseProductKernelsMPI(PC pc, Mat A, PetscInt naggs, Pets
 
   PetscFunctionBegin;
   PetscCall(PetscObjectBaseTypeCompare((PetscObject)A, MATMPIAIJ, &mpiaij));
-  *use = (PetscBool)(!pa->serial && pa->block_products && PCPatchAMGKernelTypes() && mpiaij && ncol == naggs);
+  *use = (PetscBool)(!pa->serial && (pa->product_kernels || pa->block_products) && PCPatchAMGKernelTypes() && mpiaij && ncol == naggs);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -220,6 +220,11 @@ PetscErrorCode PCPatchAMGProductKernelsMPI(PC pc, const PC_PatchAMGGraph *H, Pet
   int                 err;
 
   PetscFunctionBegin;
+  if (!pa->block_products) { /* the whole product, as one rank would make it (padist.c) */
+    PetscCall(PCPatchAMGProductsDistributed(pc, H, l, z, s, L, C, zc));
+    if (!dev && pa->check) PetscCall(CheckGalerkin(pc, L, C, l));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   if (dev) PetscCall(PatchworkGetDeviceStream(&stream));
   PetscCallMPI(MPI_Scan(&nc, &cstart, 1, MPIU_INT, MPI_SUM, comm));
   cstart -= nc;
