@@ -72,7 +72,7 @@ for part in ${PARTS:-matmult solve weak}; do
     # the product kernels on each rank's block (a block-diagonal prolongator: faster set-up, more iterations)
     [ "$NMAX" -gt 1 ] && run amg-n$NMAX-block $NMAX build/tests/mat/test_patchamg -problem fd7 -n ${AMG_N:-193} -dm_mat_type aijcusparse $GPU -log_view -log_view_gpu_time -pc_patchamg_block_products ;;
   lor) # PCLOR at k = 4 (LOR_CELLS^3 cells, default 48: 7.2M DoF) with PCPATCHAMG inside, 1 and N GPUs
-    for np in $NPS; do run lor-n$np $np build/examples/lor -dim 3 -degree 4 -cells ${LOR_CELLS:-48} -lor_pc_type patchamg $GPU; done ;;
+    for np in $NPS; do run lor-n$np $np build/examples/lor -dim 3 -degree 4 -cells ${LOR_CELLS:-48} -lor_pc_type patchamg $GPU -log_view -log_view_gpu_time; done ;;
   halo) # the exchange paths at a small and the large size (k = 3), with GPU timers on so that -log_view times PWHalo
     for dofs in 1e6 1.2e8; do
       run halo-$dofs-direct $NMAX build/bench/bench_matmult $GPU -kmin 3 -kmax 3 -dofs $dofs -spmv_max_nnz 0 -reps 20 -log_view -log_view_gpu_time
