@@ -74,6 +74,8 @@ PETSC_INTERN PetscErrorCode PatchworkGetDeviceStream(void **);
 PETSC_INTERN PetscErrorCode PatchworkDeviceSynchronize(void);
 /* bytes on the device (cudaMalloc) or the host; Free takes the pointer's address and sets it to NULL;
    Memzero zeroes them (on the device in PETSc's stream) */
+PETSC_INTERN PetscErrorCode PatchworkMatAIJSetSplitRows(Mat, const PetscInt[], PetscInt[], const PetscScalar[], const PetscInt[], PetscInt[], const PetscScalar[]);
+PETSC_INTERN PetscErrorCode PatchworkMatCreateAIJSplit(MPI_Comm, MatType, PetscInt, PetscInt, const PetscInt[], PetscInt[], const PetscScalar[], const PetscInt[], PetscInt[], const PetscScalar[], Mat *);
 PETSC_INTERN PetscErrorCode PatchworkMalloc(PetscBool, size_t, void **);
 PETSC_INTERN PetscErrorCode PatchworkFree(PetscBool, void *);
 PETSC_INTERN PetscErrorCode PatchworkMemzero(PetscBool, void *, size_t);

@@ -29,6 +29,9 @@ typedef struct {
   PetscBool         plex;        /* the operator lives on a DMPlex (lorplex.c) */
   PetscBool         csr;         /* the pattern is the matrix's own CSR order (one rank, DMDA): values go
                                     straight into its value array, no COO bookkeeping */
+  PetscBool         split;       /* several ranks, MPIAIJ: the pattern is the two blocks' CSR, the first
+                                    nsplit kept entries the diagonal block's, the rest the other's */
+  PetscCount        nsplit;
   PetscBool         devcsr_req;  /* -pc_lor_device_csr */
   PetscBool         devcsr;      /* A is a matrix over the device CSR the pattern kernels made
                                     (../patchamg/padevmat.h): one GPU rank, DMDA, PCPATCHAMG inside */

@@ -115,42 +115,6 @@ static inline PetscInt GlobalColumn(int j, PetscInt cstart, PetscInt nc, const P
   return j < nc ? cstart + j : R[j - nc];
 }
 
-/* A parallel AIJ matrix of type from this rank's rows, split as PETSc keeps them: the diagonal block
-   (columns local to the rank's column range, ascending) and the rest (global columns, ascending); both
-   copied in whole into the blocks (no insertion row by row), whose columns then get compressed by
-   the assembly */
-static PetscErrorCode MatCreateFromSplitRows(MPI_Comm comm, MatType type, PetscInt m, PetscInt nloc, const PetscInt dptr[], PetscInt dcol[], const PetscScalar dval[], const PetscInt optr[], PetscInt ocol[], const PetscScalar oval[], Mat *B)
-{
-  PetscInt    *dnnz, *onnz;
-  Mat          Ad, Ao;
-  PetscScalar *a;
-
-  PetscFunctionBegin;
-  PetscCall(PetscMalloc2(PetscMax(m, 1), &dnnz, PetscMax(m, 1), &onnz));
-  for (PetscInt i = 0; i < m; i++) {
-    dnnz[i] = dptr[i + 1] - dptr[i];
-    onnz[i] = optr[i + 1] - optr[i];
-  }
-  PetscCall(MatCreate(comm, B));
-  PetscCall(MatSetSizes(*B, m, nloc, PETSC_DETERMINE, PETSC_DETERMINE));
-  PetscCall(MatSetType(*B, type));
-  PetscCall(MatMPIAIJSetPreallocation(*B, 0, dnnz, 0, onnz));
-  PetscCall(PetscFree2(dnnz, onnz));
-  PetscCall(MatMPIAIJGetSeqAIJ(*B, &Ad, &Ao, NULL));
-  if (dptr[m]) PetscCall(MatSeqAIJSetColumnIndices(Ad, dcol));
-  if (optr[m]) PetscCall(MatSeqAIJSetColumnIndices(Ao, ocol));
-  PetscCall(MatSeqAIJGetArrayWrite(Ad, &a));
-  PetscCall(PetscArraycpy(a, dval, dptr[m]));
-  PetscCall(MatSeqAIJRestoreArrayWrite(Ad, &a));
-  PetscCall(MatSeqAIJGetArrayWrite(Ao, &a));
-  PetscCall(PetscArraycpy(a, oval, optr[m]));
-  PetscCall(MatSeqAIJRestoreArrayWrite(Ao, &a));
-  PetscCall(MatSetOption(*B, MAT_NO_OFF_PROC_ENTRIES, PETSC_TRUE));
-  PetscCall(MatAssemblyBegin(*B, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(*B, MAT_FINAL_ASSEMBLY));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* The split rows of a host CSR M whose local columns j are GlobalColumn(j): diagonal block (j < nc)
    and global others, each row ascending (the others below this rank's range, then above it) */
 static PetscErrorCode SplitHostRows(const PatchworkCSRMatrix *M, PetscInt cstart, PetscInt nc, const PetscInt R[], PetscInt **dptr, PetscInt **dcol, PetscScalar **dval, PetscInt **optr, PetscInt **ocol, PetscScalar **oval)
@@ -541,7 +505,7 @@ static PetscErrorCode CoarseMatrix(Dist *D, MatType type, const PatchworkCSRMatr
     dptr[i + 1] = d;
     optr[i + 1] = o;
   }
-  PetscCall(MatCreateFromSplitRows(D->comm, type, nc, nc, dptr, dcol, dval, optr, ocol, oval, B));
+  PetscCall(PatchworkMatCreateAIJSplit(D->comm, type, nc, nc, dptr, dcol, dval, optr, ocol, oval, B));
   PetscCall(PetscFree2(mcol, mval));
   PetscCall(PetscFree3(dptr, dcol, dval));
   PetscCall(PetscFree3(optr, ocol, oval));
@@ -566,7 +530,7 @@ static PetscErrorCode ProlongatorMatrix(Dist *D, MatType type, PatchworkCSRMatri
     PetscScalar *dval, *oval;
 
     PetscCall(SplitHostRows(P, D->cstart, D->nc, R1, &dptr, &dcol, &dval, &optr, &ocol, &oval));
-    PetscCall(MatCreateFromSplitRows(D->comm, type, D->n, D->nc, dptr, dcol, dval, optr, ocol, oval, B));
+    PetscCall(PatchworkMatCreateAIJSplit(D->comm, type, D->n, D->nc, dptr, dcol, dval, optr, ocol, oval, B));
     PetscCall(PetscFree3(dptr, dcol, dval));
     PetscCall(PetscFree3(optr, ocol, oval));
   }

@@ -64,7 +64,7 @@ static PetscErrorCode PCSetFromOptions_PatchAMG(PC pc, PatchworkOptionItems Pets
   PetscCall(PetscOptionsInt("-pc_patchamg_redistribute", "Several ranks: gather a coarse level onto fewer ranks (consecutive ones merged) when it has fewer rows per rank than this, at least 0 (0: never)", "", pa->redistribute, &pa->redistribute, NULL));
   PetscCall(PetscOptionsInt("-pc_patchamg_levels", "Most levels, at least 0 (0: as many as the coarse size needs)", "", pa->max_levels, &pa->max_levels, NULL));
   PetscCall(PetscOptionsInt("-pc_patchamg_seed", "Seed of the k-MIS priorities (the same seed gives the same hierarchy)", "", pa->seed, &pa->seed, NULL));
-  PetscCall(PetscOptionsBool("-pc_patchamg_product_kernels", "One rank: prolongators and Galerkin operators by Patchwork's kernels (else PETSc's MatMatMult and MatPtAP)", "", pa->product_kernels, &pa->product_kernels, NULL));
+  PetscCall(PetscOptionsBool("-pc_patchamg_product_kernels", "Prolongators and Galerkin operators by Patchwork's kernels, on several ranks with the neighbours' rows fetched (else PETSc's MatMatMult and MatPtAP)", "", pa->product_kernels, &pa->product_kernels, NULL));
   PetscCall(PetscOptionsBool("-pc_patchamg_block_products", "Several ranks: the product kernels on each rank's block, the prolongator kept block diagonal (a faster set-up, more iterations)", "", pa->block_products, &pa->block_products, NULL));
   PetscCall(PetscOptionsBool("-pc_patchamg_use_coordinates", "Geometry-informed aggregation: rows left over by the k-MIS join the neighbouring aggregate with the nearest root (coordinates from PCSetCoordinates() or the DM)", "", pa->use_coords, &pa->use_coords, NULL));
   PetscCall(PetscOptionsBool("-pc_patchamg_check", "Check symmetry and definiteness of the matrix at setup", "", pa->check, &pa->check, NULL));
@@ -536,7 +536,7 @@ PetscErrorCode PCPatchAMGGetNumberLevels(PC pc, PetscInt *n)
 . -pc_patchamg_redistribute <n>                                 - several ranks: a level with fewer rows per rank is gathered onto fewer ranks (default 1000; 0: never)
 . -pc_patchamg_levels <n>                                       - most levels (default 0: as many as the coarse size needs)
 . -pc_patchamg_seed <s>                                         - seed of the k-MIS (same seed, same hierarchy)
-. -pc_patchamg_product_kernels <bool>                           - one rank: P and the Galerkin operators by Patchwork's kernels (default true; false: PETSc's MatMatMult and MatPtAP)
+. -pc_patchamg_product_kernels <bool>                           - P and the Galerkin operators by Patchwork's kernels, on several ranks from each rank's rows and its neighbours' (default true; false: PETSc's MatMatMult and MatPtAP)
 . -pc_patchamg_block_products <bool>                            - several ranks: the product kernels on each rank's block, the prolongator smoothed with the couplings to other ranks lumped into its diagonal so that it stays block diagonal (default false: a faster set-up, but more iterations as the grid grows)
 . -pc_patchamg_use_coordinates <bool>                           - geometry-informed aggregation where coordinates are known (default true)
 . -pc_patchamg_check                                            - check symmetry and definiteness at setup
