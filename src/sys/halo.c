@@ -362,6 +362,20 @@ PetscErrorCode PatchworkHaloCreate(DM dm, PetscInt width, PetscBool single, Pets
         const PetscInt    o1 = o2 + (c1 < xs[1] || c1 >= xs[1] + xm[1]);
 
         for (PetscInt c0 = gs[0]; c0 < gs[0] + gm[0]; c0++) {
+          if (o1 == 0 && c0 == xs[0]) { /* this rank's run of the row: its own entries, in order */
+            const PetscInt node0 = ((c2 - xs[2]) * xm[1] + c1 - xs[1]) * xm[0];
+
+            for (PetscInt e = 0; e < xm[0] * dof; e++, l++) {
+              if (needed && !needed[l]) continue;
+              if (pass == 0) nself++;
+              else {
+                h->self_leaf[s]   = (int)l;
+                h->self_root[s++] = (int)(node0 * dof + e);
+              }
+            }
+            c0 += xm[0] - 1;
+            continue;
+          }
           const PetscMPIInt w0    = own[0][c0 - gs[0]];
           const PetscInt    out   = o1 + (c0 < xs[0] || c0 >= xs[0] + xm[0]);
           const PetscMPIInt orank = w0 + mr[0] * (w1 + mr[1] * w2);
