@@ -453,6 +453,10 @@ static void Extended(int n, int ng, int maxdeg, int naggs, Csr &A, std::vector<i
     }
     A.ptr.push_back((int)A.col.size());
   }
+  if (A.col.empty()) { /* the kernels take no NULL arrays for rows: one unused slot past the entries */
+    A.col.push_back(0);
+    A.val.push_back(0.0);
+  }
   agg.resize(N);
   t.resize(N);
   for (int i = 0; i < N; i++) {

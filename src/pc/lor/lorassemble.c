@@ -555,6 +555,18 @@ static PetscErrorCode CreatePatternCOO(PC pc)
     PetscCall(PetscArraycpy(keep + nd, okeep, no));
     PetscCall(PatchworkMatAIJSetSplitRows(lor->A, dptr, cj, NULL, optr, ocol, NULL));
     PetscCall(PetscFree4(dptr, optr, ocol, okeep));
+#if defined(PATCHWORK_HAVE_CUDA)
+    if (lor->device) { /* the blocks' device CSR is made on first access; the values are written there */
+      Mat                B[2];
+      const PetscScalar *a;
+
+      PetscCall(MatMPIAIJGetSeqAIJ(lor->A, &B[0], &B[1], NULL));
+      for (int b = 0; b < 2; b++) {
+        PetscCall(MatSeqAIJCUSPARSEGetArrayRead(B[b], &a));
+        PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(B[b], &a));
+      }
+    }
+#endif
   } else PetscCall(PreallocateCOO(lor, n, ci, cj, PETSC_FALSE, NULL));
   PetscCall(SetSymmetry(lor));
   lor->nkeep = n;
