@@ -485,6 +485,8 @@ static PetscErrorCode CreatePatternCOO(PC pc)
   long long              *keep, *okeep = NULL, rk[64];
   PetscCount              n = 0, nd = 0, no = 0;
   PetscBool               split;
+  int                     slots[PW_LOR_MAX_SLOTS];
+  const int               ns = PatchworkLORSlotCandidates(d, lor->axis_only, slots); /* 7 of 27 on box cells */
 
   PetscFunctionBegin;
   PetscCall(CreateMatrix(pc));
@@ -510,8 +512,9 @@ static PetscErrorCode CreatePatternCOO(PC pc)
 
     PatchworkLORRowNode(d, row, g);
     gi = l2g[BoxIndex(d->coord_start, d->coord_size, g)];
-    for (int s = 0; s < S; s++) {
-      int nb[3];
+    for (int t = 0; t < ns; t++) {
+      const int s = slots[t];
+      int       nb[3];
 
       if (!PatchworkLORSlotStored(d, lor->axis_only, g, s)) continue;
       PatchworkLORSlotNeighbour(d, g, s, nb);
