@@ -427,7 +427,7 @@ static PetscErrorCode ExchangeForeignRows(Dist *D, const PatchworkCSRMatrix *Ac,
 static PetscErrorCode CoarseMatrix(Dist *D, MatType type, const PatchworkCSRMatrix *Ac, PetscInt nr2, const PetscInt R2[], Mat *B)
 {
   const PetscInt nc = D->nc;
-  PetscInt       nrecv, *rrow, *rcol, *rptr, *order, *dptr, *dcol, *optr, *ocol, maxlen = 0, *mcol;
+  PetscInt       nrecv, *rrow, *rcol, *rptr, *dptr, *dcol, *optr, *ocol, maxlen = 0, *mcol;
   PetscScalar   *rval, *dval, *oval, *mval;
   PetscInt       bound;
 
@@ -435,7 +435,6 @@ static PetscErrorCode CoarseMatrix(Dist *D, MatType type, const PatchworkCSRMatr
   PetscCall(ExchangeForeignRows(D, Ac, nr2, R2, &nrecv, &rrow, &rcol, &rval));
   /* the received entries by row (a counting sort, stable), each row's by column */
   PetscCall(PetscCalloc1(nc + 1, &rptr));
-  PetscCall(PetscMalloc1(PetscMax(nrecv, 1), &order));
   for (PetscInt e = 0; e < nrecv; e++) rptr[rrow[e] - D->cstart + 1]++;
   for (PetscInt i = 0; i < nc; i++) rptr[i + 1] += rptr[i];
   {
@@ -454,7 +453,6 @@ static PetscErrorCode CoarseMatrix(Dist *D, MatType type, const PatchworkCSRMatr
     PetscCall(PetscArraycpy(rval, v, nrecv));
     PetscCall(PetscFree3(next, c, v));
   }
-  PetscCall(PetscFree(order));
   for (PetscInt i = 0; i < nc; i++) {
     PetscCall(PetscSortIntWithScalarArray(rptr[i + 1] - rptr[i], rcol + rptr[i], rval + rptr[i]));
     maxlen = PetscMax(maxlen, Ac->ptr[i + 1] - Ac->ptr[i]);
