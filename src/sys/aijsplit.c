@@ -17,6 +17,7 @@ PetscErrorCode PatchworkMatAIJSetSplitRows(Mat B, const PetscInt dptr[], PetscIn
   PetscScalar *a;
 
   PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(PATCHWORK_MatSplitRows, B, 0, 0, 0));
   PetscCall(MatGetLocalSize(B, &m, NULL));
   PetscCall(PetscMalloc2(PetscMax(m, 1), &dnnz, PetscMax(m, 1), &onnz));
   for (PetscInt i = 0; i < m; i++) {
@@ -40,6 +41,7 @@ PetscErrorCode PatchworkMatAIJSetSplitRows(Mat B, const PetscInt dptr[], PetscIn
   PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
   PetscCall(MatSetOption(B, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_TRUE));
+  PetscCall(PetscLogEventEnd(PATCHWORK_MatSplitRows, B, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -5,7 +5,7 @@ PetscBool     PatchworkPackageInitialized = PETSC_FALSE;
 PetscLogEvent PATCHWORK_TensorSetUp, PATCHWORK_TensorMult, PATCHWORK_TensorDiagonal, PATCHWORK_VPSetUp, PATCHWORK_VPApply, PATCHWORK_VPCoarse, PATCHWORK_Transfer, PATCHWORK_Halo;
 PetscLogEvent PATCHWORK_HaloSetUp, PATCHWORK_Levels, PATCHWORK_VPGather;
 PetscLogEvent PATCHWORK_PlexElements, PATCHWORK_PlexGeometry;
-PetscLogEvent PATCHWORK_AMGGraph, PATCHWORK_AMGProlong, PATCHWORK_AMGGalerkin, PATCHWORK_AMGRelaxSetUp, PATCHWORK_AMGCoarse, PATCHWORK_AMGCoarseSolve, PATCHWORK_AMGApply, PATCHWORK_SPAI1;
+PetscLogEvent PATCHWORK_AMGGraph, PATCHWORK_AMGProlong, PATCHWORK_AMGGalerkin, PATCHWORK_AMGRelaxSetUp, PATCHWORK_AMGCoarse, PATCHWORK_AMGCoarseSolve, PATCHWORK_AMGApply, PATCHWORK_SPAI1, PATCHWORK_AMGGhostRows, PATCHWORK_AMGCoarseRows, PATCHWORK_MatSplitRows;
 PetscLogEvent PATCHWORK_LORPattern, PATCHWORK_LORMacro, PATCHWORK_LORGather, PATCHWORK_LORDirichlet, PATCHWORK_LORSetValues, PATCHWORK_LORInnerSetUp, PATCHWORK_LORApply;
 
 PETSC_EXTERN PetscErrorCode PCCreate_VertexPatch(PC);
@@ -65,6 +65,7 @@ PetscErrorCode PatchworkInitializePackage(void)
   PetscCall(PetscLogEventRegister("PWVPApply", PC_CLASSID, &PATCHWORK_VPApply));
   PetscCall(PetscLogEventRegister("PWVPCoarse", PC_CLASSID, &PATCHWORK_VPCoarse));
   PetscCall(PetscLogEventRegister("PWVPGather", PC_CLASSID, &PATCHWORK_VPGather));
+  PetscCall(PetscLogEventRegister("PWMatSplitRows", MAT_CLASSID, &PATCHWORK_MatSplitRows));
   PetscCall(PetscLogEventRegister("PWLORPattern", PC_CLASSID, &PATCHWORK_LORPattern));
   PetscCall(PetscLogEventRegister("PWLORMacro", PC_CLASSID, &PATCHWORK_LORMacro));
   PetscCall(PetscLogEventRegister("PWLORGather", PC_CLASSID, &PATCHWORK_LORGather));
@@ -76,6 +77,8 @@ PetscErrorCode PatchworkInitializePackage(void)
   PetscCall(PetscLogEventRegister("PWAMGGraph", PC_CLASSID, &PATCHWORK_AMGGraph));
   PetscCall(PetscLogEventRegister("PWAMGProlong", PC_CLASSID, &PATCHWORK_AMGProlong));
   PetscCall(PetscLogEventRegister("PWAMGGalerkin", PC_CLASSID, &PATCHWORK_AMGGalerkin));
+  PetscCall(PetscLogEventRegister("PWAMGGhostRows", PC_CLASSID, &PATCHWORK_AMGGhostRows));
+  PetscCall(PetscLogEventRegister("PWAMGCoarseRows", PC_CLASSID, &PATCHWORK_AMGCoarseRows));
   PetscCall(PetscLogEventRegister("PWAMGRelaxSetUp", PC_CLASSID, &PATCHWORK_AMGRelaxSetUp));
   PetscCall(PetscLogEventRegister("PWAMGCoarseSetUp", PC_CLASSID, &PATCHWORK_AMGCoarse));
   PetscCall(PetscLogEventRegister("PWAMGCoarseSolve", PC_CLASSID, &PATCHWORK_AMGCoarseSolve));

@@ -619,7 +619,9 @@ PetscErrorCode PCPatchAMGProductsDistributed(PC pc, const PC_PatchAMGGraph *H, P
   PetscCall(VecRestoreArrayWriteAndMemType(*zc, &zca));
   if (zl) PetscCall(VecRestoreArrayReadAndMemType(zl, &za));
   PetscCall(VecDestroy(&zl));
+  PetscCall(PetscLogEventBegin(PATCHWORK_AMGGhostRows, pc, 0, 0, 0));
   PetscCall(GhostTentative(&D, H->L[l].agg, (const double *)ta, &gagg, &tg));
+  PetscCall(PetscLogEventEnd(PATCHWORK_AMGGhostRows, pc, 0, 0, 0));
 
   /* P's rows from the extended matrix [A_d A_o; 0 0] */
   PetscCall(BlockCSR(D.dev, Ad, &Adc));
@@ -642,10 +644,12 @@ PetscErrorCode PCPatchAMGProductsDistributed(PC pc, const PC_PatchAMGGraph *H, P
 
   /* P^T A P: the ghosts' rows of P under this rank's, then the kernel on the extended matrices */
   PetscCall(PetscLogEventBegin(PATCHWORK_AMGGalerkin, pc, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(PATCHWORK_AMGGhostRows, pc, 0, 0, 0));
   PetscCall(GlobalColumns(&D, &P, nr1, R1, &colg));
   PetscCall(GhostRows(&D, &P, colg, &gptr, &gcol, &gval));
   PetscCall(PatchworkFree(D.dev, &colg));
   PetscCall(StackRows(&D, &P, nr1, R1, gptr, gcol, gval, &nr2, &R2, &Px));
+  PetscCall(PetscLogEventEnd(PATCHWORK_AMGGhostRows, pc, 0, 0, 0));
   PetscCall(PetscFree(gptr));
   PetscCall(PetscFree2(gcol, gval));
   CSRFree(D.dev, &P);
@@ -654,12 +658,14 @@ PetscErrorCode PCPatchAMGProductsDistributed(PC pc, const PC_PatchAMGGraph *H, P
   PetscCheck(!err, PETSC_COMM_SELF, PETSC_ERR_LIB, "PCPATCHAMG: the Galerkin product of level %" PetscInt_FMT " failed (error %d)", l, err);
   CSRFree(D.dev, &Px);
   CSRFree(D.dev, &Ax);
+  PetscCall(PetscLogEventBegin(PATCHWORK_AMGCoarseRows, pc, 0, 0, 0));
   if (D.dev) {
     PetscCall(PCPatchAMGCSRToHost(&Ac, &Ach));
     PatchworkCSRMatrixFreeCUDA(&Ac);
   } else Ach = Ac;
   PetscCall(CoarseMatrix(&D, type, &Ach, nr2, R2, &C->A));
   PatchworkCSRMatrixFree(&Ach);
+  PetscCall(PetscLogEventEnd(PATCHWORK_AMGCoarseRows, pc, 0, 0, 0));
   PetscCall(PetscLogEventEnd(PATCHWORK_AMGGalerkin, pc, 0, 0, 0));
   PetscCall(PetscFree(R1));
   PetscCall(PetscFree(R2));
