@@ -67,6 +67,7 @@
    that would make a kernel read or write out of its arrays (bad dim or degree, a cell range outside
    the grid, a coordinate box not holding the nodes of the cells, a row box outside the grid) is refused
    with cudaErrorInvalidValue; empty ranges launch nothing and succeed. */
+#include <climits>
 #include <cuda_runtime.h>
 #include <cub/cub.cuh>
 #include <patchwork/lor_kernel.h>
@@ -916,7 +917,97 @@ __global__ void __launch_bounds__(ROW_THREADS) PatternFill(const PatchworkLORDes
     __syncthreads();
   }
 }
+
+/* The split pattern of a rank's rows (the reference: PatchworkLORSplitPattern{Count,Fill}Ref), a thread
+   per row sorting its at most 27 columns (PatchworkLORRowColumns, shared with the reference). Count:
+   the two blocks' row lengths (and a last entry, so that the exclusive scans end with the totals); *bad counts rows whose own node
+   is not global row rstart + row. */
+__global__ void SplitCount(const PatchworkLORDesc d, int axis_only, const long long *__restrict__ l2g, long long rstart, long long rend, long long nrow, int *dlen, int *olen, int *bad)
+{
+  for (long long row = blockIdx.x * (long long)blockDim.x + threadIdx.x; row <= nrow; row += (long long)gridDim.x * blockDim.x) {
+    long long col[PW_LOR_MAX_SLOTS];
+    int       slot[PW_LOR_MAX_SLOTS], m, nd = 0;
+
+    if (row == nrow) {
+      dlen[row] = olen[row] = 0;
+      continue;
+    }
+    m = PatchworkLORRowColumns(&d, axis_only, l2g, (long)row, col, slot);
+    if (PatchworkLORRowGlobal(&d, l2g, (long)row) != rstart + row) atomicAdd(bad, 1);
+    for (int q = 0; q < m; q++) nd += col[q] >= rstart && col[q] < rend;
+    dlen[row] = nd;
+    olen[row] = m - nd;
+  }
+}
+
+__global__ void SplitFill(const PatchworkLORDesc d, int axis_only, const long long *__restrict__ l2g, long long rstart, long long rend, long long nrow, const int *__restrict__ dptr, const int *__restrict__ optr, int *__restrict__ dcol, long long *__restrict__ ocol, long long *__restrict__ keep)
+{
+  const int  S     = d.dim == 3 ? 27 : 9;
+  long long *okeep = keep + dptr[nrow];
+
+  for (long long row = blockIdx.x * (long long)blockDim.x + threadIdx.x; row < nrow; row += (long long)gridDim.x * blockDim.x) {
+    long long col[PW_LOR_MAX_SLOTS];
+    int       slot[PW_LOR_MAX_SLOTS], e = dptr[row], o = optr[row];
+    const int m = PatchworkLORRowColumns(&d, axis_only, l2g, (long)row, col, slot);
+
+    for (int q = 0; q < m; q++) {
+      if (col[q] >= rstart && col[q] < rend) {
+        dcol[e]   = (int)(col[q] - rstart);
+        keep[e++] = row * S + slot[q];
+      } else {
+        ocol[o]    = col[q];
+        okeep[o++] = row * S + slot[q];
+      }
+    }
+  }
+}
 } // namespace
+
+extern "C" int PatchworkLORSplitPatternCountCUDA(const PatchworkLORDesc *d, int axis_only, const long long *l2g, long long rstart, long long rend, int *dptr, int *optr, int *nd, int *no, void *stream)
+{
+  if (!nd || !no || !PatchworkLORSplitDescValid(d, rstart, rend)) return (int)cudaErrorInvalidValue;
+  const cudaStream_t s    = (cudaStream_t)stream;
+  const long long    nrow = PatchworkLORRowCount(d);
+  int                slots[PW_LOR_MAX_SLOTS], *bad = nullptr, hbad = 0, tot[2] = {0, 0};
+  size_t             bytes = 0;
+  void              *tmp   = nullptr;
+  cudaError_t        err;
+
+  *nd = *no = 0;
+  if (nrow * PatchworkLORSlotCandidates(d, axis_only, slots) > INT_MAX) return (int)cudaErrorInvalidValue;
+  if ((err = cub::DeviceScan::ExclusiveSum(nullptr, bytes, (const int *)nullptr, (int *)nullptr, nrow + 1, s)) != cudaSuccess) return (int)err;
+  if ((err = cudaMallocAsync(&tmp, bytes, s)) != cudaSuccess) return (int)err;
+  if ((err = cudaMallocAsync((void **)&bad, sizeof(int), s)) == cudaSuccess) err = cudaMemsetAsync(bad, 0, sizeof(int), s);
+  if (err == cudaSuccess) {
+    SplitCount<<<Blocks(nrow + 1, ROW_THREADS), ROW_THREADS, 0, s>>>(*d, axis_only, l2g, rstart, rend, nrow, dptr, optr, bad);
+    err = cudaGetLastError();
+  }
+  /* the row lengths scanned in place (CUB's scans allow d_in == d_out) */
+  if (err == cudaSuccess) err = cub::DeviceScan::ExclusiveSum(tmp, bytes, dptr, dptr, nrow + 1, s);
+  if (err == cudaSuccess) err = cub::DeviceScan::ExclusiveSum(tmp, bytes, optr, optr, nrow + 1, s);
+  if (err == cudaSuccess) err = cudaMemcpyAsync(&tot[0], dptr + nrow, sizeof(int), cudaMemcpyDeviceToHost, s);
+  if (err == cudaSuccess) err = cudaMemcpyAsync(&tot[1], optr + nrow, sizeof(int), cudaMemcpyDeviceToHost, s);
+  if (err == cudaSuccess) err = cudaMemcpyAsync(&hbad, bad, sizeof(int), cudaMemcpyDeviceToHost, s);
+  cudaFreeAsync(tmp, s);
+  if (bad) cudaFreeAsync(bad, s);
+  if (err == cudaSuccess) err = cudaStreamSynchronize(s);
+  if (err == cudaSuccess && hbad) err = cudaErrorInvalidValue;
+  if (err == cudaSuccess) {
+    *nd = tot[0];
+    *no = tot[1];
+  }
+  return (int)err;
+}
+
+extern "C" int PatchworkLORSplitPatternFillCUDA(const PatchworkLORDesc *d, int axis_only, const long long *l2g, long long rstart, long long rend, const int *dptr, const int *optr, int *dcol, long long *ocol, long long *keep, void *stream)
+{
+  if (!keep || !PatchworkLORSplitDescValid(d, rstart, rend)) return (int)cudaErrorInvalidValue;
+  const long long nrow = PatchworkLORRowCount(d);
+
+  if (nrow <= 0) return (int)cudaSuccess;
+  SplitFill<<<Blocks(nrow, ROW_THREADS), ROW_THREADS, 0, (cudaStream_t)stream>>>(*d, axis_only, l2g, rstart, rend, nrow, dptr, optr, dcol, ocol, keep);
+  return (int)cudaGetLastError();
+}
 
 /* The pattern's descriptors: 2D or 3D, the row box the whole grid */
 static bool PatternDescBad(const PatchworkLORDesc *d)

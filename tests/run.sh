@@ -305,6 +305,7 @@ run unit/amg_products     $B/tests/unit/test_amg_products
 run unit/amg_csr          $B/tests/unit/test_amg_csr
 run unit/amg_strength     $B/tests/unit/test_amg_strength
 run unit/lor_gather       $B/tests/unit/test_lor_gather
+run unit/lor_split_pattern $B/tests/unit/test_lor_split_pattern
 run unit/q1_element       $B/tests/unit/test_q1_element
 run unit/hanging_ref      $B/tests/unit/test_hanging_ref
 
@@ -1205,6 +1206,7 @@ if command -v valgrind >/dev/null 2>&1; then
   run valgrind/amg_csr      valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_amg_csr --quick
   run valgrind/amg_strength valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_amg_strength --quick
   run valgrind/lor_gather   valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_lor_gather --quick
+  run valgrind/lor_split_pattern valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_lor_split_pattern --quick
   run valgrind/q1_element   valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_q1_element
   run valgrind/hanging_ref  valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_hanging_ref
   run valgrind/errmax       valgrind -q --error-exitcode=9 --leak-check=full $B/tests/unit/test_errmax

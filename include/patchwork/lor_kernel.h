@@ -182,6 +182,42 @@ PW_HOST_DEVICE int PatchworkLORSlotStored(const PatchworkLORDesc *d, int axis_on
   return !(d->dirichlet && naxes > 0 && (PatchworkLOROnBoundary(d, g) || PatchworkLOROnBoundary(d, nb)));
 }
 
+/* The stored slots of row `row` of the row box (any box, a rank's owned nodes) with their columns'
+   global numbers, ascending by column: l2g gives the global number of every node of the coordinate
+   box (lexicographic, x fastest). Writes m entries into col[] and slot[], returns m. */
+PW_HOST_DEVICE int PatchworkLORRowColumns(const PatchworkLORDesc *d, int axis_only, const long long *l2g, long row, long long col[PW_LOR_MAX_SLOTS], int slot[PW_LOR_MAX_SLOTS])
+{
+  int       slots[PW_LOR_MAX_SLOTS], g[3], m = 0;
+  const int ns = PatchworkLORSlotCandidates(d, axis_only, slots);
+
+  PatchworkLORRowNode(d, row, g);
+  for (int t = 0; t < ns; t++) {
+    const int s = slots[t];
+    int       nb[3], q;
+    long long c;
+
+    if (!PatchworkLORSlotStored(d, axis_only, g, s)) continue;
+    PatchworkLORSlotNeighbour(d, g, s, nb);
+    c = l2g[((long long)(nb[2] - d->coord_start[2]) * d->coord_size[1] + (nb[1] - d->coord_start[1])) * d->coord_size[0] + (nb[0] - d->coord_start[0])];
+    for (q = m++; q > 0 && col[q - 1] > c; q--) { /* insertion sort: at most 27 */
+      col[q]  = col[q - 1];
+      slot[q] = slot[q - 1];
+    }
+    col[q]  = c;
+    slot[q] = s;
+  }
+  return m;
+}
+
+/* The global number of row `row`'s own node (l2g as above) */
+PW_HOST_DEVICE long long PatchworkLORRowGlobal(const PatchworkLORDesc *d, const long long *l2g, long row)
+{
+  int g[3];
+
+  PatchworkLORRowNode(d, row, g);
+  return l2g[((long long)(g[2] - d->coord_start[2]) * d->coord_size[1] + (g[1] - d->coord_start[1])) * d->coord_size[0] + (g[0] - d->coord_start[0])];
+}
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -217,6 +253,22 @@ void PatchworkLORGatherCSRRef(const PatchworkLORDesc *d, int axis_only, const do
 long long PatchworkLORPatternCountRef(const PatchworkLORDesc *d, int axis_only, long long *rowptr);
 void      PatchworkLORPatternFillRef(const PatchworkLORDesc *d, int axis_only, const long long *rowptr, int *cols, long long *keep);
 
+/* The stored pattern of a rank's rows (the row box; several ranks) split as a parallel AIJ matrix keeps
+   it: columns numbered by l2g (PatchworkLORRowColumns()), row `row` the global row rstart + row; the
+   diagonal block holds the columns in [rstart, rend), as column - rstart, the off-diagonal block the
+   others, global; each block's row ascending. Count: dptr[0..nrow], optr[0..nrow] the two blocks' row
+   starts (dptr[0] = optr[0] = 0); returns 0, or 1 if the descriptor is not such a pattern's
+   (PatchworkLORSplitDescValid()), a row's own node is not global row rstart + row, or the entries
+   might not fit int (nrow times the candidate slots, PatchworkLORSlotCandidates(), above 2^31 - 1).
+   Fill: dcol[dptr[nrow]], ocol[optr[nrow]], and keep[dptr[nrow] + optr[nrow]] (required) = row * S +
+   s, the map of PatchworkLORCompact*() from the rows x slots of A2: the diagonal block's entries first,
+   then the off-diagonal block's. */
+/* Whether d fits a split pattern: 2D or 3D, the row box inside the grid, the coordinate box inside it
+   and holding the row box grown by one node (clipped to the grid), rend - rstart the row count */
+int  PatchworkLORSplitDescValid(const PatchworkLORDesc *d, long long rstart, long long rend);
+int  PatchworkLORSplitPatternCountRef(const PatchworkLORDesc *d, int axis_only, const long long *l2g, long long rstart, long long rend, int *dptr, int *optr);
+void PatchworkLORSplitPatternFillRef(const PatchworkLORDesc *d, int axis_only, const long long *l2g, long long rstart, long long rend, const int *dptr, const int *optr, int *dcol, long long *ocol, long long *keep);
+
 /* CUDA kernels (cuda/lor_assemble.cu) on device pointers, in stream (a cudaStream_t, NULL: default);
    they return 0 or a cudaError_t code. Macro sums the sub-element matrices in shared memory in
    another order than the reference (and with FMA), so its entries may differ in the last bits; it is
@@ -236,6 +288,11 @@ int PatchworkLORMacroCSRCUDA(const PatchworkLORDesc *d, int axis_only, const dou
 /* The same pattern as the reference's, exactly; *nnz comes back to the host */
 int PatchworkLORPatternCountCUDA(const PatchworkLORDesc *d, int axis_only, long long *rowptr, long long *nnz, void *stream);
 int PatchworkLORPatternFillCUDA(const PatchworkLORDesc *d, int axis_only, const long long *rowptr, int *cols, long long *keep, void *stream);
+/* The split pattern as the reference's, exactly (all arrays on the device); Count returns
+   cudaErrorInvalidValue where the reference returns 1, and the blocks' entry counts to the host in
+   *nd and *no */
+int PatchworkLORSplitPatternCountCUDA(const PatchworkLORDesc *d, int axis_only, const long long *l2g, long long rstart, long long rend, int *dptr, int *optr, int *nd, int *no, void *stream);
+int PatchworkLORSplitPatternFillCUDA(const PatchworkLORDesc *d, int axis_only, const long long *l2g, long long rstart, long long rend, const int *dptr, const int *optr, int *dcol, long long *ocol, long long *keep, void *stream);
 
 /* DMPlex: the values of every sub-cell of every cell (PatchworkLORPlexSubcell), on the host and
    by one CUDA thread per sub-cell (results equal but for FMA contractions) */

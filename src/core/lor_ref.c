@@ -1,6 +1,7 @@
 /* CPU reference of the LOR assembly (contract: include/patchwork/lor_kernel.h). Serial loops in
    the order the header fixes, so that A2 and A4 are reproduced bit for bit by the CUDA kernels. */
 #include <assert.h>
+#include <limits.h>
 #include <string.h>
 #include <patchwork/lor_kernel.h>
 #include <patchwork/q1_element.h>
@@ -260,6 +261,62 @@ void PatchworkLORPatternFillRef(const PatchworkLORDesc *d, int axis_only, const 
       cols[e] = PatchworkLORGridIndex(d, nb);
       if (keep) keep[e] = (long long)row * S + s;
       e++;
+    }
+  }
+}
+
+int PatchworkLORSplitDescValid(const PatchworkLORDesc *d, long long rstart, long long rend)
+{
+  if (!d || (d->dim != 2 && d->dim != 3)) return 0;
+  for (int i = 0; i < 3; i++) {
+    const int lo = d->row_start[i] > 0 ? d->row_start[i] - 1 : 0, hi = d->row_start[i] + d->row_size[i] < d->nodes[i] ? d->row_start[i] + d->row_size[i] + 1 : d->nodes[i];
+
+    if (d->nodes[i] < 1 || (i >= d->dim && d->nodes[i] != 1) || d->row_size[i] < 0 || d->row_start[i] < 0 || d->row_start[i] + d->row_size[i] > d->nodes[i]) return 0;
+    if (d->row_size[i] && (d->coord_start[i] < 0 || d->coord_start[i] > lo || d->coord_start[i] + d->coord_size[i] < hi || d->coord_start[i] + d->coord_size[i] > d->nodes[i])) return 0;
+  }
+  return rend - rstart == PatchworkLORRowCount(d);
+}
+
+int PatchworkLORSplitPatternCountRef(const PatchworkLORDesc *d, int axis_only, const long long *l2g, long long rstart, long long rend, int *dptr, int *optr)
+{
+  const long nrow = PatchworkLORRowCount(d);
+  int        slots[PW_LOR_MAX_SLOTS], slot[PW_LOR_MAX_SLOTS];
+  long long  col[PW_LOR_MAX_SLOTS];
+
+  if (!PatchworkLORSplitDescValid(d, rstart, rend) || (long long)nrow * PatchworkLORSlotCandidates(d, axis_only, slots) > INT_MAX) return 1;
+  dptr[0] = optr[0] = 0;
+  for (long row = 0; row < nrow; row++) {
+    const int m = PatchworkLORRowColumns(d, axis_only, l2g, row, col, slot);
+    int       nd = 0;
+
+    if (PatchworkLORRowGlobal(d, l2g, row) != rstart + row) return 1;
+    for (int q = 0; q < m; q++) nd += col[q] >= rstart && col[q] < rend;
+    dptr[row + 1] = dptr[row] + nd;
+    optr[row + 1] = optr[row] + m - nd;
+  }
+  return 0;
+}
+
+void PatchworkLORSplitPatternFillRef(const PatchworkLORDesc *d, int axis_only, const long long *l2g, long long rstart, long long rend, const int *dptr, const int *optr, int *dcol, long long *ocol, long long *keep)
+{
+  const long nrow = PatchworkLORRowCount(d);
+  const int  S    = PatchworkLORSlots(d);
+  long long *okeep = keep + dptr[nrow];
+  int        slot[PW_LOR_MAX_SLOTS];
+  long long  col[PW_LOR_MAX_SLOTS];
+
+  for (long row = 0; row < nrow; row++) {
+    const int m = PatchworkLORRowColumns(d, axis_only, l2g, row, col, slot);
+    int       e = dptr[row], o = optr[row];
+
+    for (int q = 0; q < m; q++) {
+      if (col[q] >= rstart && col[q] < rend) {
+        dcol[e]   = (int)(col[q] - rstart);
+        keep[e++] = (long long)row * S + slot[q];
+      } else {
+        ocol[o]    = col[q];
+        okeep[o++] = (long long)row * S + slot[q];
+      }
     }
   }
 }

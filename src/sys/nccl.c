@@ -91,7 +91,9 @@ PetscErrorCode PatchworkNCCLGet(MPI_Comm comm, void **ctx, const char **why)
       PetscCall(PetscCalloc1(bytes, &id));
       if (rank == 0) PetscCall(PatchworkCheckNCCL(PatchworkNCCLGetUniqueId(id), "ncclGetUniqueId"));
       PetscCallMPI(MPI_Bcast(id, (PetscMPIInt)bytes, MPI_BYTE, 0, comm));
+      PetscCall(PetscLogEventBegin(PATCHWORK_NCCLInit, 0, 0, 0, 0));
       PetscCall(PatchworkCheckNCCL(PatchworkNCCLCommCreate(size, id, rank, &a->ctx), "ncclCommInitRank"));
+      PetscCall(PetscLogEventEnd(PATCHWORK_NCCLInit, 0, 0, 0, 0));
       PetscCall(PetscFree(id));
     }
     PetscCallMPI(MPI_Comm_set_attr(comm, nccl_keyval, a));

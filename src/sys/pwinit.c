@@ -5,7 +5,7 @@ PetscBool     PatchworkPackageInitialized = PETSC_FALSE;
 PetscLogEvent PATCHWORK_TensorSetUp, PATCHWORK_TensorMult, PATCHWORK_TensorDiagonal, PATCHWORK_VPSetUp, PATCHWORK_VPApply, PATCHWORK_VPCoarse, PATCHWORK_Transfer, PATCHWORK_Halo;
 PetscLogEvent PATCHWORK_HaloSetUp, PATCHWORK_Levels, PATCHWORK_VPGather;
 PetscLogEvent PATCHWORK_PlexElements, PATCHWORK_PlexGeometry;
-PetscLogEvent PATCHWORK_AMGGraph, PATCHWORK_AMGProlong, PATCHWORK_AMGGalerkin, PATCHWORK_AMGRelaxSetUp, PATCHWORK_AMGCoarse, PATCHWORK_AMGCoarseSolve, PATCHWORK_AMGApply, PATCHWORK_SPAI1, PATCHWORK_AMGGhostRows, PATCHWORK_AMGCoarseRows, PATCHWORK_MatSplitRows;
+PetscLogEvent PATCHWORK_AMGGraph, PATCHWORK_AMGProlong, PATCHWORK_AMGGalerkin, PATCHWORK_AMGRelaxSetUp, PATCHWORK_AMGCoarse, PATCHWORK_AMGCoarseSolve, PATCHWORK_AMGApply, PATCHWORK_SPAI1, PATCHWORK_AMGGhostRows, PATCHWORK_AMGCoarseRows, PATCHWORK_MatSplitRows, PATCHWORK_NCCLInit;
 PetscLogEvent PATCHWORK_LORPattern, PATCHWORK_LORMacro, PATCHWORK_LORGather, PATCHWORK_LORDirichlet, PATCHWORK_LORSetValues, PATCHWORK_LORInnerSetUp, PATCHWORK_LORApply;
 
 PETSC_EXTERN PetscErrorCode PCCreate_VertexPatch(PC);
@@ -60,6 +60,7 @@ PetscErrorCode PatchworkInitializePackage(void)
   PetscCall(PetscLogEventRegister("PWTransfer", MAT_CLASSID, &PATCHWORK_Transfer));
   PetscCall(PetscLogEventRegister("PWHalo", VEC_CLASSID, &PATCHWORK_Halo));
   PetscCall(PetscLogEventRegister("PWHaloSetUp", VEC_CLASSID, &PATCHWORK_HaloSetUp));
+  PetscCall(PetscLogEventRegister("PWNCCLInit", VEC_CLASSID, &PATCHWORK_NCCLInit));
   PetscCall(PetscLogEventRegister("PWLevels", MAT_CLASSID, &PATCHWORK_Levels));
   PetscCall(PetscLogEventRegister("PWVPSetUp", PC_CLASSID, &PATCHWORK_VPSetUp));
   PetscCall(PetscLogEventRegister("PWVPApply", PC_CLASSID, &PATCHWORK_VPApply));

@@ -4,7 +4,8 @@
 #   tensor: the tensor-product operator (cuda/tensor_apply.cu)
 #   patch:  the vertex-patch smoother and the transfers (cuda/patch_smooth.cu, cuda/transfer.cu), and
 #           the vector kernels of the single-precision cycles (cuda/vecops.cu)
-#   lor:    the LOR assembly by macro element (cuda/lor_assemble.cu)
+#   lor:    the LOR assembly by macro element (cuda/lor_assemble.cu), and the split pattern of a
+#           rank's rows (test_lor_split_pattern: test and sanitizers, no benchmark)
 #   plex:   the operator on general (curved, unstructured) quad/hex cells (cuda/plex_apply*.cu)
 #   amg:    the patch block-Jacobi relaxation of PCPATCHAMG on the patchSPM layout (cuda/amg_relax.cu)
 #           and the construction of that layout (cuda/amg_spm.cu)
@@ -89,6 +90,8 @@ build_lor() {
     { grep -i -E "warning|error" "$LOG/ptxas_lor.txt" || true; } &&
     echo "+ $NVCC $FLAGS tests/gpu/test_lor_kernels.cu" &&
     "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra tests/gpu/test_lor_kernels.cu "$B/lor_assemble.o" "$B/lor_ref.o" -lm -o "$B/test_lor_kernels" &&
+    echo "+ $NVCC $FLAGS tests/gpu/test_lor_split_pattern.cu" &&
+    "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra tests/gpu/test_lor_split_pattern.cu "$B/lor_assemble.o" "$B/lor_ref.o" -lm -o "$B/test_lor_split_pattern" &&
     echo "+ $NVCC $FLAGS bench/bench_lor_kernels.cu" &&
     "$NVCC" $FLAGS -Xcompiler -Wall,-Wextra bench/bench_lor_kernels.cu "$B/lor_assemble.o" "$B/lor_ref.o" -lm -o "$B/bench_lor_kernels"
 }
@@ -269,6 +272,29 @@ if has patch; then
   esac
 fi
 has lor && run_suite lor "lor-"
+# the split pattern of a rank's rows (PatchworkLORSplitPattern*CUDA): the full test, then the sanitizers
+# on --quick (no benchmark)
+if has lor; then
+  t0=$SECONDS
+  "$B/test_lor_split_pattern" > "$LOG/lor-split-test.log" 2>&1
+  st=$(status_of $? "$LOG/lor-split-test.log")
+  if [ $st = skip ]; then
+    note lor-split-test skip "$(grep -m1 '^SKIP:' "$LOG/lor-split-test.log")"
+    nskip=$((nskip + 1))
+  else
+    [ $st = ok ] || { rc=1; grep -E '^FAIL' "$LOG/lor-split-test.log" | head -20; }
+    note lor-split-test $st "$(tail -n 1 "$LOG/lor-split-test.log" | sed 's/^# //'), $((SECONDS - t0)) s"
+    for tool in memcheck racecheck; do
+      t0=$SECONDS
+      timeout "$SAN_TIMEOUT" "$SAN" --tool $tool --error-exitcode 3 "$B/test_lor_split_pattern" --quick > "$LOG/lor-split-$tool.log" 2>&1
+      src=$?
+      if [ $src -eq 0 ]; then st=ok
+      elif [ $src -eq 124 ]; then st=TIMEOUT; rc=1
+      else st=FAIL; rc=1; fi
+      note "lor-split-$tool" $st "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOG/lor-split-$tool.log" | tail -n 1 | sed 's/^========= //') | $(grep -E '^# [0-9]+ passed' "$LOG/lor-split-$tool.log" | sed 's/^# //') | $((SECONDS - t0)) s"
+    done
+  fi
+fi
 has plex && run_suite plex "plex-"
 has amg && run_suite amg "amg-"
 # graph and balance: the full test (with its timing table), then the sanitizers on --quick

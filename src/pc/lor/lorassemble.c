@@ -469,29 +469,149 @@ static PetscErrorCode CreatePatternWhole(PC pc)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Several ranks: the pattern row by row over the owned nodes with the global numbering; for an MPIAIJ
-   matrix (also aijcusparse) each row's entries sorted and split into the two blocks PETSc keeps, whose
-   value arrays the values are then written into (PETSc's COO setup sorts every entry on the host: 1.8 s
-   of the 3 s pattern at 7.2M rows on 2 ranks), else as a COO pattern */
+/* An int array of the kernels as PetscInt (a copy to free where PetscInt is 64-bit, else the array itself) */
+static PetscErrorCode IntsAsPetscInt(PetscCount n, int *a, PetscInt **b)
+{
+  PetscFunctionBegin;
+#if defined(PETSC_USE_64BIT_INDICES)
+  PetscCall(PetscMalloc1(PetscMax(n, 1), b));
+  for (PetscCount e = 0; e < n; e++) (*b)[e] = a[e];
+#else
+  (void)n;
+  *b = a;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode IntsAsPetscIntRestore(int *a, PetscInt **b)
+{
+  PetscFunctionBegin;
+#if defined(PETSC_USE_64BIT_INDICES)
+  PetscCall(PetscFree(*b));
+#endif
+  (void)a;
+  *b = NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Several ranks, an MPIAIJ matrix (also aijcusparse): the pattern as the two blocks PETSc keeps, each row
+   sorted and split by PatchworkLORSplitPattern*() (on the GPU for a device matrix: only the blocks' rows
+   come to the host, the keep map stays there), copied in whole into the blocks; the values are later
+   written into the blocks' value arrays. PETSc's COO set-up sorted every entry on the host: 1.8 s of the
+   3 s pattern at 7.2M rows on 2 GPUs. */
+static PetscErrorCode CreatePatternSplit(PC pc, PetscInt rstart, PetscInt rend)
+{
+  PC_LOR                 *lor  = (PC_LOR *)pc->data;
+  const PatchworkLORDesc *d    = &lor->desc;
+  const long              nrow = PatchworkLORRowCount(d);
+  const PetscCount        nbox = (PetscCount)d->coord_size[0] * d->coord_size[1] * d->coord_size[2];
+  ISLocalToGlobalMapping  ltog;
+  const PetscInt         *l2g;
+  PetscInt                nl2g, *dptr, *optr, *dcol, *ocol;
+  long long              *gl, *oc;
+  int                    *dp, *op, *dc, nd = 0, no = 0, err = 0;
+
+  PetscFunctionBegin;
+  PetscCall(DMGetLocalToGlobalMapping(lor->dm, &ltog));
+  PetscCall(ISLocalToGlobalMappingGetSize(ltog, &nl2g));
+  PetscCheck(nl2g == nbox, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCLOR: the DM's local numbering has %" PetscInt_FMT " nodes, the coordinate box %" PetscCount_FMT, nl2g, nbox);
+  PetscCall(ISLocalToGlobalMappingGetIndices(ltog, &l2g));
+  PetscCall(PetscMalloc1(PetscMax(nbox, 1), &gl));
+  for (PetscCount i = 0; i < nbox; i++) gl[i] = l2g[i];
+  PetscCall(ISLocalToGlobalMappingRestoreIndices(ltog, &l2g));
+  PetscCall(PetscMalloc2(nrow + 1, &dp, nrow + 1, &op));
+  if (lor->device) {
+#if defined(PATCHWORK_HAVE_CUDA)
+    void      *stream;
+    long long *gl_d, *oc_d;
+    int       *dp_d, *op_d, *dc_d;
+
+    PetscCall(PatchworkGetDeviceStream(&stream));
+    PatchworkCallKernel(PatchworkDeviceMalloc(sizeof(long long) * PetscMax(nbox, 1), (void **)&gl_d));
+    PatchworkCallKernel(PatchworkDeviceCopyToDevice(gl_d, gl, sizeof(long long) * nbox, stream));
+    PatchworkCallKernel(PatchworkDeviceMalloc(sizeof(int) * (nrow + 1), (void **)&dp_d));
+    PatchworkCallKernel(PatchworkDeviceMalloc(sizeof(int) * (nrow + 1), (void **)&op_d));
+    err = PatchworkLORSplitPatternCountCUDA(d, lor->axis_only, gl_d, rstart, rend, dp_d, op_d, &nd, &no, stream);
+    if (!err) {
+      PatchworkCallKernel(PatchworkDeviceMalloc(sizeof(int) * PetscMax(nd, 1), (void **)&dc_d));
+      PatchworkCallKernel(PatchworkDeviceMalloc(sizeof(long long) * PetscMax(no, 1), (void **)&oc_d));
+      PatchworkCallKernel(PatchworkDeviceMalloc(sizeof(long long) * PetscMax((PetscCount)nd + no, 1), (void **)&lor->keep));
+      PatchworkCallKernel(PatchworkLORSplitPatternFillCUDA(d, lor->axis_only, gl_d, rstart, rend, dp_d, op_d, dc_d, oc_d, lor->keep, stream));
+      PetscCall(PetscMalloc2(PetscMax(nd, 1), &dc, PetscMax(no, 1), &oc));
+      PatchworkCallKernel(PatchworkDeviceCopyToHost(dp, dp_d, sizeof(int) * (nrow + 1), stream));
+      PatchworkCallKernel(PatchworkDeviceCopyToHost(op, op_d, sizeof(int) * (nrow + 1), stream));
+      PatchworkCallKernel(PatchworkDeviceCopyToHost(dc, dc_d, sizeof(int) * nd, stream));
+      PatchworkCallKernel(PatchworkDeviceCopyToHost(oc, oc_d, sizeof(long long) * no, stream));
+      PetscCall(PatchworkDeviceSynchronize());
+      PetscCall(PetscLogGpuToCpu((PetscLogDouble)sizeof(int) * (2 * (nrow + 1) + nd) + (PetscLogDouble)sizeof(long long) * no));
+      PatchworkCallKernel(PatchworkDeviceFree(dc_d));
+      PatchworkCallKernel(PatchworkDeviceFree(oc_d));
+    }
+    PatchworkCallKernel(PatchworkDeviceFree(dp_d));
+    PatchworkCallKernel(PatchworkDeviceFree(op_d));
+    PatchworkCallKernel(PatchworkDeviceFree(gl_d));
+#endif
+  } else {
+    err = PatchworkLORSplitPatternCountRef(d, lor->axis_only, gl, rstart, rend, dp, op);
+    if (!err) {
+      nd = dp[nrow];
+      no = op[nrow];
+      PetscCall(PetscMalloc2(PetscMax(nd, 1), &dc, PetscMax(no, 1), &oc));
+      PetscCall(PetscMalloc1(PetscMax((PetscCount)nd + no, 1), &lor->keep));
+      PatchworkLORSplitPatternFillRef(d, lor->axis_only, gl, rstart, rend, dp, op, dc, oc, lor->keep);
+    }
+  }
+  PetscCall(PetscFree(gl));
+  PetscCheck(!err, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCLOR: this rank's rows are not the DM's owned nodes numbered from %" PetscInt_FMT " in order, or their %ld rows' entries exceed int (error %d)", rstart, nrow, err);
+  PetscCall(PetscMalloc1(PetscMax(no, 1), &ocol));
+  for (int e = 0; e < no; e++) ocol[e] = (PetscInt)oc[e];
+  PetscCall(IntsAsPetscInt(nrow + 1, dp, &dptr));
+  PetscCall(IntsAsPetscInt(nrow + 1, op, &optr));
+  PetscCall(IntsAsPetscInt(nd, dc, &dcol));
+  PetscCall(PatchworkMatAIJSetSplitRows(lor->A, dptr, dcol, NULL, optr, ocol, NULL));
+  PetscCall(IntsAsPetscIntRestore(dc, &dcol));
+  PetscCall(IntsAsPetscIntRestore(op, &optr));
+  PetscCall(IntsAsPetscIntRestore(dp, &dptr));
+  PetscCall(PetscFree(ocol));
+  PetscCall(PetscFree2(dc, oc));
+  PetscCall(PetscFree2(dp, op));
+  lor->split  = PETSC_TRUE;
+  lor->nsplit = nd;
+  lor->nkeep  = (PetscCount)nd + no;
+#if defined(PATCHWORK_HAVE_CUDA)
+  if (lor->device) { /* the blocks' device CSR is made on first access; the values are written there */
+    Mat                B[2];
+    const PetscScalar *a;
+
+    PetscCall(MatMPIAIJGetSeqAIJ(lor->A, &B[0], &B[1], NULL));
+    for (int b = 0; b < 2; b++) {
+      PetscCall(MatSeqAIJCUSPARSEGetArrayRead(B[b], &a));
+      PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(B[b], &a));
+    }
+  }
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Several ranks, other matrix types: the pattern row by row over the owned nodes with the global
+   numbering, as a COO pattern */
 static PetscErrorCode CreatePatternCOO(PC pc)
 {
-  PC_LOR                 *lor = (PC_LOR *)pc->data;
-  const PatchworkLORDesc *d   = &lor->desc;
-  const int               S = PatchworkLORSlots(d);
+  PC_LOR                 *lor  = (PC_LOR *)pc->data;
+  const PatchworkLORDesc *d    = &lor->desc;
+  const int               S    = PatchworkLORSlots(d);
   const long              nrow = PatchworkLORRowCount(d);
   ISLocalToGlobalMapping  ltog;
   const PetscInt         *l2g;
-  PetscInt               *ci, *cj, *dptr = NULL, *optr = NULL, *ocol = NULL, rstart, rend, rc[64];
-  long long              *keep, *okeep = NULL, rk[64];
-  PetscCount              n = 0, nd = 0, no = 0;
+  PetscInt               *ci, *cj, rstart, rend;
+  long long              *keep;
+  PetscCount              n = 0;
   PetscBool               split;
   int                     slots[PW_LOR_MAX_SLOTS];
   const int               ns = PatchworkLORSlotCandidates(d, lor->axis_only, slots); /* 7 of 27 on box cells */
 
   PetscFunctionBegin;
   PetscCall(CreateMatrix(pc));
-  PetscCall(PetscObjectBaseTypeCompare((PetscObject)lor->A, MATMPIAIJ, &split));
-  split = (PetscBool)(split && S <= 64);
   {
     PetscLayout rmap, cmap;
 
@@ -500,14 +620,18 @@ static PetscErrorCode CreatePatternCOO(PC pc)
     PetscCall(PetscLayoutSetUp(cmap));
     PetscCall(PetscLayoutGetRange(rmap, &rstart, &rend));
   }
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)lor->A, MATMPIAIJ, &split));
+  if (split) {
+    PetscCall(CreatePatternSplit(pc, rstart, rend));
+    PetscCall(SetSymmetry(lor));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(DMGetLocalToGlobalMapping(lor->dm, &ltog));
   PetscCall(ISLocalToGlobalMappingGetIndices(ltog, &l2g));
   PetscCall(PetscMalloc2(lor->ncoo, &ci, lor->ncoo, &cj));
   PetscCall(PetscMalloc1(lor->ncoo, &keep));
-  if (split) PetscCall(PetscMalloc4(nrow + 1, &dptr, nrow + 1, &optr, lor->ncoo, &ocol, lor->ncoo, &okeep));
-  if (split) dptr[0] = optr[0] = 0;
   for (long row = 0; row < nrow; row++) {
-    int      g[3], m = 0;
+    int      g[3];
     PetscInt gi;
 
     PatchworkLORRowNode(d, row, g);
@@ -518,59 +642,14 @@ static PetscErrorCode CreatePatternCOO(PC pc)
 
       if (!PatchworkLORSlotStored(d, lor->axis_only, g, s)) continue;
       PatchworkLORSlotNeighbour(d, g, s, nb);
-      if (split) { /* the row's columns in order (an insertion sort of at most S), then into the blocks */
-        const PetscInt  c = l2g[BoxIndex(d->coord_start, d->coord_size, nb)];
-        const long long k = (long long)row * S + s;
-        int             q = m++;
-
-        for (; q > 0 && rc[q - 1] > c; q--) {
-          rc[q] = rc[q - 1];
-          rk[q] = rk[q - 1];
-        }
-        rc[q] = c;
-        rk[q] = k;
-        continue;
-      }
       ci[n]   = gi;
       cj[n]   = l2g[BoxIndex(d->coord_start, d->coord_size, nb)];
       keep[n] = (long long)row * S + s;
       n++;
     }
-    if (!split) continue;
-    PetscCheck(gi - rstart == row, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCLOR: row %ld of this rank is global row %" PetscInt_FMT ", not %" PetscInt_FMT, row, gi, rstart + (PetscInt)row);
-    for (int q = 0; q < m; q++) {
-      if (rc[q] >= rstart && rc[q] < rend) {
-        cj[nd]     = rc[q] - rstart;
-        keep[nd++] = rk[q];
-      } else {
-        ocol[no]    = rc[q];
-        okeep[no++] = rk[q];
-      }
-    }
-    dptr[row + 1] = (PetscInt)nd;
-    optr[row + 1] = (PetscInt)no;
   }
   PetscCall(ISLocalToGlobalMappingRestoreIndices(ltog, &l2g));
-  lor->split = split;
-  if (split) {
-    n           = nd + no;
-    lor->nsplit = nd;
-    PetscCall(PetscArraycpy(keep + nd, okeep, no));
-    PetscCall(PatchworkMatAIJSetSplitRows(lor->A, dptr, cj, NULL, optr, ocol, NULL));
-    PetscCall(PetscFree4(dptr, optr, ocol, okeep));
-#if defined(PATCHWORK_HAVE_CUDA)
-    if (lor->device) { /* the blocks' device CSR is made on first access; the values are written there */
-      Mat                B[2];
-      const PetscScalar *a;
-
-      PetscCall(MatMPIAIJGetSeqAIJ(lor->A, &B[0], &B[1], NULL));
-      for (int b = 0; b < 2; b++) {
-        PetscCall(MatSeqAIJCUSPARSEGetArrayRead(B[b], &a));
-        PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(B[b], &a));
-      }
-    }
-#endif
-  } else PetscCall(PreallocateCOO(lor, n, ci, cj, PETSC_FALSE, NULL));
+  PetscCall(PreallocateCOO(lor, n, ci, cj, PETSC_FALSE, NULL));
   PetscCall(SetSymmetry(lor));
   lor->nkeep = n;
   PetscCall(PetscFree2(ci, cj));
