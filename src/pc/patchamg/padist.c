@@ -115,39 +115,67 @@ static inline PetscInt GlobalColumn(int j, PetscInt cstart, PetscInt nc, const P
   return j < nc ? cstart + j : R[j - nc];
 }
 
+/* Row i of a host CSR whose local columns j are GlobalColumn(j), as (global column, value) pairs in
+   ascending order (local columns ascend as this rank's, then R's: the others below this rank's range
+   come first); returns their count */
+static PetscInt RowInGlobalOrder(const PatchworkCSRMatrix *M, PetscInt i, PetscInt cstart, PetscInt nc, const PetscInt R[], PetscInt col[], PetscScalar val[])
+{
+  PetscInt m = 0;
+
+  for (int e = M->ptr[i]; e < M->ptr[i + 1]; e++)
+    if (M->col[e] >= nc && R[M->col[e] - nc] < cstart) {
+      col[m]   = R[M->col[e] - nc];
+      val[m++] = M->val[e];
+    }
+  for (int e = M->ptr[i]; e < M->ptr[i + 1]; e++)
+    if (M->col[e] < nc || R[M->col[e] - nc] > cstart) {
+      col[m]   = GlobalColumn(M->col[e], cstart, nc, R);
+      val[m++] = M->val[e];
+    }
+  return m;
+}
+
+/* The longest row of a host CSR */
+static PetscInt LongestRow(const PatchworkCSRMatrix *M)
+{
+  PetscInt len = 0;
+
+  for (int i = 0; i < M->nrow; i++) len = PetscMax(len, M->ptr[i + 1] - M->ptr[i]);
+  return len;
+}
+
 /* The split rows of a host CSR M whose local columns j are GlobalColumn(j): diagonal block (j < nc)
-   and global others, each row ascending (the others below this rank's range, then above it) */
+   and global others, each row ascending */
 static PetscErrorCode SplitHostRows(const PatchworkCSRMatrix *M, PetscInt cstart, PetscInt nc, const PetscInt R[], PetscInt **dptr, PetscInt **dcol, PetscScalar **dval, PetscInt **optr, PetscInt **ocol, PetscScalar **oval)
 {
-  const PetscInt m = M->nrow;
-  PetscInt       nd = 0, no;
+  const PetscInt m = M->nrow, maxlen = LongestRow(M);
+  PetscInt       nd = 0, no, *rcol;
+  PetscScalar   *rval;
 
   PetscFunctionBegin;
   for (int e = 0; e < M->nnz; e++) nd += M->col[e] < nc;
   no = M->nnz - nd;
   PetscCall(PetscMalloc3(m + 1, dptr, PetscMax(nd, 1), dcol, PetscMax(nd, 1), dval));
   PetscCall(PetscMalloc3(m + 1, optr, PetscMax(no, 1), ocol, PetscMax(no, 1), oval));
+  PetscCall(PetscMalloc2(PetscMax(maxlen, 1), &rcol, PetscMax(maxlen, 1), &rval));
   (*dptr)[0] = (*optr)[0] = 0;
   for (PetscInt i = 0; i < m; i++) {
-    PetscInt d = (*dptr)[i], o = (*optr)[i];
+    const PetscInt len = RowInGlobalOrder(M, i, cstart, nc, R, rcol, rval);
+    PetscInt       d = (*dptr)[i], o = (*optr)[i];
 
-    /* local columns ascend: the others below cstart, this rank's, the others above */
-    for (int e = M->ptr[i]; e < M->ptr[i + 1]; e++)
-      if (M->col[e] >= nc && R[M->col[e] - nc] < cstart) {
-        (*ocol)[o]   = R[M->col[e] - nc];
-        (*oval)[o++] = M->val[e];
+    for (PetscInt q = 0; q < len; q++) {
+      if (rcol[q] >= cstart && rcol[q] < cstart + nc) {
+        (*dcol)[d]   = rcol[q] - cstart;
+        (*dval)[d++] = rval[q];
+      } else {
+        (*ocol)[o]   = rcol[q];
+        (*oval)[o++] = rval[q];
       }
-    for (int e = M->ptr[i]; e < M->ptr[i + 1]; e++)
-      if (M->col[e] < nc) {
-        (*dcol)[d]   = M->col[e];
-        (*dval)[d++] = M->val[e];
-      } else if (R[M->col[e] - nc] > cstart) {
-        (*ocol)[o]   = R[M->col[e] - nc];
-        (*oval)[o++] = M->val[e];
-      }
+    }
     (*dptr)[i + 1] = d;
     (*optr)[i + 1] = o;
   }
+  PetscCall(PetscFree2(rcol, rval));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -453,30 +481,18 @@ static PetscErrorCode CoarseMatrix(Dist *D, MatType type, const PatchworkCSRMatr
     PetscCall(PetscArraycpy(rval, v, nrecv));
     PetscCall(PetscFree3(next, c, v));
   }
-  for (PetscInt i = 0; i < nc; i++) {
-    PetscCall(PetscSortIntWithScalarArray(rptr[i + 1] - rptr[i], rcol + rptr[i], rval + rptr[i]));
-    maxlen = PetscMax(maxlen, Ac->ptr[i + 1] - Ac->ptr[i]);
-  }
-  /* merged rows: the own row in global order (the others below, this rank's, the others above) and the
-     received one, equal columns added; then split into the diagonal block and the others */
+  for (PetscInt i = 0; i < nc; i++) PetscCall(PetscSortIntWithScalarArray(rptr[i + 1] - rptr[i], rcol + rptr[i], rval + rptr[i]));
+  maxlen = LongestRow(Ac);
+  /* merged rows: the own row in global order and the received one, equal columns added; then split into the diagonal block and the others */
   bound = Ac->ptr[nc] + nrecv;
   PetscCall(PetscMalloc3(nc + 1, &dptr, PetscMax(bound, 1), &dcol, PetscMax(bound, 1), &dval));
   PetscCall(PetscMalloc3(nc + 1, &optr, PetscMax(bound, 1), &ocol, PetscMax(bound, 1), &oval));
   PetscCall(PetscMalloc2(PetscMax(maxlen, 1), &mcol, PetscMax(maxlen, 1), &mval));
   dptr[0] = optr[0] = 0;
   for (PetscInt i = 0; i < nc; i++) {
-    PetscInt m = 0, d = dptr[i], o = optr[i], a = 0, b = rptr[i];
+    const PetscInt m = RowInGlobalOrder(Ac, i, D->cstart, nc, R2, mcol, mval);
+    PetscInt       d = dptr[i], o = optr[i], a = 0, b = rptr[i];
 
-    for (int e = Ac->ptr[i]; e < Ac->ptr[i + 1]; e++)
-      if (Ac->col[e] >= nc && R2[Ac->col[e] - nc] < D->cstart) {
-        mcol[m]   = R2[Ac->col[e] - nc];
-        mval[m++] = Ac->val[e];
-      }
-    for (int e = Ac->ptr[i]; e < Ac->ptr[i + 1]; e++)
-      if (Ac->col[e] < nc || R2[Ac->col[e] - nc] > D->cstart) {
-        mcol[m]   = GlobalColumn(Ac->col[e], D->cstart, nc, R2);
-        mval[m++] = Ac->val[e];
-      }
     while (a < m || b < rptr[i + 1]) {
       PetscInt    J;
       PetscScalar v;
