@@ -50,13 +50,14 @@ static PetscErrorCode SharedDevice(MPI_Comm comm, PetscBool *shared)
 }
 
 /* NCCL connects every peer on all its point-to-point channels (32 between two H200s) at the first
-   exchange: 1.2 s on 2 x H200, against 0.1 s with 2 or 4 channels, while MatMult at 1.2e8 DoF keeps its
-   speed (the halo overlaps the interior). -patchwork_nccl_p2p_channels n (default 4, 0: NCCL's choice)
+   exchange, about 1 s on 2 x H200; with 8 the PCLOR example's operator set-up takes 1.26 s instead of
+   2.13, while MatMult at 1.2e8 DoF and the Q7 solves keep their speed to about 1% (the halo overlaps the
+   interior; docs/multigpu.md). -patchwork_nccl_p2p_channels n (default 8, 0: NCCL's choice)
    sets NCCL_MAX_P2P_NCHANNELS unless the environment already does; NCCL reads it at its first
    communicator, and every rank must see the same value. */
 static PetscErrorCode LimitChannels(MPI_Comm comm)
 {
-  PetscInt n = 4;
+  PetscInt n = 8;
   char     value[32];
 
   PetscFunctionBegin;
