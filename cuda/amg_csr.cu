@@ -122,6 +122,21 @@ __global__ void __launch_bounds__(kBlock) JoinFillKernel(PatchworkCSR A, Patchwo
   }
 }
 
+/* Add: row i's length, then its entries (PatchworkCSRAddRow, shared with the reference) */
+__global__ void __launch_bounds__(kBlock) AddCountKernel(PatchworkCSR A, PatchworkCSR B, int *cnt)
+{
+  const long long i = Gid();
+
+  if (i < A.n) cnt[i] = PatchworkCSRAddRow(&A, &B, (int)i, NULL, NULL);
+}
+
+__global__ void __launch_bounds__(kBlock) AddFillKernel(PatchworkCSR A, PatchworkCSR B, const int *__restrict__ ptr, int *__restrict__ col, double *__restrict__ val)
+{
+  const long long i = Gid();
+
+  if (i < A.n) PatchworkCSRAddRow(&A, &B, (int)i, col + ptr[i], val + ptr[i]);
+}
+
 /* SplitColumns: the entries of row i below cut, then the row's entries into Lo or Hi */
 __global__ void __launch_bounds__(kBlock) SplitCountKernel(int n, const int *__restrict__ ptr, const int *__restrict__ col, int cut, int *lo, int *hi)
 {
@@ -246,6 +261,31 @@ extern "C" int PatchworkCSRJoinColumnsCUDA(const PatchworkCSR *A, const Patchwor
   if (nrow > 0) JoinCountKernel<<<Blocks(nrow), kBlock, 0, s>>>(*A, *B, nrow, cnt);
   if ((err = (int)cudaGetLastError()) || (err = (int)Scan(cnt, M->ptr, nrow, &M->nnz, mem, s)) || (err = (int)AllocEntries(M))) goto fail;
   if (A->n > 0) JoinFillKernel<<<Blocks(A->n), kBlock, 0, s>>>(*A, *B, shift, M->ptr, M->col, M->val);
+  if ((err = (int)cudaGetLastError()) || (err = (int)cudaStreamSynchronize(s))) goto fail;
+  return 0;
+fail:
+  cudaStreamSynchronize(s);
+  PatchworkCSRMatrixFreeCUDA(M);
+  return err;
+}
+
+extern "C" int PatchworkCSRAddCUDA(const PatchworkCSR *A, const PatchworkCSR *B, int ncol, PatchworkCSRMatrix *M, void *stream)
+{
+  const cudaStream_t s = (cudaStream_t)stream;
+  Scratch            mem(s);
+  int               *cnt, n;
+  int                err;
+
+  if (M) memset(M, 0, sizeof(*M));
+  if (!A || !B || !M || A->n < 0 || B->n != A->n || ncol < 0) return 1;
+  if (A->n > 0 && (!A->ptr || !B->ptr)) return 1;
+  n       = A->n;
+  M->nrow = n;
+  M->ncol = ncol;
+  if ((err = (int)MallocResult(&M->ptr, (size_t)n + 1)) || (err = (int)mem.Get(&cnt, (size_t)n + 1)) || (err = (int)cudaMemsetAsync(cnt + n, 0, sizeof(int), s))) goto fail;
+  if (n > 0) AddCountKernel<<<Blocks(n), kBlock, 0, s>>>(*A, *B, cnt);
+  if ((err = (int)cudaGetLastError()) || (err = (int)Scan(cnt, M->ptr, n, &M->nnz, mem, s)) || (err = (int)AllocEntries(M))) goto fail;
+  if (n > 0) AddFillKernel<<<Blocks(n), kBlock, 0, s>>>(*A, *B, M->ptr, M->col, M->val);
   if ((err = (int)cudaGetLastError()) || (err = (int)cudaStreamSynchronize(s))) goto fail;
   return 0;
 fail:

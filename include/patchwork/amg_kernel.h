@@ -107,6 +107,27 @@ typedef struct {
 
 /* The position of column j among the ascending columns col[lo..hi), -1 when absent: the lookups of
    mirror entries (CSR Symmetrize, SPAI(1)'s right-hand side) on the host and the device */
+/* Row i of A + B (PatchworkCSRAdd*): the union of the two rows' ascending columns, an entry in both
+   a + b; into col and val when col is given (else only counted, no value read); returns its length */
+PW_HOST_DEVICE int PatchworkCSRAddRow(const PatchworkCSR *A, const PatchworkCSR *B, int i, int *col, double *val)
+{
+  int       a = A->ptr[i], b = B->ptr[i], m = 0;
+  const int ae = A->ptr[i + 1], be = B->ptr[i + 1];
+
+  while (a < ae || b < be) {
+    const int fromA = b == be || (a < ae && A->col[a] <= B->col[b]), fromB = a == ae || (b < be && B->col[b] <= A->col[a]);
+
+    if (col) {
+      col[m] = fromA ? A->col[a] : B->col[b];
+      val[m] = fromA && fromB ? A->val[a] + B->val[b] : fromA ? A->val[a] : B->val[b];
+    }
+    a += fromA;
+    b += fromB;
+    m++;
+  }
+  return m;
+}
+
 PW_HOST_DEVICE int PatchworkCSRFind(const int *col, int lo, int hi, int j)
 {
   const int end = hi;
@@ -261,6 +282,11 @@ int PatchworkCSRJoinColumnsRef(const PatchworkCSR *A, const PatchworkCSR *B, int
 int PatchworkCSRJoinColumnsCUDA(const PatchworkCSR *A, const PatchworkCSR *B, int shift, int nrow, int ncol, PatchworkCSRMatrix *M, void *stream);
 int PatchworkCSRSplitColumnsRef(const PatchworkCSRMatrix *M, int cut, PatchworkCSRMatrix *Lo, PatchworkCSRMatrix *Hi);
 int PatchworkCSRSplitColumnsCUDA(const PatchworkCSRMatrix *M, int cut, PatchworkCSRMatrix *Lo, PatchworkCSRMatrix *Hi, void *stream);
+/* Add: M = A + B (A->n == B->n rows, ncol columns, each row's columns ascending and none repeated):
+   every row the union of A's and B's columns, ascending, an entry in both the sum a + b
+   (PatchworkCSRAddRow(); the same bits on both sides). */
+int PatchworkCSRAddRef(const PatchworkCSR *A, const PatchworkCSR *B, int ncol, PatchworkCSRMatrix *M);
+int PatchworkCSRAddCUDA(const PatchworkCSR *A, const PatchworkCSR *B, int ncol, PatchworkCSRMatrix *M, void *stream);
 int PatchworkIntMapRef(int n, const int *map, int nmap, int *idx);
 int PatchworkIntMapCUDA(int n, const int *map, int nmap, int *idx, void *stream);
 /* M <- (M + M^T)/2 in place (SPAI(1)'s symmetric part) for a square M whose pattern is symmetric:

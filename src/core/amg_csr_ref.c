@@ -167,6 +167,21 @@ int PatchworkCSRJoinColumnsRef(const PatchworkCSR *A, const PatchworkCSR *B, int
   return 0;
 }
 
+int PatchworkCSRAddRef(const PatchworkCSR *A, const PatchworkCSR *B, int ncol, PatchworkCSRMatrix *M)
+{
+  const int n = A ? A->n : 0;
+  int       nnz = 0;
+
+  if (M) memset(M, 0, sizeof(*M));
+  if (!A || !B || !M || n < 0 || B->n != n || ncol < 0) return 1;
+  if (n > 0 && (!A->ptr || !B->ptr)) return 1;
+  for (int i = 0; i < n; i++) nnz += PatchworkCSRAddRow(A, B, i, NULL, NULL);
+  if (CSRMatrixAlloc(n, ncol, nnz, M)) return 2;
+  M->ptr[0] = 0;
+  for (int i = 0; i < n; i++) M->ptr[i + 1] = M->ptr[i] + PatchworkCSRAddRow(A, B, i, M->col + M->ptr[i], M->val + M->ptr[i]);
+  return 0;
+}
+
 int PatchworkCSRSplitColumnsRef(const PatchworkCSRMatrix *M, int cut, PatchworkCSRMatrix *Lo, PatchworkCSRMatrix *Hi)
 {
   int nlo = 0;

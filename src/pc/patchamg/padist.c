@@ -374,21 +374,22 @@ static PetscErrorCode StackRows(Dist *D, PatchworkCSRMatrix *P, PetscInt nr1, co
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The rows of Ac (host, columns local to R2) that belong to other ranks (rows nc.. : R2's), sent to their
-   owners; *rrow, *rcol (global) and *rval: the entries other ranks sent here */
-static PetscErrorCode ExchangeForeignRows(Dist *D, const PatchworkCSRMatrix *Ac, PetscInt nr2, const PetscInt R2[], PetscInt *nrecv, PetscInt **rrow, PetscInt **rcol, PetscScalar **rval)
+/* The rows of the Galerkin product that belong to other ranks (R2's; host, entries fptr[r] ..
+   fptr[r+1] - 1 of fcol, columns local to R2, and fval), sent to their owners; *rrow, *rcol (global)
+   and *rval: the entries other ranks sent here */
+static PetscErrorCode ExchangeForeignRows(Dist *D, PetscInt nr2, const PetscInt R2[], const int fptr[], const int fcol[], const double fval[], PetscInt *nrecv, PetscInt **rrow, PetscInt **rcol, PetscScalar **rval)
 {
   PetscMPIInt  nto = 0, nfrom, *to, *from, tag[2];
   PetscInt    *cnt, *fromcnt, *sidx, total = 0;
   PetscScalar *sval;
   MPI_Request *req;
-  PetscInt     first = Ac->ptr[D->nc], nsend = Ac->ptr[Ac->nrow] - first;
+  PetscInt     first = fptr[0], nsend = fptr[nr2] - first;
 
   PetscFunctionBegin;
   PetscCall(PetscMalloc2(D->size, &to, D->size, &cnt));
   for (PetscInt r = 0; r < nr2; r++) { /* R2 ascends, so its owners do */
     const PetscMPIInt o = OwnerOf(R2[r], D->coff, D->size);
-    const PetscInt    c = Ac->ptr[D->nc + r + 1] - Ac->ptr[D->nc + r];
+    const PetscInt    c = fptr[r + 1] - fptr[r];
 
     if (!c) continue;
     if (!nto || to[nto - 1] != o) {
@@ -399,10 +400,10 @@ static PetscErrorCode ExchangeForeignRows(Dist *D, const PatchworkCSRMatrix *Ac,
   }
   PetscCall(PetscMalloc2(2 * PetscMax(nsend, 1), &sidx, PetscMax(nsend, 1), &sval));
   for (PetscInt r = 0; r < nr2; r++)
-    for (int e = Ac->ptr[D->nc + r]; e < Ac->ptr[D->nc + r + 1]; e++) {
+    for (int e = fptr[r]; e < fptr[r + 1]; e++) {
       sidx[2 * (e - first)]     = R2[r];
-      sidx[2 * (e - first) + 1] = GlobalColumn(Ac->col[e], D->cstart, D->nc, R2);
-      sval[e - first]           = Ac->val[e];
+      sidx[2 * (e - first) + 1] = GlobalColumn(fcol[e], D->cstart, D->nc, R2);
+      sval[e - first]           = fval[e];
     }
   PetscCall(PetscCommBuildTwoSided(D->comm, 1, MPIU_INT, nto, to, cnt, &nfrom, &from, &fromcnt));
   for (PetscMPIInt q = 0; q < nfrom; q++) total += fromcnt[q];
@@ -450,6 +451,33 @@ static PetscErrorCode ExchangeForeignRows(Dist *D, const PatchworkCSRMatrix *Ac,
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The received entries by row (a counting sort, stable), each row's by column: rcol, rval reordered in
+   place, *rptr (nc + 1) the rows' starts */
+static PetscErrorCode ReceivedByRow(Dist *D, PetscInt nrecv, const PetscInt rrow[], PetscInt rcol[], PetscScalar rval[], PetscInt **rptr)
+{
+  const PetscInt nc = D->nc;
+  PetscInt      *next, *c;
+  PetscScalar   *v;
+
+  PetscFunctionBegin;
+  PetscCall(PetscCalloc1(nc + 1, rptr));
+  for (PetscInt e = 0; e < nrecv; e++) (*rptr)[rrow[e] - D->cstart + 1]++;
+  for (PetscInt i = 0; i < nc; i++) (*rptr)[i + 1] += (*rptr)[i];
+  PetscCall(PetscMalloc3(nc + 1, &next, PetscMax(nrecv, 1), &c, PetscMax(nrecv, 1), &v));
+  PetscCall(PetscArraycpy(next, *rptr, nc + 1));
+  for (PetscInt e = 0; e < nrecv; e++) {
+    const PetscInt p = next[rrow[e] - D->cstart]++;
+
+    c[p] = rcol[e];
+    v[p] = rval[e];
+  }
+  PetscCall(PetscArraycpy(rcol, c, nrecv));
+  PetscCall(PetscArraycpy(rval, v, nrecv));
+  PetscCall(PetscFree3(next, c, v));
+  for (PetscInt i = 0; i < nc; i++) PetscCall(PetscSortIntWithScalarArray((*rptr)[i + 1] - (*rptr)[i], rcol + (*rptr)[i], rval + (*rptr)[i]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The next level's matrix, of type: this rank's rows of Ac (host, columns local to R2) plus the entries
    other ranks computed for them */
 static PetscErrorCode CoarseMatrix(Dist *D, MatType type, const PatchworkCSRMatrix *Ac, PetscInt nr2, const PetscInt R2[], Mat *B)
@@ -460,28 +488,8 @@ static PetscErrorCode CoarseMatrix(Dist *D, MatType type, const PatchworkCSRMatr
   PetscInt       bound;
 
   PetscFunctionBegin;
-  PetscCall(ExchangeForeignRows(D, Ac, nr2, R2, &nrecv, &rrow, &rcol, &rval));
-  /* the received entries by row (a counting sort, stable), each row's by column */
-  PetscCall(PetscCalloc1(nc + 1, &rptr));
-  for (PetscInt e = 0; e < nrecv; e++) rptr[rrow[e] - D->cstart + 1]++;
-  for (PetscInt i = 0; i < nc; i++) rptr[i + 1] += rptr[i];
-  {
-    PetscInt    *next, *c;
-    PetscScalar *v;
-
-    PetscCall(PetscMalloc3(nc + 1, &next, PetscMax(nrecv, 1), &c, PetscMax(nrecv, 1), &v));
-    PetscCall(PetscArraycpy(next, rptr, nc + 1));
-    for (PetscInt e = 0; e < nrecv; e++) {
-      const PetscInt p = next[rrow[e] - D->cstart]++;
-
-      c[p] = rcol[e];
-      v[p] = rval[e];
-    }
-    PetscCall(PetscArraycpy(rcol, c, nrecv));
-    PetscCall(PetscArraycpy(rval, v, nrecv));
-    PetscCall(PetscFree3(next, c, v));
-  }
-  for (PetscInt i = 0; i < nc; i++) PetscCall(PetscSortIntWithScalarArray(rptr[i + 1] - rptr[i], rcol + rptr[i], rval + rptr[i]));
+  PetscCall(ExchangeForeignRows(D, nr2, R2, Ac->ptr + nc, Ac->col, Ac->val, &nrecv, &rrow, &rcol, &rval));
+  PetscCall(ReceivedByRow(D, nrecv, rrow, rcol, rval, &rptr));
   maxlen = LongestRow(Ac);
   /* merged rows: the own row in global order and the received one, equal columns added; then split into the diagonal block and the others */
   bound = Ac->ptr[nc] + nrecv;
@@ -527,6 +535,115 @@ static PetscErrorCode CoarseMatrix(Dist *D, MatType type, const PatchworkCSRMatr
   PetscCall(PetscFree3(rrow, rcol, rval));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+#if defined(PATCHWORK_HAVE_CUDA)
+/* The next level's matrix on the device route: Ac (device, columns local to R2) stays there but for its
+   foreign rows, which go to their owners; the received entries (duplicates summed) are added to the
+   rank's own rows by PatchworkCSRAdd on the device, with the columns renumbered to R3 = R2 and the
+   received ones; the result split into the two blocks comes to the host only for PETSc's matrix. Ac's
+   own rows' columns are renumbered in place. */
+static PetscErrorCode CoarseMatrixDevice(Dist *D, MatType type, PatchworkCSRMatrix *Ac, PetscInt nr2, const PetscInt R2[], Mat *B)
+{
+  const PetscInt     nc = D->nc, nrow = nc + nr2;
+  int               *hptr, *fptr, *fcol, *table, *bptr, *bcol, *rloc, nf, first, err;
+  double            *fval, *bval;
+  PetscInt           nrecv, *rrow, *rcol, *rptr, nr3 = 0, *R3, nb = 0, *dptr, *dcol, *optr, *ocol;
+  PetscScalar       *rval, *dval, *oval;
+  PatchworkCSRMatrix Bd = {0}, C = {0}, Cd = {0}, Co = {0};
+  PatchworkCSR       Aown, Bown;
+
+  PetscFunctionBegin;
+  /* the foreign rows to the host and to their owners */
+  PetscCall(PetscMalloc1(nrow + 1, &hptr));
+  PetscCall(Copy(PETSC_FALSE, hptr, PETSC_TRUE, Ac->ptr, sizeof(int) * (nrow + 1)));
+  first = hptr[nc];
+  nf    = hptr[nrow] - first;
+  PetscCall(PetscMalloc3(nr2 + 1, &fptr, PetscMax(nf, 1), &fcol, PetscMax(nf, 1), &fval));
+  for (PetscInt r = 0; r <= nr2; r++) fptr[r] = hptr[nc + r] - first;
+  PetscCall(Copy(PETSC_FALSE, fcol, PETSC_TRUE, Ac->col + first, sizeof(int) * nf));
+  PetscCall(Copy(PETSC_FALSE, fval, PETSC_TRUE, Ac->val + first, sizeof(double) * nf));
+  PetscCall(ExchangeForeignRows(D, nr2, R2, fptr, fcol, fval, &nrecv, &rrow, &rcol, &rval));
+  PetscCall(PetscFree3(fptr, fcol, fval));
+  PetscCall(ReceivedByRow(D, nrecv, rrow, rcol, rval, &rptr));
+  /* R3: R2 and the received columns of other ranks, ascending */
+  PetscCall(PetscMalloc1(nr2 + nrecv + 1, &R3));
+  PetscCall(PetscArraycpy(R3, R2, nr2));
+  nr3 = nr2;
+  for (PetscInt e = 0; e < nrecv; e++)
+    if (rcol[e] < D->cstart || rcol[e] >= D->cstart + nc) R3[nr3++] = rcol[e];
+  PetscCall(PetscSortRemoveDupsInt(&nr3, R3));
+  /* the received rows, equal columns summed (adjacent: each row is sorted), in R3's local numbering,
+     ascending: this rank's columns first, then the others (in global order) */
+  PetscCall(PetscMalloc4(nc + 1, &bptr, PetscMax(nrecv, 1), &bcol, PetscMax(nrecv, 1), &bval, nc + nr2, &rloc));
+  bptr[0] = 0;
+  for (PetscInt i = 0; i < nc; i++) {
+    PetscInt m = rptr[i];
+
+    for (PetscInt e = rptr[i]; e < rptr[i + 1]; e++) { /* in place: rcol/rval[rptr[i] .. m) the summed row */
+      if (m > rptr[i] && rcol[m - 1] == rcol[e]) rval[m - 1] += rval[e];
+      else {
+        rcol[m]   = rcol[e];
+        rval[m++] = rval[e];
+      }
+    }
+    for (int own = 1; own >= 0; own--)
+      for (PetscInt e = rptr[i]; e < m; e++) {
+        if ((rcol[e] >= D->cstart && rcol[e] < D->cstart + nc) != own) continue;
+        PetscCall(LocalColumn(rcol[e], D->cstart, nc, nr3, R3, &bcol[nb]));
+        bval[nb++] = rval[e];
+      }
+    bptr[i + 1] = (int)nb;
+  }
+  /* R2's local columns to R3's: monotone, so the own rows stay ascending */
+  for (PetscInt j = 0; j < nc + nr2; j++) PetscCall(LocalColumn(GlobalColumn((int)j, D->cstart, nc, R2), D->cstart, nc, nr3, R3, &rloc[j]));
+  PetscCall(PlaceTable(PETSC_TRUE, nc + nr2, rloc, &table));
+  PetscCall(MapInts(D, first, table, nc + nr2, Ac->col));
+  PetscCall(PatchworkFree(PETSC_TRUE, &table));
+  PetscCall(CSRAlloc(PETSC_TRUE, (int)nc, (int)(nc + nr3), (int)nb, &Bd));
+  PetscCall(Copy(PETSC_TRUE, Bd.ptr, PETSC_FALSE, bptr, sizeof(int) * (nc + 1)));
+  PetscCall(Copy(PETSC_TRUE, Bd.col, PETSC_FALSE, bcol, sizeof(int) * nb));
+  PetscCall(Copy(PETSC_TRUE, Bd.val, PETSC_FALSE, bval, sizeof(double) * nb));
+  PetscCall(PetscFree4(bptr, bcol, bval, rloc));
+  PetscCall(PetscFree(rptr));
+  PetscCall(PetscFree3(rrow, rcol, rval));
+  /* own rows + received, then the two blocks */
+  Aown = (PatchworkCSR){(int)nc, Ac->ptr, Ac->col, Ac->val};
+  Bown = (PatchworkCSR){(int)nc, Bd.ptr, Bd.col, Bd.val};
+  err  = PatchworkCSRAddCUDA(&Aown, &Bown, (int)(nc + nr3), &C, D->stream);
+  PetscCheck(!err, PETSC_COMM_SELF, PETSC_ERR_LIB, "PCPATCHAMG: adding the received Galerkin rows failed (error %d)", err);
+  CSRFree(PETSC_TRUE, &Bd);
+  err = PatchworkCSRSplitColumnsCUDA(&C, (int)nc, &Cd, &Co, D->stream);
+  PetscCheck(!err, PETSC_COMM_SELF, PETSC_ERR_LIB, "PCPATCHAMG: splitting the Galerkin rows failed (error %d)", err);
+  CSRFree(PETSC_TRUE, &C);
+  /* to the host: the diagonal block as it is, the other's columns global */
+  PetscCall(PetscMalloc3(nc + 1, &dptr, PetscMax(Cd.nnz, 1), &dcol, PetscMax(Cd.nnz, 1), &dval));
+  PetscCall(PetscMalloc3(nc + 1, &optr, PetscMax(Co.nnz, 1), &ocol, PetscMax(Co.nnz, 1), &oval));
+  {
+    int *ip, *ic;
+
+    PetscCall(PetscMalloc2(nc + 1, &ip, PetscMax(PetscMax(Cd.nnz, Co.nnz), 1), &ic));
+    PetscCall(Copy(PETSC_FALSE, ip, PETSC_TRUE, Cd.ptr, sizeof(int) * (nc + 1)));
+    PetscCall(Copy(PETSC_FALSE, ic, PETSC_TRUE, Cd.col, sizeof(int) * Cd.nnz));
+    for (PetscInt i = 0; i <= nc; i++) dptr[i] = ip[i];
+    for (int e = 0; e < Cd.nnz; e++) dcol[e] = ic[e];
+    PetscCall(Copy(PETSC_FALSE, ip, PETSC_TRUE, Co.ptr, sizeof(int) * (nc + 1)));
+    PetscCall(Copy(PETSC_FALSE, ic, PETSC_TRUE, Co.col, sizeof(int) * Co.nnz));
+    for (PetscInt i = 0; i <= nc; i++) optr[i] = ip[i];
+    for (int e = 0; e < Co.nnz; e++) ocol[e] = R3[ic[e]];
+    PetscCall(PetscFree2(ip, ic));
+  }
+  PetscCall(Copy(PETSC_FALSE, dval, PETSC_TRUE, Cd.val, sizeof(double) * Cd.nnz));
+  PetscCall(Copy(PETSC_FALSE, oval, PETSC_TRUE, Co.val, sizeof(double) * Co.nnz));
+  CSRFree(PETSC_TRUE, &Cd);
+  CSRFree(PETSC_TRUE, &Co);
+  PetscCall(PetscFree(R3));
+  PetscCall(PetscFree(hptr));
+  PetscCall(PatchworkMatCreateAIJSplit(D->comm, type, nc, nc, dptr, dcol, dval, optr, ocol, oval, B));
+  PetscCall(PetscFree3(dptr, dcol, dval));
+  PetscCall(PetscFree3(optr, ocol, oval));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
 
 /* L->P from P's rows (columns local to R1): on the device a shell over the two blocks (padevmat.c), on
    the host a parallel AIJ matrix of type */
@@ -582,7 +699,7 @@ PetscErrorCode PCPatchAMGProductsDistributed(PC pc, const PC_PatchAMGGraph *H, P
   const PetscInt    *garray;
   PetscLayout        cmap;
   PatchworkCSR       Adc, Aoc, Axc;
-  PatchworkCSRMatrix Ax = {0}, P = {0}, Px = {0}, Ac = {0}, Ach;
+  PatchworkCSRMatrix Ax = {0}, P = {0}, Px = {0}, Ac = {0};
   const PetscScalar *sa, *za = NULL;
   PetscScalar       *ta, *zca;
   PetscMemType       mt;
@@ -675,12 +792,16 @@ PetscErrorCode PCPatchAMGProductsDistributed(PC pc, const PC_PatchAMGGraph *H, P
   CSRFree(D.dev, &Px);
   CSRFree(D.dev, &Ax);
   PetscCall(PetscLogEventBegin(PATCHWORK_AMGCoarseRows, pc, 0, 0, 0));
+#if defined(PATCHWORK_HAVE_CUDA)
   if (D.dev) {
-    PetscCall(PCPatchAMGCSRToHost(&Ac, &Ach));
+    PetscCall(CoarseMatrixDevice(&D, type, &Ac, nr2, R2, &C->A));
     PatchworkCSRMatrixFreeCUDA(&Ac);
-  } else Ach = Ac;
-  PetscCall(CoarseMatrix(&D, type, &Ach, nr2, R2, &C->A));
-  PatchworkCSRMatrixFree(&Ach);
+  } else
+#endif
+  {
+    PetscCall(CoarseMatrix(&D, type, &Ac, nr2, R2, &C->A));
+    PatchworkCSRMatrixFree(&Ac);
+  }
   PetscCall(PetscLogEventEnd(PATCHWORK_AMGCoarseRows, pc, 0, 0, 0));
   PetscCall(PetscLogEventEnd(PATCHWORK_AMGGalerkin, pc, 0, 0, 0));
   PetscCall(PetscFree(R1));
