@@ -105,8 +105,6 @@ typedef struct {
   double *val;
 } PatchworkCSRMatrix;
 
-/* The position of column j among the ascending columns col[lo..hi), -1 when absent: the lookups of
-   mirror entries (CSR Symmetrize, SPAI(1)'s right-hand side) on the host and the device */
 /* Row i of A + B (PatchworkCSRAdd*): the union of the two rows' ascending columns, an entry in both
    a + b; into col and val when col is given (else only counted, no value read); returns its length */
 PW_HOST_DEVICE int PatchworkCSRAddRow(const PatchworkCSR *A, const PatchworkCSR *B, int i, int *col, double *val)
@@ -128,6 +126,8 @@ PW_HOST_DEVICE int PatchworkCSRAddRow(const PatchworkCSR *A, const PatchworkCSR 
   return m;
 }
 
+/* The position of column j among the ascending columns col[lo..hi), -1 when absent: the lookups of
+   mirror entries (CSR Symmetrize, SPAI(1)'s right-hand side) on the host and the device */
 PW_HOST_DEVICE int PatchworkCSRFind(const int *col, int lo, int hi, int j)
 {
   const int end = hi;

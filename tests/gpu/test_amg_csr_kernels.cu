@@ -18,7 +18,13 @@
    ptr, col, val; idx): Join of square/rectangular blocks, A or B without entries, no rows (NULL
    arrays), extra empty rows and columns; Split of every input above at cut 0, a third, nrow (<= ncol)
    and ncol; IntMap of 0 .. 10^6 indices; their bad arguments are refused with 1 by both, results
-   left empty. The full run ends with a timing table
+   left empty. Add (M = A + B) must equal the reference bit for bit (an entry in both is the one
+   rounding a + b) with the entries that cancel to 0 stored: rows of both with identical, disjoint
+   and overlapping patterns, rows only in A or only in B, empty rows, mixed row by row; no rows, no
+   columns, no entries (NULL arrays), ncol above the largest column, long rows (up to 6000 entries),
+   rows of 0 .. 2500 entries, and 1e6 rows of 20 .. 40 entries a side; bad arguments (NULL A, B, M
+   or ptr, B->n != A->n, ncol < 0) are refused with 1 by both, M left empty.
+   The full run ends with a timing table
    (GPU ms from CUDA events, median of 3 after a warm-up; CPU ms of the reference on one core).
    Prints `ok ...` or `FAIL ...` per check and `# N passed, N failed` last; exits 0 when all pass,
    1 otherwise, 77 without a CUDA device.
@@ -813,6 +819,244 @@ static void JoinSplitMapBadArguments(void)
   FreeMat(dB);
 }
 
+/* ---------------------------------------------------------------------------------------------
+   Add: M = A + B, the CUDA version against the reference bit for bit (an entry in both is the one
+   rounding a + b, PatchworkCSRAddRow on both sides) */
+
+enum { ADD_MIXED, ADD_IDENTICAL, ADD_DISJOINT, ADD_OVERLAP, ADD_ONLY_A, ADD_ONLY_B, ADD_EMPTY, ADD_MODES };
+static const char *add_mode[ADD_MODES] = {"mixed rows", "identical patterns", "disjoint patterns", "overlapping patterns", "rows only in A", "rows only in B", "no entries"};
+
+/* k (at most ncol) distinct columns of [0, ncol), ascending: few of many drawn, else a partial
+   shuffle of perm (a permutation of 0..ncol-1 that stays one) */
+static std::vector<int> DrawColumns(int ncol, int k, std::vector<int> &perm)
+{
+  std::vector<int> row;
+
+  k = std::min(k, ncol);
+  if ((size_t)k * 8 < (size_t)ncol) {
+    while ((int)row.size() < k) {
+      for (int t = (int)row.size(); t < k; t++) row.push_back(RandInt(0, ncol - 1));
+      std::sort(row.begin(), row.end());
+      row.erase(std::unique(row.begin(), row.end()), row.end());
+    }
+  } else if (k > 0) {
+    if (perm.size() != (size_t)ncol) {
+      perm.resize(ncol);
+      for (int j = 0; j < ncol; j++) perm[j] = j;
+    }
+    for (int t = 0; t < k; t++) std::swap(perm[t], perm[RandInt(t, ncol - 1)]);
+    row.assign(perm.begin(), perm.begin() + k);
+    std::sort(row.begin(), row.end());
+  }
+  return row;
+}
+
+struct AddPair {
+  Mat    A, B;
+  size_t cancel = 0; /* entries in both whose sum is exactly 0 */
+};
+
+/* A and B, n x ncol, each row's two patterns as mode says (ADD_MIXED: each row one of the others at
+   random): identical; disjoint; overlapping (B takes about half of A's columns and len()/2 of its
+   own); only in A; only in B; empty. Where both hold a column B's value is -a a quarter of the time
+   (the sum cancels to exactly 0), else a Spread() of its own. */
+template <typename F>
+static AddPair MakeAddPair(int n, int ncol, int mode, F len)
+{
+  AddPair          P;
+  std::vector<int> perm, ca, cb;
+
+  P.A.nrow = P.B.nrow = n;
+  P.A.ncol = P.B.ncol = ncol;
+  P.A.ptr.reserve((size_t)n + 1);
+  P.B.ptr.reserve((size_t)n + 1);
+  for (int i = 0; i < n; i++) {
+    const int m = mode == ADD_MIXED ? RandInt(ADD_IDENTICAL, ADD_EMPTY) : mode;
+    const int la = len(), lb = len();
+
+    ca.clear();
+    cb.clear();
+    switch (m) {
+    case ADD_IDENTICAL: cb = ca = DrawColumns(ncol, la, perm); break;
+    case ADD_DISJOINT:
+      for (int j : DrawColumns(ncol, la + lb, perm)) (Rand() < 0 ? ca : cb).push_back(j);
+      break;
+    case ADD_OVERLAP:
+      ca = DrawColumns(ncol, la, perm);
+      for (int j : ca)
+        if (Rand() < 0) cb.push_back(j);
+      for (int j : DrawColumns(ncol, lb / 2, perm)) cb.push_back(j);
+      std::sort(cb.begin(), cb.end());
+      cb.erase(std::unique(cb.begin(), cb.end()), cb.end());
+      break;
+    case ADD_ONLY_A: ca = DrawColumns(ncol, la, perm); break;
+    case ADD_ONLY_B: cb = DrawColumns(ncol, lb, perm); break;
+    default: break;
+    }
+    const size_t a0 = P.A.col.size();
+    for (int j : ca) {
+      P.A.col.push_back(j);
+      P.A.val.push_back(Spread());
+    }
+    for (int j : cb) {
+      const auto f    = std::lower_bound(ca.begin(), ca.end(), j);
+      const bool both = f != ca.end() && *f == j && Rand() < -0.5;
+
+      P.B.col.push_back(j);
+      P.B.val.push_back(both ? -P.A.val[a0 + (f - ca.begin())] : Spread());
+      P.cancel += both;
+    }
+    P.A.ptr.push_back((int)P.A.col.size());
+    P.B.ptr.push_back((int)P.B.col.size());
+  }
+  return P;
+}
+
+/* Add on both: the CUDA result equal to the reference's bit for bit (sizes, ptr, col, val), and the
+   reference holding the cancelled entries as +0. nul: NULL for the empty arrays on both sides. */
+static void CheckAdd(const char *label, const AddPair &P, int ncol, bool nul)
+{
+  PatchworkCSRMatrix hA = P.A.View(), hB = P.B.View(), dA = UploadMat(P.A, nul), dB = UploadMat(P.B, nul), R, G;
+  PatchworkCSR       ha = CsrOf(hA), hb = CsrOf(hB), da = CsrOf(dA), db = CsrOf(dB);
+  char               name[224];
+  int                rr, rg;
+
+  snprintf(name, sizeof(name), "add %s (%d rows, %d + %d entries, ncol %d%s)", label, P.A.nrow, (int)P.A.col.size(), (int)P.B.col.size(), ncol, nul ? ", NULL arrays" : "");
+  if (nul) {
+    if (P.A.nrow == 0) ha.ptr = hb.ptr = nullptr;
+    if (P.A.col.empty()) ha.col = nullptr, ha.val = nullptr;
+    if (P.B.col.empty()) hb.col = nullptr, hb.val = nullptr;
+  }
+  rr = PatchworkCSRAddRef(&ha, &hb, ncol, &R);
+  memset(&G, 0xA5, sizeof(G)); /* junk that must be replaced */
+  rg = PatchworkCSRAddCUDA(&da, &db, ncol, &G, g_stream);
+  if (rr || rg) Result(false, "%s: returned %d (reference), %d (CUDA: %s)", name, rr, rg, cudaGetErrorString((cudaError_t)rg));
+  else {
+    size_t zeros = 0;
+
+    for (int e = 0; e < R.nnz; e++) zeros += R.val[e] == 0 && !std::signbit(R.val[e]);
+    Result(R.nrow == P.A.nrow && R.ncol == ncol && SameOnDevice(G, R), "%s: %d x %d, %d entries, equal to the reference bit for bit", name, G.nrow, G.ncol, G.nnz);
+    Result(zeros == P.cancel, "%s: the %zu entries that cancel are stored as +0 (%zu)", name, P.cancel, zeros);
+    PatchworkCSRMatrixFreeCUDA(&G);
+  }
+  if (!rr) PatchworkCSRMatrixFree(&R);
+  FreeMat(dA);
+  FreeMat(dB);
+}
+
+/* the corners, every kind of row alone, rows of 0 .. 2500 entries, and *L: ~1e6 rows of ~30 entries
+   each side (kept for the timing table) */
+static void AddCases(bool quick, AddPair &L)
+{
+  auto small = [] { return RandInt(0, 12); };
+  auto wide  = [] { return RandInt(10, 40); };
+
+  for (bool nul : {false, true}) {
+    CheckAdd("no rows", MakeAddPair(0, 0, ADD_MIXED, small), 0, nul);
+    CheckAdd("no rows", MakeAddPair(0, 7, ADD_MIXED, small), 9, nul);
+    CheckAdd("no columns", MakeAddPair(5, 0, ADD_MIXED, small), 0, nul);
+    CheckAdd("no entries", MakeAddPair(100, 50, ADD_EMPTY, small), 53, nul);
+  }
+  CheckAdd("1 x 1, identical", MakeAddPair(1, 1, ADD_IDENTICAL, [] { return 1; }), 1, false);
+  CheckAdd("1 x 1, only B", MakeAddPair(1, 1, ADD_ONLY_B, [] { return 1; }), 1, true);
+  for (int mode = ADD_MIXED; mode < ADD_MODES; mode++) {
+    const bool nul = mode == ADD_ONLY_A || mode == ADD_ONLY_B || mode == ADD_EMPTY;
+
+    CheckAdd(add_mode[mode], MakeAddPair(300, 300, mode, small), 300, nul);
+    CheckAdd(add_mode[mode], MakeAddPair(quick ? 200 : 2000, 3000, mode, wide), 3005, nul);
+  }
+  CheckAdd("one long row, overlapping", MakeAddPair(1, 6000, ADD_OVERLAP, [] { return RandInt(2000, 3000); }), 6000, false);
+  CheckAdd("one long row, identical", MakeAddPair(1, 6000, ADD_IDENTICAL, [] { return 5000; }), 6000, false);
+  { /* rows of 0 entries beside rows of over 1000 */
+    const int n = quick ? 300 : 3000;
+    auto      len = [] {
+      const double r = 0.5 * (Rand() + 1);
+      return r < 0.1 ? 0 : r < 0.97 ? RandInt(1, 40) : RandInt(1001, 2500);
+    };
+    CheckAdd("mixed rows, 0 .. 2500 entries", MakeAddPair(n, 4000, ADD_MIXED, len), 4000, false);
+  }
+  { /* large: 20 .. 40 entries a row each side */
+    const int n = quick ? 20000 : 1000000;
+    char      name[64];
+
+    L = MakeAddPair(n, n, ADD_MIXED, [] { return RandInt(20, 40); });
+    snprintf(name, sizeof(name), "large, %s", add_mode[ADD_MIXED]);
+    CheckAdd(name, L, n, false);
+    const AddPair I = MakeAddPair(quick ? 20000 : 300000, quick ? 20000 : 300000, ADD_OVERLAP, [] { return RandInt(20, 40); });
+    CheckAdd("large, overlapping", I, I.A.ncol, false);
+  }
+}
+
+/* Bad arguments: 1 from both, M left empty */
+static void AddBadArguments(void)
+{
+  const Mat          A = RandomMat(10, 10, [] { return RandInt(1, 4); }), B = RandomMat(10, 10, [] { return RandInt(0, 3); });
+  PatchworkCSRMatrix hA = A.View(), hB = B.View(), dA = UploadMat(A, false), dB = UploadMat(B, false), M;
+  const PatchworkCSR ha = CsrOf(hA), hb = CsrOf(hB), da = CsrOf(dA), db = CsrOf(dB);
+  char               name[128];
+
+  auto add = [&](const PatchworkCSR *a1, const PatchworkCSR *b1, const PatchworkCSR *a2, const PatchworkCSR *b2, int ncol, const char *what) {
+    memset(&M, 0xA5, sizeof(M));
+    snprintf(name, sizeof(name), "ref: add, %s", what);
+    ReportRet(PatchworkCSRAddRef(a1, b1, ncol, &M), 1, name);
+    Result(IsEmpty(M), "ref: add, %s: M empty", what);
+    memset(&M, 0xA5, sizeof(M));
+    snprintf(name, sizeof(name), "cuda: add, %s", what);
+    ReportRet(PatchworkCSRAddCUDA(a2, b2, ncol, &M, g_stream), 1, name);
+    Result(IsEmpty(M), "cuda: add, %s: M empty", what);
+  };
+  add(nullptr, &hb, nullptr, &db, 10, "NULL A");
+  add(&ha, nullptr, &da, nullptr, 10, "NULL B");
+  {
+    PatchworkCSR a1 = ha, a2 = da, b1 = hb, b2 = db;
+
+    b1.n = b2.n = 9;
+    add(&ha, &b1, &da, &b2, 10, "B->n < A->n");
+    b1.n = b2.n = 11;
+    add(&ha, &b1, &da, &b2, 10, "B->n > A->n");
+    a1.n = a2.n = -1;
+    add(&a1, &hb, &a2, &db, 10, "A->n < 0");
+    b1.n = b2.n = -1;
+    add(&a1, &b1, &a2, &b2, 10, "A->n = B->n < 0");
+  }
+  add(&ha, &hb, &da, &db, -1, "ncol < 0");
+  {
+    PatchworkCSR a1 = ha, a2 = da, b1 = hb, b2 = db;
+
+    a1.ptr = a2.ptr = nullptr;
+    add(&a1, &hb, &a2, &db, 10, "NULL A->ptr with rows");
+    b1.ptr = b2.ptr = nullptr;
+    add(&ha, &b1, &da, &b2, 10, "NULL B->ptr with rows");
+  }
+  ReportRet(PatchworkCSRAddRef(&ha, &hb, 10, nullptr), 1, "ref: add, NULL M");
+  ReportRet(PatchworkCSRAddCUDA(&da, &db, 10, nullptr, g_stream), 1, "cuda: add, NULL M");
+  ReportRet(PatchworkCSRAddCUDA(&da, &db, 10, &M, g_stream), 0, "cuda: add, good arguments accepted");
+  CHECK_CUDA(cudaStreamSynchronize(g_stream));
+  PatchworkCSRMatrixFreeCUDA(&M);
+  FreeMat(dA);
+  FreeMat(dB);
+}
+
+/* Add (allocating and freeing M included); the table's sizes are A's */
+static void TimeAdd(const char *matrix, const AddPair &P, std::vector<Row> &rows)
+{
+  PatchworkCSRMatrix dA = UploadMat(P.A, false), dB = UploadMat(P.B, false), hA = P.A.View(), hB = P.B.View(), M;
+  const PatchworkCSR da = CsrOf(dA), db = CsrOf(dB), ha = CsrOf(hA), hb = CsrOf(hB);
+
+  rows.push_back(Time("add", matrix, P.A,
+                      [&] {
+                        CheckRet(PatchworkCSRAddCUDA(&da, &db, P.A.ncol, &M, g_stream), "PatchworkCSRAddCUDA");
+                        PatchworkCSRMatrixFreeCUDA(&M);
+                      },
+                      [&] {
+                        CheckRet(PatchworkCSRAddRef(&ha, &hb, P.A.ncol, &M), "PatchworkCSRAddRef");
+                        PatchworkCSRMatrixFree(&M);
+                      }));
+  CHECK_CUDA(cudaStreamSynchronize(g_stream));
+  FreeMat(dA);
+  FreeMat(dB);
+}
+
 int main(int argc, char **argv)
 {
   bool quick;
@@ -865,12 +1109,16 @@ int main(int argc, char **argv)
   }
   JoinSplitMapCases(quick, P, A);
   JoinSplitMapBadArguments();
+  AddPair L;
+  AddCases(quick, L);
+  AddBadArguments();
   if (!quick) {
     std::vector<Row> rows;
 
     TimeOps("P-like", P, rows);
     TimeOps("R-like (P^T)", R, rows);
     TimeOps("A-like", A, rows);
+    TimeAdd("large A + B", L, rows);
     printf("# CSR operations (GPU: CUDA events, median of 3 after a warm-up; CPU: the reference, one core)\n");
     printf("# %-10s %-13s %9s %9s %10s %9s %9s %8s\n", "op", "matrix", "rows", "cols", "nnz", "GPU ms", "CPU ms", "speedup");
     for (const Row &r : rows)

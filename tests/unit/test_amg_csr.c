@@ -24,6 +24,13 @@
      shift >= A->n; below that it must refuse); Split(Join(A, B, shift), shift) gives A and B back.
    - IntMap: idx[k] = map[idx[k]], on 0, 1, a few and 10^5 indices, maps of 1 .. 3000 entries.
    - Their bad arguments return 1 and leave M (Lo, Hi) empty.
+   - Add (A, B, ncol): against a dense accumulation of each row, exactly (an entry in both is one
+     rounding a + b, the same expression here): sizes, ptr, columns ascending, values bit for bit,
+     entries that cancel to 0 still stored (as +0), B + A == A + B; rows of both with identical,
+     disjoint and overlapping patterns, rows only in A or only in B, empty rows, mixed row by row;
+     no rows, no columns, ncol above the largest column, rows of several hundred entries, NULL for
+     empty arrays; PatchworkCSRAddRow's count mode (values NULL) equals its fill; a hand-made case;
+     bad arguments (NULL A, B, M or ptr, B->n != A->n, ncol < 0) return 1 and leave M empty.
    PETSc-free; --quick runs smaller cases (for valgrind). */
 #include <float.h>
 #include <string.h>
@@ -737,6 +744,295 @@ static void JoinSplitMapBadArguments(int *fails)
   free(bt);
 }
 
+/* ---------------------------------------------------------------------------------------------
+   Add: M = A + B against a dense row accumulation written here. Exact: an entry in both is the one
+   rounding a + b, the same expression here, so every value is compared bit for bit. */
+
+enum { ADD_MIXED, ADD_IDENTICAL, ADD_DISJOINT, ADD_OVERLAP, ADD_ONLY_A, ADD_ONLY_B, ADD_EMPTY, ADD_MODES };
+static const char *add_mode[ADD_MODES] = {"mixed rows", "identical patterns", "disjoint patterns", "overlapping patterns", "rows only in A", "rows only in B", "no entries"};
+
+/* k distinct columns of [0, ncol) get bit v in mark: a partial shuffle of perm (a permutation of
+   0..ncol-1, and it stays one) */
+static void MarkColumns(char *mark, char v, int k, int ncol, int *perm, uint64_t *rs)
+{
+  for (int t = 0; t < k && t < ncol; t++) {
+    const int u = t + (int)(Rand(rs) * (ncol - t)), c = perm[u];
+
+    perm[u]  = perm[t];
+    perm[t]  = c;
+    mark[c] |= v;
+  }
+}
+
+static void Append(PatchworkCSRMatrix *M, int *cap, int j, double v)
+{
+  if (M->nnz == *cap) {
+    *cap   = 2 * *cap + 16;
+    M->col = (int *)realloc(M->col, sizeof(int) * (size_t)*cap);
+    M->val = (double *)realloc(M->val, sizeof(double) * (size_t)*cap);
+    if (!M->col || !M->val) {
+      fprintf(stderr, "FAIL out of memory\n");
+      exit(1);
+    }
+  }
+  M->col[M->nnz]   = j;
+  M->val[M->nnz++] = v;
+}
+
+/* A and B, n x ncol, each row's patterns as mode says (ADD_MIXED: each row one of the others at
+   random): identical, disjoint, overlapping (B takes about half of A's columns and some of its own),
+   only in A, only in B, empty; row lengths from RowLength. Where both hold a column, B's value is -a
+   a quarter of the time (the sum cancels to exactly 0: *cancel counts them), else a Spread() of its own. */
+static void AddPair(int n, int ncol, int mode, int longrows, uint64_t *rs, PatchworkCSRMatrix *A, PatchworkCSRMatrix *B, int *cancel)
+{
+  char *mark = (char *)Malloc((size_t)ncol);
+  int  *perm = (int *)Malloc(sizeof(int) * (size_t)(ncol ? ncol : 1));
+  int   capa = 0, capb = 0;
+
+  for (int j = 0; j < ncol; j++) perm[j] = j;
+  memset(A, 0, sizeof(*A));
+  memset(B, 0, sizeof(*B));
+  A->nrow = B->nrow = n;
+  A->ncol = B->ncol = ncol;
+  A->ptr            = (int *)Malloc(sizeof(int) * ((size_t)n + 1));
+  B->ptr            = (int *)Malloc(sizeof(int) * ((size_t)n + 1));
+  *cancel           = 0;
+  for (int i = 0; i < n; i++) {
+    const int m = mode == ADD_MIXED ? 1 + (int)(Rand(rs) * (ADD_MODES - 1)) : mode;
+    const int la = RowLength(ncol, longrows, rs), lb = RowLength(ncol, longrows, rs);
+
+    switch (m) {
+    case ADD_IDENTICAL: MarkColumns(mark, 3, la, ncol, perm, rs); break;
+    case ADD_DISJOINT: /* la + lb columns, each A's or B's */
+      MarkColumns(mark, 4, la + lb, ncol, perm, rs);
+      for (int j = 0; j < ncol; j++)
+        if (mark[j]) mark[j] = Rand(rs) < 0.5 ? 1 : 2;
+      break;
+    case ADD_OVERLAP:
+      MarkColumns(mark, 1, la, ncol, perm, rs);
+      for (int j = 0; j < ncol; j++)
+        if (mark[j] && Rand(rs) < 0.5) mark[j] = 3;
+      MarkColumns(mark, 2, lb / 2, ncol, perm, rs);
+      break;
+    case ADD_ONLY_A: MarkColumns(mark, 1, la, ncol, perm, rs); break;
+    case ADD_ONLY_B: MarkColumns(mark, 2, lb, ncol, perm, rs); break;
+    default: break;
+    }
+    for (int j = 0; j < ncol; j++) {
+      if (mark[j] & 1) Append(A, &capa, j, Spread(rs));
+      if (mark[j] & 2) {
+        const int both = (mark[j] & 1) && Rand(rs) < 0.25;
+
+        Append(B, &capb, j, both ? -A->val[A->nnz - 1] : Spread(rs));
+        *cancel += both;
+      }
+      mark[j] = 0;
+    }
+    A->ptr[i + 1] = A->nnz;
+    B->ptr[i + 1] = B->nnz;
+  }
+  if (!A->col) A->col = (int *)Malloc(sizeof(int)), A->val = (double *)Malloc(sizeof(double));
+  if (!B->col) B->col = (int *)Malloc(sizeof(int)), B->val = (double *)Malloc(sizeof(double));
+  free(mark);
+  free(perm);
+}
+
+/* M = A + B (the reference; columns ncol) against the dense accumulation of each row: sizes, ptr,
+   every entry bit for bit, columns ascending and in range, the cancelled entries stored (as +0),
+   PatchworkCSRAddRow counting (no value read) what it fills (and writing no further), and B + A
+   equal to A + B. nul: NULL for the empty arrays (ptr without rows, col and val without entries). */
+static void AddCheck(int *fails, const char *label, const PatchworkCSRMatrix *A, const PatchworkCSRMatrix *B, int ncol, int nul, int cancel)
+{
+  PatchworkCSR       a = CSRView(A), b = CSRView(B), an, bn;
+  PatchworkCSRMatrix M, N;
+  const int          n = A->nrow, width = ncol > A->ncol ? ncol : A->ncol;
+  double            *dense = (double *)Malloc(sizeof(double) * (size_t)(width + 1)), *vbuf = (double *)Malloc(sizeof(double) * (size_t)(width + 1));
+  char              *has = (char *)Malloc((size_t)width + 1);
+  int               *cbuf = (int *)Malloc(sizeof(int) * (size_t)(width + 1));
+  int                ret, ok, bad = 0, disorder = 0, countbad = 0, zeros = 0, posz = 0;
+  long               want = 0;
+
+  if (nul) {
+    if (n == 0) a.ptr = b.ptr = NULL;
+    if (A->nnz == 0) a.col = NULL, a.val = NULL;
+    if (B->nnz == 0) b.col = NULL, b.val = NULL;
+  }
+  memset(&M, 0xA5, sizeof(M)); /* junk that must be replaced */
+  ret = PatchworkCSRAddRef(&a, &b, ncol, &M);
+  if (ret) {
+    Check(fails, ret, 0, "add %s: returned nonzero", label);
+    goto done;
+  }
+  ok = M.nrow == n && M.ncol == ncol && M.nnz >= 0 && M.ptr && M.ptr[0] == 0 && M.ptr[n] == M.nnz && M.col && M.val;
+  for (int i = 0; ok && i < n; i++) ok = M.ptr[i + 1] >= M.ptr[i];
+  Check(fails, !ok, 0, "add %s: %d x %d (ncol %d), %d entries, ptr monotone from 0 to nnz", label, M.nrow, M.ncol, ncol, M.nnz);
+  if (!ok) {
+    PatchworkCSRMatrixFree(&M);
+    goto done;
+  }
+  an     = a; /* count mode reads no value */
+  bn     = b;
+  an.val = bn.val = NULL;
+  for (int i = 0; i < n; i++) {
+    int p = M.ptr[i], rowbad = 0, cnt, fill;
+
+    for (int e = A->ptr[i]; e < A->ptr[i + 1]; e++) {
+      dense[A->col[e]] = A->val[e];
+      has[A->col[e]]   = 1;
+    }
+    for (int e = B->ptr[i]; e < B->ptr[i + 1]; e++) {
+      const int j = B->col[e];
+
+      dense[j] = has[j] ? dense[j] + B->val[e] : B->val[e];
+      has[j] |= 2;
+    }
+    for (int j = 0; j < width; j++) {
+      if (!has[j]) continue;
+      if (p < M.ptr[i + 1] && M.col[p] == j && !memcmp(&M.val[p], &dense[j], sizeof(double))) {
+        zeros += M.val[p] == 0;
+        posz += M.val[p] == 0 && !signbit(M.val[p]);
+      } else rowbad = 1;
+      p++;
+      want++;
+      has[j] = 0;
+    }
+    bad += rowbad || p != M.ptr[i + 1];
+    for (int q = M.ptr[i]; q < M.ptr[i + 1]; q++) disorder += M.col[q] < 0 || M.col[q] >= ncol || (q > M.ptr[i] && M.col[q] <= M.col[q - 1]);
+    cnt = PatchworkCSRAddRow(&an, &bn, i, NULL, NULL);
+    if (cnt < 0 || cnt > width) {
+      countbad++;
+      continue;
+    }
+    cbuf[cnt] = -7; /* must stay */
+    vbuf[cnt] = 1e300;
+    fill      = PatchworkCSRAddRow(&a, &b, i, cbuf, vbuf);
+    countbad += cnt != fill || fill != M.ptr[i + 1] - M.ptr[i] || cbuf[cnt] != -7 || vbuf[cnt] != 1e300 ||
+                (fill > 0 && (memcmp(cbuf, M.col + M.ptr[i], sizeof(int) * (size_t)fill) || memcmp(vbuf, M.val + M.ptr[i], sizeof(double) * (size_t)fill)));
+  }
+  Check(fails, bad || want != M.nnz, 0, "add %s: every row the dense sum, bit for bit (%ld entries wanted, %d rows differ)", label, want, bad);
+  Check(fails, disorder, 0, "add %s: columns ascending, in [0, %d)", label, ncol);
+  Check(fails, zeros != cancel || posz != cancel, 0, "add %s: the %d entries that cancel are stored, as +0 (%d zeros, %d of them +0)", label, cancel, zeros, posz);
+  Check(fails, countbad, 0, "add %s: PatchworkCSRAddRow's count (no values) equals what it fills and M's row (%d rows differ)", label, countbad);
+  ret = PatchworkCSRAddRef(&b, &a, ncol, &N);
+  Check(fails, ret || !SameMatrix(&N, &M), 0, "add %s: B + A equals A + B bit for bit", label);
+  if (!ret) PatchworkCSRMatrixFree(&N);
+  PatchworkCSRMatrixFree(&M);
+done:
+  free(dense);
+  free(vbuf);
+  free(has);
+  free(cbuf);
+}
+
+static void AddCase(int *fails, int n, int ncol, int extra, int mode, int longrows, int nul, uint64_t *rs)
+{
+  PatchworkCSRMatrix A, B;
+  int                cancel;
+  char               label[160];
+
+  AddPair(n, ncol, mode, longrows, rs, &A, &B, &cancel);
+  snprintf(label, sizeof(label), "%d rows, %s (%d + %d entries), ncol %d%s", n, add_mode[mode], A.nnz, B.nnz, ncol + extra, nul ? ", NULL arrays" : "");
+  AddCheck(fails, label, &A, &B, ncol + extra, nul, cancel);
+  PatchworkCSRMatrixFree(&A);
+  PatchworkCSRMatrixFree(&B);
+}
+
+static void AddCases(int *fails, int quick, uint64_t *rs)
+{
+  /* rows, columns, extra columns of M, long rows (several hundred entries) */
+  const int shapes[][4] = {
+    {0, 0, 0, 0},   {0, 5, 2, 0},    {5, 0, 0, 0},     {5, 0, 4, 0},      {1, 1, 0, 0},      {3, 2, 0, 0},     {7, 7, 3, 0},
+    {60, 60, 0, 0}, {1, 800, 0, 1},  {40, 700, 5, 1},  {700, 40, 0, 0},   {500, 500, 0, 1},  {120, 1500, 0, 1}, {2000, 3000, 7, 1},
+    {8000, 500, 0, 0},
+  };
+
+  for (int s = 0; s < 15; s++) {
+    const int *sh = shapes[s];
+
+    if (quick && (size_t)sh[0] * sh[1] > 400000) continue;
+    AddCase(fails, sh[0], sh[1], sh[2], ADD_MIXED, sh[3], 0, rs);
+    if (sh[0] == 0 || sh[1] == 0) AddCase(fails, sh[0], sh[1], sh[2], ADD_MIXED, sh[3], 1, rs);
+  }
+  { /* every kind of row alone, short and long */
+    const int shapes2[][3] = {{60, 60, 0}, {500, 500, 1}, {120, 1500, 1}};
+
+    for (int s = 0; s < 3; s++)
+      for (int mode = ADD_IDENTICAL; mode < ADD_MODES; mode++) AddCase(fails, shapes2[s][0], shapes2[s][1], 0, mode, shapes2[s][2], mode == ADD_EMPTY || mode == ADD_ONLY_A || mode == ADD_ONLY_B, rs);
+  }
+  { /* by hand: A = [1 at 0, 2 at 3, 1 at 7], B = [-2 at 3, 4 at 5, 0.5 at 9; and a row of B alone] */
+    const int          ap[] = {0, 3, 3}, ac[] = {0, 3, 7}, bp[] = {0, 3, 5}, bc[] = {3, 5, 9, 1, 2};
+    const double       av[] = {1, 2, 1}, bv[] = {-2, 4, 0.5, 3, 0.25};
+    const PatchworkCSR a = {2, ap, ac, av}, b = {2, bp, bc, bv};
+    const int          mp[] = {0, 5, 7}, mc[] = {0, 3, 5, 7, 9, 1, 2};
+    const double       mv[] = {1, 0, 4, 1, 0.5, 3, 0.25};
+    PatchworkCSRMatrix M;
+    int                ret = PatchworkCSRAddRef(&a, &b, 12, &M), ok;
+
+    ok = !ret && M.nrow == 2 && M.ncol == 12 && M.nnz == 7 && !memcmp(M.ptr, mp, sizeof(mp)) && !memcmp(M.col, mc, sizeof(mc)) && !memcmp(M.val, mv, sizeof(mv));
+    Check(fails, !ok, 0, "add by hand: [1 2@3 1@7] + [-2@3 4@5 0.5@9] = [1 0@3 4@5 1@7 0.5@9], then B's row alone");
+    Check(fails, PatchworkCSRAddRow(&a, &b, 0, NULL, NULL) != 5 || PatchworkCSRAddRow(&a, &b, 1, NULL, NULL) != 2, 0, "add by hand: PatchworkCSRAddRow counts 5 and 2");
+    if (!ret) PatchworkCSRMatrixFree(&M);
+  }
+}
+
+/* Bad arguments of Add: 1, M empty */
+static void AddBadArguments(int *fails)
+{
+  uint64_t           rs = 43;
+  int               *at, *bt;
+  PatchworkCSRMatrix A = RandomMatrix(10, 10, 0, &rs, &at), B = RandomMatrix(10, 10, 0, &rs, &bt), M;
+  PatchworkCSR       a = CSRView(&A), b = CSRView(&B), c, d;
+  int                r;
+
+#define ADD_REFUSES(A_, B_, ncol_, what) \
+  do { \
+    int r_; \
+    memset(&M, 0xA5, sizeof(M)); \
+    r_ = PatchworkCSRAddRef(A_, B_, ncol_, &M); \
+    Check(fails, r_ != 1 || !IsEmptyMatrix(&M), 0, "add: %s is refused, M empty", what); \
+    if (r_ == 0) PatchworkCSRMatrixFree(&M); \
+  } while (0)
+  ADD_REFUSES(NULL, &b, 10, "NULL A");
+  ADD_REFUSES(&a, NULL, 10, "NULL B");
+  ADD_REFUSES(NULL, NULL, 10, "NULL A and B");
+  Check(fails, PatchworkCSRAddRef(&a, &b, 10, NULL) != 1, 0, "add: NULL M is refused");
+  c   = b;
+  c.n = 9;
+  ADD_REFUSES(&a, &c, 10, "B->n < A->n");
+  c.n = 11;
+  ADD_REFUSES(&a, &c, 10, "B->n > A->n");
+  c   = a;
+  c.n = -1;
+  ADD_REFUSES(&c, &b, 10, "A->n < 0");
+  d   = b;
+  d.n = -1;
+  ADD_REFUSES(&c, &d, 10, "A->n = B->n < 0");
+  ADD_REFUSES(&a, &b, -1, "ncol < 0");
+  c     = a;
+  c.ptr = NULL;
+  ADD_REFUSES(&c, &b, 10, "NULL A->ptr with rows");
+  c     = b;
+  c.ptr = NULL;
+  ADD_REFUSES(&a, &c, 10, "NULL B->ptr with rows");
+#undef ADD_REFUSES
+  r = PatchworkCSRAddRef(&a, &b, 10, &M);
+  Check(fails, r != 0 || M.nrow != 10 || M.ncol != 10, 0, "add: the unspoilt arguments are accepted");
+  if (!r) PatchworkCSRMatrixFree(&M);
+  c     = a;
+  d     = b;
+  c.n   = d.n = 0;
+  c.ptr = d.ptr = NULL;
+  c.col = d.col = NULL;
+  c.val = d.val = NULL;
+  r     = PatchworkCSRAddRef(&c, &d, 0, &M);
+  Check(fails, r != 0 || M.nrow != 0 || M.ncol != 0 || M.nnz != 0 || !M.ptr || M.ptr[0] != 0, 0, "add: no rows, NULL arrays, ncol 0: 0 x 0, ptr {0}");
+  if (!r) PatchworkCSRMatrixFree(&M);
+  PatchworkCSRMatrixFree(&A);
+  PatchworkCSRMatrixFree(&B);
+  free(at);
+  free(bt);
+}
+
 int main(int argc, char **argv)
 {
   int      fails = 0, quick = argc > 1 && !strcmp(argv[1], "--quick");
@@ -755,6 +1051,8 @@ int main(int argc, char **argv)
   BadArguments(&fails);
   JoinSplitMapCases(&fails, quick, &rs);
   JoinSplitMapBadArguments(&fails);
+  AddCases(&fails, quick, &rs);
+  AddBadArguments(&fails);
   printf("%s\n", fails ? "FAIL" : "all ok");
   return fails != 0;
 }
