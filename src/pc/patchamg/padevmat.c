@@ -5,6 +5,7 @@
    unknowns that round trip cost about a quarter of the setup. What needs a real matrix (the coarse
    LU, SPAI(1), the l1 row sums) asks PCPatchAMGMatGetAIJ for a copy. */
 #include "paimpl.h"
+#include <petscsf.h>
 #include <patchwork/vec_kernel.h>
 
 #if defined(PATCHWORK_HAVE_CUDA)
