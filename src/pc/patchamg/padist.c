@@ -332,28 +332,49 @@ static PetscErrorCode GlobalColumns(Dist *D, const PatchworkCSRMatrix *P, PetscI
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* *Rx: R and the columns in extra[] of other ranks, ascending without repeats */
+static PetscErrorCode ExtendColumns(Dist *D, PetscInt nr, const PetscInt R[], PetscInt nextra, const PetscInt extra[], PetscInt *nrx, PetscInt **Rx)
+{
+  PetscInt m = nr;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(nr + nextra + 1, Rx));
+  PetscCall(PetscArraycpy(*Rx, R, nr));
+  for (PetscInt e = 0; e < nextra; e++)
+    if (extra[e] < D->cstart || extra[e] >= D->cstart + D->nc) (*Rx)[m++] = extra[e];
+  PetscCall(PetscSortRemoveDupsInt(&m, *Rx));
+  *nrx = m;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* idx[0..n) (on the level's side), local columns of R, renumbered in place to those of Rx (which holds R):
+   monotone, so rows stay ascending */
+static PetscErrorCode RenumberColumns(Dist *D, PetscInt nr, const PetscInt R[], PetscInt nrx, const PetscInt Rx[], PetscInt n, int *idx)
+{
+  int *h, *table;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(D->nc + nr, &h));
+  for (PetscInt j = 0; j < D->nc + nr; j++) PetscCall(LocalColumn(GlobalColumn((int)j, D->cstart, D->nc, R), D->cstart, D->nc, nrx, Rx, &h[j]));
+  PetscCall(PlaceTable(D->dev, D->nc + nr, h, &table));
+  PetscCall(PetscFree(h));
+  PetscCall(MapInts(D, n, table, D->nc + nr, idx));
+  PetscCall(PatchworkFree(D->dev, &table));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* P_x: P's rows (renumbered in place from R1's columns to R2's) over the ghosts' (host, global columns,
    renumbered and sorted here), columns local to R2 = R1 and the others the ghosts' rows reach */
 static PetscErrorCode StackRows(Dist *D, PatchworkCSRMatrix *P, PetscInt nr1, const PetscInt R1[], PetscInt gptr[], PetscInt gcol[], PetscScalar gval[], PetscInt *nr2, PetscInt **R2, PatchworkCSRMatrix *Px)
 {
   const PetscInt ne = gptr[D->ng];
-  PetscInt       m = nr1;
-  int           *h, *table, *tail;
+  PetscInt       m;
+  int           *tail;
 
   PetscFunctionBegin;
-  PetscCall(PetscMalloc1(nr1 + ne + 1, R2));
-  PetscCall(PetscArraycpy(*R2, R1, nr1));
-  for (PetscInt e = 0; e < ne; e++)
-    if (gcol[e] < D->cstart || gcol[e] >= D->cstart + D->nc) (*R2)[m++] = gcol[e];
-  PetscCall(PetscSortRemoveDupsInt(&m, *R2));
-  *nr2 = m;
-  /* R1's columns to R2's: monotone, so P's rows stay ascending */
-  PetscCall(PetscMalloc1(D->nc + nr1, &h));
-  for (PetscInt j = 0; j < D->nc + nr1; j++) PetscCall(LocalColumn(GlobalColumn((int)j, D->cstart, D->nc, R1), D->cstart, D->nc, m, *R2, &h[j]));
-  PetscCall(PlaceTable(D->dev, D->nc + nr1, h, &table));
-  PetscCall(PetscFree(h));
-  PetscCall(MapInts(D, P->nnz, table, D->nc + nr1, P->col));
-  PetscCall(PatchworkFree(D->dev, &table));
+  PetscCall(ExtendColumns(D, nr1, R1, ne, gcol, nr2, R2));
+  m = *nr2;
+  PetscCall(RenumberColumns(D, nr1, R1, m, *R2, P->nnz, P->col));
   for (PetscInt e = 0; e < ne; e++) {
     int j;
 
@@ -544,8 +565,8 @@ static PetscErrorCode CoarseMatrix(Dist *D, MatType type, const PatchworkCSRMatr
    own rows' columns are renumbered in place. */
 static PetscErrorCode CoarseMatrixDevice(Dist *D, MatType type, PatchworkCSRMatrix *Ac, PetscInt nr2, const PetscInt R2[], Mat *B)
 {
-  const PetscInt     nc = D->nc, nrow = nc + nr2;
-  int               *hptr, *fptr, *fcol, *table, *bptr, *bcol, *rloc, nf, first, err;
+  const PetscInt     nc = D->nc;
+  int               *fptr, *fcol, *bptr, *bcol, nf, first, err;
   double            *fval, *bval;
   PetscInt           nrecv, *rrow, *rcol, *rptr, nr3 = 0, *R3, nb = 0, *dptr, *dcol, *optr, *ocol;
   PetscScalar       *rval, *dval, *oval;
@@ -554,27 +575,22 @@ static PetscErrorCode CoarseMatrixDevice(Dist *D, MatType type, PatchworkCSRMatr
 
   PetscFunctionBegin;
   /* the foreign rows to the host and to their owners */
-  PetscCall(PetscMalloc1(nrow + 1, &hptr));
-  PetscCall(Copy(PETSC_FALSE, hptr, PETSC_TRUE, Ac->ptr, sizeof(int) * (nrow + 1)));
-  first = hptr[nc];
-  nf    = hptr[nrow] - first;
-  PetscCall(PetscMalloc3(nr2 + 1, &fptr, PetscMax(nf, 1), &fcol, PetscMax(nf, 1), &fval));
-  for (PetscInt r = 0; r <= nr2; r++) fptr[r] = hptr[nc + r] - first;
+  PetscCall(PetscMalloc1(nr2 + 1, &fptr));
+  PetscCall(Copy(PETSC_FALSE, fptr, PETSC_TRUE, Ac->ptr + nc, sizeof(int) * (nr2 + 1)));
+  first = fptr[0];
+  nf    = fptr[nr2] - first;
+  for (PetscInt r = 0; r <= nr2; r++) fptr[r] -= first;
+  PetscCall(PetscMalloc2(PetscMax(nf, 1), &fcol, PetscMax(nf, 1), &fval));
   PetscCall(Copy(PETSC_FALSE, fcol, PETSC_TRUE, Ac->col + first, sizeof(int) * nf));
   PetscCall(Copy(PETSC_FALSE, fval, PETSC_TRUE, Ac->val + first, sizeof(double) * nf));
   PetscCall(ExchangeForeignRows(D, nr2, R2, fptr, fcol, fval, &nrecv, &rrow, &rcol, &rval));
-  PetscCall(PetscFree3(fptr, fcol, fval));
+  PetscCall(PetscFree(fptr));
+  PetscCall(PetscFree2(fcol, fval));
   PetscCall(ReceivedByRow(D, nrecv, rrow, rcol, rval, &rptr));
-  /* R3: R2 and the received columns of other ranks, ascending */
-  PetscCall(PetscMalloc1(nr2 + nrecv + 1, &R3));
-  PetscCall(PetscArraycpy(R3, R2, nr2));
-  nr3 = nr2;
-  for (PetscInt e = 0; e < nrecv; e++)
-    if (rcol[e] < D->cstart || rcol[e] >= D->cstart + nc) R3[nr3++] = rcol[e];
-  PetscCall(PetscSortRemoveDupsInt(&nr3, R3));
+  PetscCall(ExtendColumns(D, nr2, R2, nrecv, rcol, &nr3, &R3)); /* R2 and the received columns */
   /* the received rows, equal columns summed (adjacent: each row is sorted), in R3's local numbering,
      ascending: this rank's columns first, then the others (in global order) */
-  PetscCall(PetscMalloc4(nc + 1, &bptr, PetscMax(nrecv, 1), &bcol, PetscMax(nrecv, 1), &bval, nc + nr2, &rloc));
+  PetscCall(PetscMalloc3(nc + 1, &bptr, PetscMax(nrecv, 1), &bcol, PetscMax(nrecv, 1), &bval));
   bptr[0] = 0;
   for (PetscInt i = 0; i < nc; i++) {
     PetscInt m = rptr[i];
@@ -594,16 +610,12 @@ static PetscErrorCode CoarseMatrixDevice(Dist *D, MatType type, PatchworkCSRMatr
       }
     bptr[i + 1] = (int)nb;
   }
-  /* R2's local columns to R3's: monotone, so the own rows stay ascending */
-  for (PetscInt j = 0; j < nc + nr2; j++) PetscCall(LocalColumn(GlobalColumn((int)j, D->cstart, nc, R2), D->cstart, nc, nr3, R3, &rloc[j]));
-  PetscCall(PlaceTable(PETSC_TRUE, nc + nr2, rloc, &table));
-  PetscCall(MapInts(D, first, table, nc + nr2, Ac->col));
-  PetscCall(PatchworkFree(PETSC_TRUE, &table));
+  PetscCall(RenumberColumns(D, nr2, R2, nr3, R3, first, Ac->col)); /* the own rows' columns */
   PetscCall(CSRAlloc(PETSC_TRUE, (int)nc, (int)(nc + nr3), (int)nb, &Bd));
   PetscCall(Copy(PETSC_TRUE, Bd.ptr, PETSC_FALSE, bptr, sizeof(int) * (nc + 1)));
   PetscCall(Copy(PETSC_TRUE, Bd.col, PETSC_FALSE, bcol, sizeof(int) * nb));
   PetscCall(Copy(PETSC_TRUE, Bd.val, PETSC_FALSE, bval, sizeof(double) * nb));
-  PetscCall(PetscFree4(bptr, bcol, bval, rloc));
+  PetscCall(PetscFree3(bptr, bcol, bval));
   PetscCall(PetscFree(rptr));
   PetscCall(PetscFree3(rrow, rcol, rval));
   /* own rows + received, then the two blocks */
@@ -637,7 +649,6 @@ static PetscErrorCode CoarseMatrixDevice(Dist *D, MatType type, PatchworkCSRMatr
   CSRFree(PETSC_TRUE, &Cd);
   CSRFree(PETSC_TRUE, &Co);
   PetscCall(PetscFree(R3));
-  PetscCall(PetscFree(hptr));
   PetscCall(PatchworkMatCreateAIJSplit(D->comm, type, nc, nc, dptr, dcol, dval, optr, ocol, oval, B));
   PetscCall(PetscFree3(dptr, dcol, dval));
   PetscCall(PetscFree3(optr, ocol, oval));
